@@ -1,0 +1,48 @@
+"""plexnet: the MXNet 1.x system architecture as a plugin framework.
+
+``import plexnet as mx`` gives MXNet 1.x's Python API names. Submodules load lazily so
+that ``import plexnet`` stays cheap; plugins load on first use of a registry.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .base import API_VERSION, MXNetError, PlexnetError, __version__
+from .context import Context, RunContext, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .hookspecs import hookimpl
+
+__all__ = ["__version__", "API_VERSION", "PlexnetError", "MXNetError", "Context", "RunContext", "cpu",
+           "gpu", "cpu_pinned", "current_context", "num_gpus", "hookimpl"]
+
+# MXNet-compatible module aliases -> real module
+_LAZY = {
+    "nd": "ndarray", "ndarray": "ndarray", "sym": "symbol", "symbol": "symbol",
+    "kv": "kvstore", "kvstore": "kvstore", "io": "io", "mod": "module", "module": "module",
+    "metric": "metric", "init": "initializer", "initializer": "initializer",
+    "optimizer": "optimizer", "opt": "optimizer", "lr_scheduler": "lr_scheduler",
+    "random": "random", "rnd": "random", "operator": "operator", "profiler": "profiler",
+    "engine": "engine", "storage": "storage", "resource": "resource", "executor": "executor",
+    "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
+    "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
+    "backends": "backends", "registry": "registry", "autograd": "autograd", "image": "image",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'plexnet' has no attribute {name!r}")
+    mod = importlib.import_module(f"{__name__}.{target}")
+    globals()[name] = mod
+    return mod
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def waitall() -> None:
+    """Wait for every pushed operation (``mx.nd.waitall``)."""
+    from . import engine
+    engine.get().wait_for_all()

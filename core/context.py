@@ -1,0 +1,120 @@
+"""Device contexts: where data lives and where a function runs.
+
+``Context`` is the static part (device type + id). ``RunContext`` is what the engine
+decides at run time (the worker's stream), handed to every pushed function.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, NamedTuple
+
+__all__ = ["Context", "RunContext", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+
+
+class Context:
+    """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)``.
+
+    Usable as a ``with`` block to set the default context, as in MXNet.
+    """
+
+    __slots__ = ("device_type", "device_id", "_old")
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {v: k for k, v in devtype2str.items()}
+    _local = threading.local()
+
+    def __init__(self, device_type: "str | Context", device_id: int = 0) -> None:
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if not isinstance(device_type, str) or not device_type:
+            raise ValueError(f"Context: device_type must be a non-empty string, got {device_type!r}")
+        if int(device_id) < 0:
+            raise ValueError(f"Context: device_id must be >= 0, got {device_id}")
+        self.device_type = device_type
+        self.device_id = int(device_id)
+        self._old: list[Context] = []
+
+    @property
+    def device_typeid(self) -> int:
+        """MXNet's numeric device type (cpu=1, gpu=2, cpu_pinned=3)."""
+        return self.devstr2type.get(self.device_type, 0)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Context) and self.device_type == other.device_type
+                and self.device_id == other.device_id)
+
+    def __hash__(self) -> int:
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self) -> "Context":
+        stack = _stack()
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _stack().pop()
+
+    def empty_cache(self) -> None:
+        """Release every pooled block of this device back to the system."""
+        from . import storage
+        storage.get().release_all(self)
+
+
+def _stack() -> list[Context]:
+    s = getattr(Context._local, "stack", None)
+    if s is None:
+        s = Context._local.stack = []
+    return s
+
+
+_DEFAULT = Context("cpu", 0)
+
+
+def current_context() -> Context:
+    """The innermost ``with ctx:`` block's context, else ``cpu(0)``."""
+    s = _stack()
+    return s[-1] if s else _DEFAULT
+
+
+def cpu(device_id: int = 0) -> Context:
+    """The CPU context. ``device_id`` is accepted for MXNet compatibility."""
+    return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """Page-locked host memory (same as cpu where no GPU backend provides pinning)."""
+    return Context("cpu_pinned", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    """A GPU context. Creating it always works; using it needs a GPU backend plugin
+    (``plexnet-device-cuda``), else a clear error names what is missing."""
+    return Context("gpu", device_id)
+
+
+def num_gpus() -> int:
+    """Number of GPUs the installed ``gpu`` backend sees (0 without one)."""
+    from .backends import find_backend
+    b = find_backend("gpu")
+    return b.num_devices() if b is not None and b.is_available() else 0
+
+
+class RunContext(NamedTuple):
+    """Runtime information the engine hands to a pushed function.
+
+    ``stream`` is the worker's device stream (``None`` on CPU); ``xp`` is the device's
+    array module (numpy, cupy) so device-generic code needs no lookup; ``worker`` names
+    the engine worker for profiling.
+    """
+
+    ctx: Context
+    stream: Any
+    xp: Any
+    worker: str = "main"
+
+    def get_stream(self) -> Any:
+        return self.stream

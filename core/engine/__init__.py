@@ -1,0 +1,114 @@
+"""The dependency engine (``plexnet.engine``).
+
+``get()`` returns the process-wide engine, chosen by ``PLEXNET_ENGINE_TYPE`` (or MXNet's
+``MXNET_ENGINE_TYPE``): ``NaiveEngine`` (synchronous, for debugging), ``ThreadedEngine``
+(one worker pool) or ``ThreadedEnginePerDevice`` (default: worker pools per device).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var,
+                   in_engine_thread)
+
+__all__ = ["Engine", "EngineOpError", "FnProperty", "Opr", "Var", "SyncFn", "AsyncFn", "get",
+           "set_engine", "create", "ENGINE_TYPES", "in_engine_thread", "refresh_observers"]
+
+DEFAULT_ENGINE = "ThreadedEnginePerDevice"
+_engine: Engine | None = None
+_lock = threading.Lock()
+
+
+def _engine_types() -> dict[str, Any]:
+    from .naive import NaiveEngine
+    types: dict[str, Any] = {"NaiveEngine": NaiveEngine}
+    try:
+        from .threaded import ThreadedEngine, ThreadedEnginePerDevice
+        types["ThreadedEngine"] = ThreadedEngine
+        types["ThreadedEnginePerDevice"] = ThreadedEnginePerDevice
+    except ImportError:  # pragma: no cover - during bring-up
+        pass
+    return types
+
+
+ENGINE_TYPES = ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
+
+
+def create(kind: str | None = None) -> Engine:
+    """A new engine of ``kind`` (default from the environment)."""
+    kind = kind or os.environ.get("PLEXNET_ENGINE_TYPE") or os.environ.get("MXNET_ENGINE_TYPE") or DEFAULT_ENGINE
+    types = _engine_types()
+    if kind not in types:
+        if kind in ENGINE_TYPES:
+            kind = "NaiveEngine"
+        else:
+            raise ValueError(f"unknown engine type {kind!r}; choose one of {', '.join(ENGINE_TYPES)}")
+    return types[kind]()
+
+
+def get() -> Engine:
+    """The process-wide engine (created on first use)."""
+    e = _engine
+    if e is None:
+        with _lock:
+            if _engine is None:
+                _set(create())
+            e = _engine
+    return e  # type: ignore[return-value]
+
+
+def _set(e: Engine) -> None:
+    global _engine
+    _engine = e
+    refresh_observers()
+
+
+def set_engine(kind: str | Engine) -> Engine:
+    """Switch the process-wide engine (waits for the old one to finish first)."""
+    new = kind if isinstance(kind, Engine) else create(kind)
+    with _lock:
+        old = _engine
+        if old is not None:
+            try:
+                old.wait_for_all()
+            finally:
+                old.shutdown()
+        _set(new)
+    return new
+
+
+def refresh_observers() -> None:
+    """Re-collect engine observers from plugins (``plexnet_engine_observers``) and the
+    profiler."""
+    e = _engine
+    if e is None:
+        return
+    obs: list[Any] = []
+    try:
+        from ..plugins import get_manager
+        for lst in get_manager().hook.plexnet_engine_observers():
+            obs.extend(lst or ())
+    except Exception:  # noqa: BLE001 - observers are optional
+        pass
+    try:
+        from .. import profiler
+        obs.extend(profiler._observers())
+    except (ImportError, AttributeError):
+        pass
+    e.set_observers(obs)
+
+
+class bulk:
+    """``with engine.bulk(n):`` MXNet's bulk-size hint (kept for compatibility; the
+    executor bulks consecutive operations itself, see ``PLEXNET_EXEC_BULK``)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __enter__(self) -> "bulk":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass

@@ -1,0 +1,202 @@
+"""The dependency-engine contract shared by every engine.
+
+An engine runs pushed functions respecting one rule: *two functions that both touch a
+variable, at least one of them mutating it, run in push order*. Reads of a variable may
+run concurrently. Everything here is thread-safe: any thread may push (MXNet's engine
+was single-pusher only).
+
+Errors: an exception raised by a pushed function is stored on the variables it mutates;
+later operations touching such a variable are skipped and pass the same error on (except
+``FnProperty.DELETE_VAR``/``NO_SKIP`` operations, which always run). ``wait_for_var``
+raises the stored error once (clearing it from that variable); ``wait_for_all`` raises
+the first error not yet raised, naming the operation, with the original traceback.
+"""
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from enum import IntEnum
+from typing import Any, Callable, Sequence
+
+from ..base import EngineError, PlexnetError
+from ..context import Context, RunContext
+
+__all__ = ["FnProperty", "Var", "Opr", "Engine", "EngineOpError", "SyncFn", "AsyncFn",
+           "in_engine_thread", "mark_engine_thread"]
+
+SyncFn = Callable[[RunContext], None]
+#: ``fn(run_ctx, on_complete)``; call ``on_complete()`` when done, or
+#: ``on_complete(exc)`` to report a failure, from any thread.
+AsyncFn = Callable[[RunContext, Callable[..., None]], None]
+
+
+class FnProperty(IntEnum):
+    """Scheduling hints, as MXNet's ``FnProperty``."""
+
+    NORMAL = 0
+    COPY_FROM_GPU = 1
+    COPY_TO_GPU = 2
+    CPU_PRIORITIZED = 3
+    ASYNC = 4
+    DELETE_VAR = 5
+    GPU_PRIORITIZED = 6
+    NO_SKIP = 7
+
+
+class EngineOpError(PlexnetError):
+    """Raised at a wait point for an exception that happened inside a pushed function.
+
+    ``op_name`` names the operation, ``__cause__`` is the original exception (with its
+    traceback).
+    """
+
+    def __init__(self, op_name: str, original: BaseException) -> None:
+        super().__init__(f"operation {op_name!r} failed: {type(original).__name__}: {original}")
+        self.op_name = op_name
+        self.original = original
+        #: set once raised at a wait point; a reported error no longer skips operations
+        self.reported = False
+
+    def report(self) -> "EngineOpError":
+        self.reported = True
+        return self
+
+
+def pending_error(vars_: Sequence["Var"]) -> "EngineOpError | None":
+    """The first unreported error stored on any of ``vars_``."""
+    for v in vars_:
+        e = v.error  # type: ignore[attr-defined]
+        if e is not None and not e.reported:
+            return e
+    return None
+
+
+class Var:
+    """An engine variable: a token standing for a resource that functions read or
+    mutate. Engines subclass it to keep their scheduling state."""
+
+    __slots__ = ("__weakref__",)
+
+
+class Opr:
+    """A pre-built operation (``new_operator``) that can be pushed many times."""
+
+    __slots__ = ("fn", "const_vars", "mutate_vars", "prop", "name", "deleted")
+
+    def __init__(self, fn: AsyncFn, const_vars: Sequence[Var], mutate_vars: Sequence[Var],
+                 prop: FnProperty, name: str | None) -> None:
+        self.fn = fn
+        self.const_vars = tuple(const_vars)
+        self.mutate_vars = tuple(mutate_vars)
+        self.prop = prop
+        self.name = name
+        self.deleted = False
+
+
+_tls = threading.local()
+
+
+def in_engine_thread() -> bool:
+    """True while the current thread runs a function pushed to an engine."""
+    return getattr(_tls, "depth", 0) > 0
+
+
+class mark_engine_thread:
+    """``with mark_engine_thread():`` around running a pushed function."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _tls.depth = getattr(_tls, "depth", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _tls.depth -= 1
+
+
+def check_not_in_engine(what: str) -> None:
+    if getattr(_tls, "depth", 0) > 0:
+        raise EngineError(f"{what} was called from inside a function running on the engine; this would "
+                          f"deadlock. Declare the variable as a dependency of the pushed function instead.")
+
+
+def split_vars(const_vars: Sequence[Var], mutate_vars: Sequence[Var]) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+    """Normalise dependency lists: a variable both read and mutated counts as mutated,
+    duplicates are dropped (order kept)."""
+    m = tuple(dict.fromkeys(mutate_vars))
+    if not const_vars:
+        return (), m
+    ms = set(m)
+    c = tuple(v for v in dict.fromkeys(const_vars) if v not in ms)
+    return c, m
+
+
+class Engine(ABC):
+    """Interface of every engine (see the module docstring for the guarantees)."""
+
+    #: name used by ``PLEXNET_ENGINE_TYPE``
+    kind: str = ""
+
+    @abstractmethod
+    def new_var(self) -> Var:
+        """A fresh variable (cheap)."""
+
+    @abstractmethod
+    def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
+                   mutate_vars: Sequence[Var] = (), prop: FnProperty = FnProperty.NORMAL,
+                   priority: int = 0, name: str | None = None) -> None:
+        """Schedule ``fn(run_ctx, on_complete)``; it counts as running until
+        ``on_complete`` is called (possibly from another thread)."""
+
+    def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
+                  mutate_vars: Sequence[Var] = (), prop: FnProperty = FnProperty.NORMAL,
+                  priority: int = 0, name: str | None = None) -> None:
+        """Schedule ``fn(run_ctx)``; done when it returns."""
+        def run(rctx: RunContext, on_complete: Callable[..., None]) -> None:
+            fn(rctx)
+            on_complete()
+        self.push_async(run, ctx, const_vars, mutate_vars, prop, priority, name or _fn_name(fn))
+
+    @abstractmethod
+    def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
+        """Run ``fn(run_ctx)`` (e.g. free memory) once every operation pushed so far on
+        ``var`` has finished, then retire ``var``; using it afterwards is an error."""
+
+    def new_operator(self, fn: AsyncFn, const_vars: Sequence[Var], mutate_vars: Sequence[Var],
+                     prop: FnProperty = FnProperty.NORMAL, name: str | None = None) -> Opr:
+        """Pre-build an operation to push many times with ``push``."""
+        c, m = split_vars(const_vars, mutate_vars)
+        return Opr(fn, c, m, prop, name or _fn_name(fn))
+
+    def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
+        """Push a pre-built operation."""
+        if opr.deleted:
+            raise EngineError(f"operation {opr.name!r} was deleted")
+        self.push_async(opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.prop, priority, opr.name)
+
+    def delete_operator(self, opr: Opr) -> None:
+        """Forget a pre-built operation once its pushes have finished."""
+        opr.deleted = True
+
+    @abstractmethod
+    def wait_for_var(self, var: Var) -> None:
+        """Block until every operation pushed so far that touches ``var`` has finished;
+        raise its stored error, if any."""
+
+    @abstractmethod
+    def wait_for_all(self) -> None:
+        """Block until every pushed operation has finished; raise the first error not
+        yet raised."""
+
+    def shutdown(self) -> None:
+        """Finish pending work and stop worker threads."""
+        self.wait_for_all()
+
+    def set_observers(self, observers: Sequence[Any]) -> None:
+        """Install profiler observers (see ``hookspecs.plexnet_engine_observers``)."""
+        self.observers = tuple(observers)
+
+    observers: tuple[Any, ...] = ()
+
+
+def _fn_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__

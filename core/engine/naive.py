@@ -1,0 +1,107 @@
+"""NaiveEngine: runs every function at push time on the pushing thread.
+
+For debugging: a failure shows up right where it was pushed in a debugger, and the
+ordering guarantee holds trivially. Errors are still stored on variables and raised at
+wait points, so programs behave the same as on the threaded engines.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Sequence
+
+from ..base import EngineError
+from ..context import Context
+from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Var, check_not_in_engine,
+                   mark_engine_thread, pending_error, split_vars, SyncFn)
+from .runctx import run_context
+
+__all__ = ["NaiveEngine"]
+
+
+class NaiveVar(Var):
+    __slots__ = ("error", "deleted")
+
+    def __init__(self) -> None:
+        self.error: EngineOpError | None = None
+        self.deleted = False
+
+
+class NaiveEngine(Engine):
+    kind = "NaiveEngine"
+
+    def __init__(self) -> None:
+        self._errors: list[EngineOpError] = []
+        self._lock = threading.RLock()
+
+    def new_var(self) -> NaiveVar:
+        return NaiveVar()
+
+    def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
+                   mutate_vars: Sequence[Var] = (), prop: FnProperty = FnProperty.NORMAL,
+                   priority: int = 0, name: str | None = None) -> None:
+        c, m = split_vars(const_vars, mutate_vars)
+        for v in c + m:
+            if v.deleted:  # type: ignore[attr-defined]
+                raise EngineError(f"operation {name!r} uses a variable that was deleted")
+        with self._lock:
+            self._run(fn, ctx, c, m, prop, name or "op")
+
+    def _run(self, fn: AsyncFn, ctx: Context, c: tuple, m: tuple, prop: FnProperty, name: str) -> None:
+        err = None
+        if prop not in (FnProperty.DELETE_VAR, FnProperty.NO_SKIP):
+            err = pending_error(c + m)
+        if err is None:
+            done = threading.Event()
+            box: list[BaseException | None] = [None]
+
+            def on_complete(exc: BaseException | None = None) -> None:
+                box[0] = exc
+                done.set()
+
+            obs = self.observers
+            tokens = [o.on_start(name, ctx, "naive") for o in obs] if obs else ()
+            try:
+                with mark_engine_thread():
+                    fn(run_context(ctx, "naive"), on_complete)
+                done.wait()
+            except BaseException as e:  # noqa: BLE001 - stored and raised at the wait point
+                box[0] = e
+            for o, t in zip(obs, tokens):
+                o.on_end(t)
+            if box[0] is not None:
+                err = box[0] if isinstance(box[0], EngineOpError) else EngineOpError(name, box[0])
+                err.__cause__ = box[0] if err is not box[0] else err.__cause__
+                self._errors.append(err)
+        for v in m:
+            v.error = err
+        if prop == FnProperty.DELETE_VAR:
+            for v in m:
+                v.deleted = True
+
+    def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
+        def run(rctx: Any, on_complete: Callable[..., None]) -> None:
+            if fn is not None:
+                fn(rctx)
+            on_complete()
+        self.push_async(run, ctx, (), (var,), FnProperty.DELETE_VAR, 0, "delete_var")
+
+    def wait_for_var(self, var: Var) -> None:
+        check_not_in_engine("wait_for_var")
+        err = var.error  # type: ignore[attr-defined]
+        if err is not None:
+            var.error = None  # type: ignore[attr-defined]
+            with self._lock:
+                if err in self._errors:
+                    self._errors.remove(err)
+            if not err.reported:
+                raise err.report()
+
+    def wait_for_all(self) -> None:
+        check_not_in_engine("wait_for_all")
+        with self._lock:
+            errs, self._errors = self._errors, []
+        errs = [e for e in errs if not e.reported]
+        if errs:
+            for e in errs[1:]:
+                e.report()
+            raise errs[0].report()

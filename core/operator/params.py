@@ -1,0 +1,220 @@
+"""Typed parameter structs for operators (the ``dmlc::Parameter`` role).
+
+Declare fields on a ``Params`` subclass::
+
+    class ConvolutionParam(Params):
+        kernel = Field(Shape, doc="convolution window")
+        stride = Field(Shape, default=())
+        num_filter = Field(int, low=1)
+        no_bias = Field(bool, default=False)
+        cudnn_tune = Field(str, default=None, optional=True, choices=("off", "limited_workspace", "fastest"))
+
+``ConvolutionParam.parse("Convolution", {"kernel": "(3,3)", "num_filter": "8"})`` accepts
+Python values or MXNet's strings (as stored in symbol JSON), applies defaults and ranges,
+and raises ``ParamError`` naming the operator, the argument, the value and what is
+allowed. ``to_strings()`` gives the MXNet string form back.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, ClassVar, Iterable
+
+from ..base import PlexnetError
+
+__all__ = ["Params", "Field", "Shape", "ParamError", "REQUIRED"]
+
+
+class ParamError(PlexnetError, ValueError):
+    """An operator argument is unknown, missing or invalid."""
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+class Shape(tuple):
+    """A tuple of ints; parses ``"(2, 2)"``, ``"[2,2]"``, ``"2"``, ``2``, ``(2, 2)``."""
+
+    def __new__(cls, v: Any = ()) -> "Shape":
+        if isinstance(v, str):
+            s = v.strip()
+            v = ast.literal_eval(s) if s not in ("", "()", "[]") else ()
+        if isinstance(v, (int,)) and not isinstance(v, bool):
+            v = (v,)
+        try:
+            items = tuple(int(x) if x is not None else None for x in v)
+        except (TypeError, ValueError):
+            raise ValueError(f"not a shape: {v!r}") from None
+        return super().__new__(cls, items)
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(x) for x in self) + ("," if len(self) == 1 else "") + ")"
+
+
+_TRUE = {"1", "true", "True", "TRUE", "yes"}
+_FALSE = {"0", "false", "False", "FALSE", "no"}
+
+
+def _parse_bool(v: Any) -> bool:
+    if isinstance(v, str):
+        if v in _TRUE:
+            return True
+        if v in _FALSE:
+            return False
+        raise ValueError(f"not a boolean: {v!r}")
+    if isinstance(v, (bool, int)) or hasattr(v, "__bool__"):
+        return bool(v)
+    raise ValueError(f"not a boolean: {v!r}")
+
+
+def _parse_int(v: Any) -> int:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, str):
+        v = v.strip()
+        f = float(v)
+    else:
+        f = float(v)
+    if f != int(f):
+        raise ValueError(f"not an integer: {v!r}")
+    return int(f)
+
+
+def _parse_float(v: Any) -> float:
+    return float(v.strip() if isinstance(v, str) else v)
+
+
+def _parse_str(v: Any) -> str:
+    return v if isinstance(v, str) else str(v)
+
+
+def _parse_dtype(v: Any) -> str:
+    import numpy as np
+    return np.dtype(v).name
+
+
+_PARSERS: dict[Any, Callable[[Any], Any]] = {
+    bool: _parse_bool, int: _parse_int, float: _parse_float, str: _parse_str, Shape: Shape,
+    "dtype": _parse_dtype,
+}
+
+
+class Field:
+    """One typed argument: type, default, range, allowed values, doc."""
+
+    def __init__(self, type: Any, default: Any = REQUIRED, *, low: float | None = None,
+                 high: float | None = None, choices: Iterable[Any] | None = None,
+                 optional: bool = False, doc: str = "") -> None:
+        self.type = type
+        self.parser = _PARSERS.get(type, type)
+        self.default = default
+        self.low, self.high = low, high
+        self.choices = tuple(choices) if choices is not None else None
+        self.optional = optional or default is None
+        self.doc = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def describe(self) -> str:
+        t = getattr(self.type, "__name__", str(self.type))
+        parts = [t]
+        if self.choices:
+            parts.append("one of " + ", ".join(repr(c) for c in self.choices))
+        if self.low is not None:
+            parts.append(f">= {self.low}")
+        if self.high is not None:
+            parts.append(f"<= {self.high}")
+        if self.optional:
+            parts.append("or None")
+        return ", ".join(parts)
+
+    def parse(self, op: str, value: Any) -> Any:
+        if value is None or (self.optional and isinstance(value, str) and value in ("None", "")):
+            if self.optional:
+                return None
+            raise ParamError(f"{op}: argument {self.name!r} must not be None (expected {self.describe()})")
+        try:
+            v = self.parser(value)
+        except (TypeError, ValueError, SyntaxError) as e:
+            raise ParamError(f"{op}: invalid value {value!r} for argument {self.name!r}: {e} "
+                             f"(expected {self.describe()})") from None
+        if self.choices is not None and v not in self.choices:
+            raise ParamError(f"{op}: invalid value {value!r} for argument {self.name!r}; "
+                             f"allowed: {', '.join(repr(c) for c in self.choices)}")
+        if self.low is not None and v < self.low or self.high is not None and v > self.high:
+            raise ParamError(f"{op}: value {value!r} for argument {self.name!r} is out of range "
+                             f"[{self.low if self.low is not None else '-inf'}, "
+                             f"{self.high if self.high is not None else 'inf'}]")
+        return v
+
+
+class Params:
+    """Base class of parameter structs; subclasses declare ``Field`` attributes."""
+
+    _fields: ClassVar[dict[str, Field]] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        fields: dict[str, Field] = {}
+        for base in reversed(cls.__mro__):
+            for k, v in vars(base).items():
+                if isinstance(v, Field):
+                    fields[k] = v
+        cls._fields = fields
+
+    @classmethod
+    def parse(cls, op: str, kwargs: dict[str, Any] | None = None, *,
+              ignore: Iterable[str] = ()) -> "Params":
+        """Build an instance from keyword arguments (values or MXNet strings)."""
+        kwargs = dict(kwargs or {})
+        skip = set(ignore)
+        obj = cls.__new__(cls)
+        unknown = [k for k in kwargs if k not in cls._fields and k not in skip]
+        if unknown:
+            allowed = ", ".join(sorted(cls._fields)) or "none"
+            raise ParamError(f"{op}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                             f"allowed: {allowed}")
+        for name, f in cls._fields.items():
+            if name in kwargs:
+                val = f.parse(op, kwargs[name])
+            elif f.default is REQUIRED:
+                raise ParamError(f"{op}: required argument {name!r} is missing "
+                                 f"(expected {f.describe()})")
+            else:
+                val = f.default
+            object.__setattr__(obj, name, val)
+        obj.__post_init__(op)
+        return obj
+
+    def __post_init__(self, op: str) -> None:
+        """Hook for cross-field checks; raise ``ParamError`` naming ``op``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._fields}
+
+    def to_strings(self) -> dict[str, str]:
+        """MXNet's string form of every field (symbol JSON ``attrs``)."""
+        return {k: ("None" if v is None else str(v)) for k, v in self.to_dict().items()}
+
+    def key(self) -> tuple:
+        return tuple((k, v) for k, v in self.to_dict().items())
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.key() == other.key()  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.key()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
+
+    @classmethod
+    def doc(cls) -> str:
+        return "\n".join(f"{n} : {f.describe()}" + (f" = {f.default!r}" if f.default is not REQUIRED else "")
+                         + (f"\n    {f.doc}" if f.doc else "") for n, f in cls._fields.items())

@@ -1,0 +1,186 @@
+"""The operator registry: semantics once per name, implementations per device type.
+
+``register_property(name, PropertyClass)`` fixes what an operator *is*;
+``register_impl(name, device_type, factory, priority=, impl_name=)`` adds a way to *run*
+it (``factory(prop, ctx) -> Operator``). For a context the registry picks the forced
+implementation if the user set one (``force_impl`` or ``PLEXNET_FORCE_IMPL``), else the
+available implementation with the highest priority for that device type, where
+``device_type="*"`` (device-generic ``xp`` code) matches every device.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, NamedTuple
+
+from ..base import PlexnetError, PluginError
+from ..registry import Registry, current_plugin
+from .contract import Operator, OperatorProperty
+
+__all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound"]
+
+
+class OperatorNotFound(PlexnetError, AttributeError):
+    """No operator (or no implementation for a device) is registered under a name."""
+
+
+class ImplRecord(NamedTuple):
+    op_name: str
+    device_type: str
+    factory: Callable[[OperatorProperty, Any], Operator]
+    priority: int
+    impl_name: str
+    plugin: str
+    available: Callable[[], bool] | None
+
+    def is_available(self) -> bool:
+        return self.available is None or bool(self.available())
+
+
+class OpRegistry(Registry[type]):
+    """Registry of ``OperatorProperty`` classes plus their implementations."""
+
+    def __init__(self) -> None:
+        super().__init__("operator")
+        self._impls: dict[str, list[ImplRecord]] = {}
+        self._aliases: dict[str, str] = {}
+        self._forced: dict[tuple[str, str], str] = {}
+        self._op_cache: dict[tuple, Operator] = {}
+        self._prop_cache: dict[tuple, OperatorProperty] = {}
+        self._cache_lock = threading.Lock()
+        self.add_listener(self._clear_caches)
+        for item in filter(None, os.environ.get("PLEXNET_FORCE_IMPL", "").split(",")):
+            # "Convolution:gpu=cudnn"
+            try:
+                lhs, impl = item.split("=")
+                op, dev = lhs.split(":")
+                self._forced[(op.strip(), dev.strip())] = impl.strip()
+            except ValueError:
+                raise PluginError(f"PLEXNET_FORCE_IMPL entry {item!r} is not OP:DEVICE=IMPL") from None
+
+    # -- registration ------------------------------------------------------------------------
+    def register_property(self, name: str, prop_cls: type[OperatorProperty],
+                          aliases: tuple[str, ...] = ()) -> type[OperatorProperty]:
+        """Register the semantics of operator ``name`` (and optional aliases)."""
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, OperatorProperty)):
+            raise PluginError(f"operator {name!r}: {prop_cls!r} is not an OperatorProperty subclass")
+        cls = prop_cls if prop_cls.op_name == name else type(prop_cls.__name__, (prop_cls,), {"op_name": name})
+        self.register(name, cls)
+        for a in aliases:
+            self.register(a, cls)
+            self._aliases[a] = name
+        return cls
+
+    def register_impl(self, name: str, device_type: str, factory: Callable[[OperatorProperty, Any], Operator],
+                      *, priority: int = 0, impl_name: str = "default",
+                      available: Callable[[], bool] | None = None) -> None:
+        """Add an implementation of ``name`` for ``device_type`` (``"*"``: any device)."""
+        name = self._aliases.get(name, name)
+        plugin = current_plugin()
+        with self._lock:
+            lst = self._impls.setdefault(name, [])
+            for r in lst:
+                if r.device_type == device_type and r.impl_name == impl_name:
+                    raise PluginError(
+                        f"implementation {impl_name!r} of operator {name!r} for {device_type!r} is "
+                        f"registered by both {r.plugin!r} and {plugin!r}; give one another impl_name")
+            lst.append(ImplRecord(name, device_type, factory, priority, impl_name, plugin, available))
+            lst.sort(key=lambda r: -r.priority)
+        self._changed()
+
+    def remove_plugin(self, plugin: str) -> list[str]:
+        with self._lock:
+            for name in list(self._impls):
+                self._impls[name] = [r for r in self._impls[name] if r.plugin != plugin]
+                if not self._impls[name]:
+                    del self._impls[name]
+            names = super().remove_plugin(plugin)
+            for a in [a for a in self._aliases if a in names]:
+                del self._aliases[a]
+        self._changed()
+        return names
+
+    def by_plugin(self, plugin: str) -> list[str]:
+        props = super().by_plugin(plugin)
+        extra = sorted(f"{r.op_name}[{r.device_type}:{r.impl_name}]" for lst in self._impls.values()
+                       for r in lst if r.plugin == plugin and r.op_name not in props)
+        return props + extra
+
+    # -- lookup ---------------------------------------------------------------------------------
+    def canonical(self, name: str) -> str:
+        return self._aliases.get(name, name)
+
+    def property_class(self, name: str) -> type[OperatorProperty]:
+        cls = self.get(name)
+        if cls is None:
+            raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides it "
+                                   f"installed? `plexnet plugins` lists what is)")
+        return cls
+
+    def create_property(self, name: str, kwargs: dict[str, Any] | None = None) -> OperatorProperty:
+        """A property instance for ``name`` initialised with ``kwargs`` (cached when hashable)."""
+        kwargs = kwargs or {}
+        try:
+            key: tuple | None = (name, tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None:
+            p = self._prop_cache.get(key)
+            if p is not None:
+                return p
+        prop = self.property_class(name)()
+        prop.init(dict(kwargs))
+        if key is not None and prop.is_stateless():
+            self._prop_cache[key] = prop
+        return prop
+
+    def implementations(self, name: str) -> list[ImplRecord]:
+        return list(self._impls.get(self.canonical(name), ()))
+
+    def force_impl(self, name: str, device_type: str, impl_name: str | None) -> None:
+        """Always use ``impl_name`` for ``name`` on ``device_type`` (``None`` clears)."""
+        name = self.canonical(name)
+        if impl_name is None:
+            self._forced.pop((name, device_type), None)
+        else:
+            self._forced[(name, device_type)] = impl_name
+        self._clear_caches()
+
+    def select_impl(self, name: str, device_type: str) -> ImplRecord:
+        """The implementation used for ``name`` on ``device_type``."""
+        name = self.canonical(name)
+        cands = [r for r in self._impls.get(name, ()) if r.device_type in (device_type, "*")]
+        forced = self._forced.get((name, device_type))
+        if forced is not None:
+            for r in cands:
+                if r.impl_name == forced:
+                    return r
+            raise OperatorNotFound(f"operator {name!r}: forced implementation {forced!r} for {device_type!r} "
+                                   f"is not registered; have: {[r.impl_name for r in cands]}")
+        for r in cands:  # sorted by priority, highest first
+            if r.is_available():
+                return r
+        if not cands:
+            raise OperatorNotFound(f"operator {name!r} has no implementation for device type {device_type!r}")
+        raise OperatorNotFound(f"operator {name!r}: no implementation for {device_type!r} is available "
+                               f"(registered: {[r.impl_name for r in cands]})")
+
+    def create_operator(self, prop: OperatorProperty, ctx: Any) -> Operator:
+        rec = self.select_impl(prop.op_name, ctx.device_type)
+        if not prop.is_stateless():
+            return rec.factory(prop, ctx)
+        key = (prop.op_name, type(prop), prop.param, ctx, rec.impl_name)
+        op = self._op_cache.get(key)
+        if op is None:
+            op = rec.factory(prop, ctx)
+            with self._cache_lock:
+                self._op_cache[key] = op
+        return op
+
+    def list_operators(self) -> list[str]:
+        return sorted(self)
+
+    def _clear_caches(self) -> None:
+        self._op_cache = {}
+        self._prop_cache = {}

@@ -1,0 +1,149 @@
+"""The resource manager: per-device random generators and temporary workspace.
+
+Operators ask for resources with ``ResourceRequest`` (``forward_resource`` /
+``backward_resource``) and receive ``Resource`` objects in ``OpContext.requested``. Every
+resource has an engine variable; whoever uses one must list it in ``mutate_vars`` when
+pushing, so users of one generator or one workspace are serialised in push order. That
+is what makes ``plexnet.random.seed(s)`` reproducible on the threaded engines too.
+"""
+from __future__ import annotations
+
+import threading
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ResourceRequest", "Resource", "ResourceManager", "get", "seed"]
+
+
+class ResourceRequest:
+    """A request for a resource type (``ResourceRequest.kRandom`` / ``kTempSpace``)."""
+
+    class Type(IntEnum):
+        kRandom = 0
+        kTempSpace = 1
+
+    kRandom = Type.kRandom
+    kTempSpace = Type.kTempSpace
+    __slots__ = ("type",)
+
+    def __init__(self, type: "ResourceRequest.Type | int") -> None:
+        self.type = ResourceRequest.Type(type)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ResourceRequest) and other.type == self.type
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+    def __repr__(self) -> str:
+        return f"ResourceRequest({self.type.name})"
+
+
+class Resource:
+    """A random generator or a workspace on one device, guarded by an engine variable."""
+
+    def __init__(self, req: ResourceRequest, ctx: Any, var: Any, xp: Any) -> None:
+        self.req = req
+        self.ctx = ctx
+        self.var = var
+        self.xp = xp
+        self._rng: Any = None
+        self._space: Any = None
+
+    def get_random(self) -> Any:
+        """The device's random generator (numpy ``Generator`` API). Only call it from a
+        function pushed with this resource's ``var`` in ``mutate_vars``."""
+        if self.req.type != ResourceRequest.kRandom:
+            raise TypeError("get_random() on a temp-space resource")
+        return self._rng
+
+    def get_space(self, shape: Any, dtype: Any = np.float32) -> Any:
+        """A workspace array of ``shape``; the buffer grows to the largest request and is
+        reused (contents are undefined). Same calling rule as ``get_random``."""
+        if self.req.type != ResourceRequest.kTempSpace:
+            raise TypeError("get_space() on a random resource")
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if self._space is None or self._space.size < n:
+            from . import storage
+            if self._space is not None:
+                storage.get().free(self._space_handle)
+            self._space_handle = storage.get().alloc(n, self.ctx)
+            self._space = self._space_handle.buf
+        return self._space[:n].view(dtype).reshape(shape)
+
+    @property
+    def space_bytes(self) -> int:
+        return 0 if self._space is None else int(self._space.size)
+
+
+class ResourceManager:
+    """Creates one random and one temp-space resource per context, on demand."""
+
+    def __init__(self, global_seed: int | None = None) -> None:
+        self._lock = threading.Lock()
+        self._res: dict[tuple[Any, int], Resource] = {}
+        self._seed = global_seed
+        self._entropy = np.random.SeedSequence().entropy if global_seed is None else None
+
+    def request(self, ctx: Any, req: ResourceRequest) -> Resource:
+        key = (ctx, int(req.type))
+        r = self._res.get(key)
+        if r is None:
+            with self._lock:
+                r = self._res.get(key)
+                if r is None:
+                    r = self._res[key] = self._create(ctx, req)
+        return r
+
+    def _create(self, ctx: Any, req: ResourceRequest) -> Resource:
+        from . import engine
+        from .backends import get_backend
+        b = get_backend(ctx)
+        r = Resource(req, ctx, engine.get().new_var(), b.xp)
+        if req.type == ResourceRequest.kRandom:
+            r._rng = b.rng(self._device_seed(ctx), ctx.device_id)
+        return r
+
+    def _device_seed(self, ctx: Any) -> int:
+        base = self._seed if self._seed is not None else self._entropy
+        ss = np.random.SeedSequence([int(base) % (1 << 63), ctx.device_typeid, ctx.device_id])
+        return int(ss.generate_state(1, np.uint64)[0])
+
+    def seed(self, seed_state: int, ctx: Any = "all") -> None:
+        """Reseed the random resources (all devices, or one context). The reseed is
+        pushed to the engine after every operation already pushed on the generator."""
+        from . import engine
+        from .backends import get_backend
+        if ctx == "all":
+            self._seed = int(seed_state)
+            targets = [r for (c, t), r in list(self._res.items()) if t == ResourceRequest.kRandom]
+        else:
+            targets = [self.request(ctx, ResourceRequest(ResourceRequest.kRandom))]
+        for r in targets:
+            s = self._device_seed(r.ctx) if ctx == "all" else int(
+                np.random.SeedSequence([int(seed_state), r.ctx.device_typeid, r.ctx.device_id]).generate_state(1)[0])
+            b = get_backend(r.ctx)
+
+            def reseed(_rctx: Any, r: Resource = r, s: int = s, b: Any = b) -> None:
+                r._rng = b.rng(s, r.ctx.device_id)
+            engine.get().push_sync(reseed, r.ctx, (), (r.var,), name="random.seed")
+
+
+_manager: ResourceManager | None = None
+
+
+def get() -> ResourceManager:
+    """The process-wide resource manager."""
+    global _manager
+    if _manager is None:
+        _manager = ResourceManager()
+    return _manager
+
+
+def seed(seed_state: int, ctx: Any = "all") -> None:
+    """Seed every random stream (``plexnet.random.seed``)."""
+    get().seed(seed_state, ctx)
