@@ -3,18 +3,35 @@
 Built-in parts (the numpy CPU backend, the ``local`` kvstore, the standard optimizers)
 are internal plugins registered through the same hooks as installed ones, which come
 from the entry-point group ``plexnet.plugins``. Loading is lazy and idempotent: the
-first use of a registry loads everything.
+first use of a registry loads everything (thread-safe; a hook that itself touches the
+registries sees them as loaded so far instead of deadlocking).
 
-Environment variables:
+What is reported per plugin (``PluginRecord``, listed by ``plexnet plugins``):
+
+``ok``
+    registered; ``registered`` says what, per registry kind.
+``failed``
+    importing its entry point, registering it with pluggy (e.g. a misspelt hook name) or
+    one of its register hooks raised, or its name is taken by another plugin. Everything
+    it registered is rolled back, ``error`` says why, a ``RuntimeWarning`` names it, and
+    the rest of plexnet keeps working.
+``incompatible``
+    its module declares a ``PLEXNET_API_VERSION`` this core cannot serve (another major
+    version, or a newer minor one); it is not registered.
+``disabled``
+    switched off by one of the environment variables below; it is not even imported.
+
+Environment variables (read when a manager loads):
 
 ``PLEXNET_DISABLE_PLUGIN_AUTOLOAD=1``
-    load no entry-point plugins (built-ins still load).
+    load no entry-point plugins (built-ins still load); they are listed as disabled.
 ``PLEXNET_PLUGINS_BLOCK=a,b``
-    skip the named entry-point plugins.
+    skip the named entry-point plugins (entry-point name or distribution name).
 ``PLEXNET_PLUGINS_ALLOW=a,b``
-    load only the named entry-point plugins.
+    load only the named entry-point plugins (entry-point name or distribution name).
 ``PLEXNET_PLUGINS_STRICT=1``
-    raise the first plugin failure instead of reporting and skipping it.
+    raise the first plugin failure (a ``PluginError``) instead of reporting and skipping
+    it; useful in CI.
 """
 from __future__ import annotations
 
@@ -22,6 +39,7 @@ import importlib
 import os
 import threading
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Iterable
@@ -29,15 +47,17 @@ from typing import Any, Iterable
 import pluggy
 
 from . import hookspecs
-from .base import API_VERSION, PluginError
+from .base import API_VERSION, PluginError, __version__
 from .registry import Registry, attributing
 
-__all__ = ["PluginRecord", "Registries", "PlexnetPluginManager", "get_manager", "registries",
-           "ensure_loaded", "ENTRY_POINT_GROUP", "INTERNAL_PLUGINS"]
+__all__ = ["PluginRecord", "Registries", "PlexnetPluginManager", "get_manager", "set_manager",
+           "registries", "ensure_loaded", "ENTRY_POINT_GROUP", "INTERNAL_PLUGINS", "STATUSES",
+           "check_api_version"]
 
 ENTRY_POINT_GROUP = "plexnet.plugins"
 
-#: Internal plugins, registered first, in this order.
+#: Internal plugins, registered first, in this order. A module missing from this build
+#: (a part not written yet) is skipped silently; one that fails to import is reported.
 INTERNAL_PLUGINS: tuple[str, ...] = (
     "plexnet.backends.cpu",
     "plexnet.kvstore.local",
@@ -45,6 +65,8 @@ INTERNAL_PLUGINS: tuple[str, ...] = (
     "plexnet.io.builtin",
 )
 
+#: register hook -> registry attribute of ``Registries``. The operators hook receives the
+#: registry itself (argument ``registry``), the others its ``register`` method.
 _REGISTER_HOOKS = {
     "plexnet_register_device_backends": "backends",
     "plexnet_register_operators": "operators",
@@ -52,6 +74,8 @@ _REGISTER_HOOKS = {
     "plexnet_register_optimizers": "optimizers",
     "plexnet_register_data_iters": "data_iters",
 }
+
+STATUSES = ("ok", "failed", "incompatible", "disabled")
 
 
 @dataclass
@@ -72,6 +96,12 @@ class PluginRecord:
         return {k: getattr(self, k) for k in ("name", "module", "version", "distribution", "builtin",
                                              "status", "error", "registered")}
 
+    def origin(self) -> str:
+        """Where the plugin comes from, for messages."""
+        if self.distribution:
+            return f"distribution {self.distribution}" + (f" {self.version}" if self.version else "")
+        return "built-in" if self.builtin else f"module {self.module}"
+
 
 class Registries:
     """The registries one plugin manager fills."""
@@ -89,11 +119,30 @@ class Registries:
                 "optimizers": self.optimizers, "data_iters": self.data_iters}
 
 
+def check_api_version(declared: Any, provided: str = API_VERSION) -> str | None:
+    """Why a plugin declaring ``PLEXNET_API_VERSION = declared`` cannot be loaded by a core
+    providing ``provided``; None when it can (same major, minor not newer)."""
+    try:
+        parts = str(declared).strip().split(".")
+        major, minor = int(parts[0]), int(parts[1]) if len(parts) > 1 and parts[1] else 0
+    except (ValueError, IndexError):
+        return f"declares PLEXNET_API_VERSION={declared!r}, which is not 'MAJOR.MINOR'"
+    pmajor, pminor = (int(x) for x in provided.split(".")[:2])
+    if major != pmajor:
+        return (f"targets plexnet plugin API {declared}, this plexnet provides {provided} "
+                f"(major versions differ); install a matching version of the plugin or of plexnet")
+    if minor > pminor:
+        return (f"needs plexnet plugin API >= {declared}, this plexnet provides {provided}; "
+                f"upgrade plexnet")
+    return None
+
+
 class PlexnetPluginManager:
     """pluggy manager plus registries, failure isolation and reporting.
 
     ``PlexnetPluginManager(internal=False, entry_points=False)`` gives an empty manager
-    for tests: register throwaway plugins with ``add_plugin`` and call ``load()``.
+    for tests: register throwaway plugins with ``add_plugin`` (before or after ``load()``)
+    and call ``load()``.
     """
 
     def __init__(self, *, internal: bool = True, entry_points: bool = True) -> None:
@@ -105,79 +154,113 @@ class PlexnetPluginManager:
         self._use_internal = internal
         self._use_entry_points = entry_points
         self._loaded = False
+        self._loading = False
+        self._load_error: BaseException | None = None
         self._lock = threading.RLock()
 
     # -- collecting plugins -------------------------------------------------------------
     def add_plugin(self, plugin: Any, name: str, *, version: str | None = None,
                    distribution: str | None = None, builtin: bool = False) -> PluginRecord:
-        """Queue a plugin object/module for registration (before or after ``load``)."""
-        rec = PluginRecord(name=name, module=getattr(plugin, "__name__", type(plugin).__name__),
-                           version=version, distribution=distribution, builtin=builtin)
-        if name in self.records and self.records[name].status != "disabled":
-            other = self.records[name]
-            rec.status, rec.error = "failed", (
-                f"plugin name {name!r} is already taken by {other.module!r} "
-                f"({other.distribution or 'built-in'}); {rec.module!r} is skipped")
-            self.records[f"{name} ({rec.module})"] = rec
+        """Queue a plugin object/module for registration; after ``load()`` it is
+        registered at once. Returns its record (check ``status``)."""
+        with self._lock:
+            rec = PluginRecord(name=name, module=_module_name(plugin),
+                               version=version if version is not None else _plugin_version(plugin, builtin),
+                               distribution=distribution, builtin=builtin)
+            other = self.records.get(name)
+            if other is not None and other.status != "disabled":
+                self._fail(rec, PluginError(
+                    f"plugin name {name!r} is claimed by both {other.module!r} ({other.origin()}) and "
+                    f"{rec.module!r} ({rec.origin()}); the second one is skipped"), with_traceback=False)
+                return rec
+            self.records[name] = rec
+            self._pending.append((name, plugin, rec))
+            if self._loaded and not self._loading:
+                self._register_pending()
             return rec
-        self.records[name] = rec
-        self._pending.append((name, plugin, rec))
-        if self._loaded:
-            self._register_pending()
-        return rec
 
     def _collect_internal(self) -> None:
         for modname in INTERNAL_PLUGINS:
-            rec_name = modname.rsplit(".", 1)[0].split(".", 1)[1] + ":" + modname.rsplit(".", 1)[1]
+            pkg, leaf = modname.rsplit(".", 1)
+            rec_name = pkg.split(".", 1)[1] + ":" + leaf if "." in pkg else leaf
             try:
                 mod = importlib.import_module(modname)
             except ImportError as e:
-                if e.name and modname.startswith(e.name):  # part not present in this build
-                    continue
-                self._fail(PluginRecord(rec_name, modname, builtin=True), e)
+                if e.name and (modname == e.name or modname.startswith(e.name + ".")):
+                    continue  # part not present in this build
+                self._fail(PluginRecord(rec_name, modname, version=__version__, builtin=True), e)
                 continue
             except Exception as e:  # noqa: BLE001 - report and go on
-                self._fail(PluginRecord(rec_name, modname, builtin=True), e)
+                self._fail(PluginRecord(rec_name, modname, version=__version__, builtin=True), e)
                 continue
             self.add_plugin(mod, rec_name, builtin=True)
 
     def _collect_entry_points(self) -> None:
-        if os.environ.get("PLEXNET_DISABLE_PLUGIN_AUTOLOAD", "") not in ("", "0"):
-            return
+        autoload_off = _flag("PLEXNET_DISABLE_PLUGIN_AUTOLOAD")
         block = _names(os.environ.get("PLEXNET_PLUGINS_BLOCK", ""))
         allow = _names(os.environ.get("PLEXNET_PLUGINS_ALLOW", ""))
-        for ep in sorted(_entry_points(), key=lambda e: e.name):
+        seen: set[tuple[str, str]] = set()
+        for ep in sorted(_entry_points(), key=lambda e: (e.name, e.value)):
+            if (ep.name, ep.value) in seen:  # one distribution visible twice on sys.path
+                continue
+            seen.add((ep.name, ep.value))
             dist = getattr(ep, "dist", None)
             rec = PluginRecord(name=ep.name, module=ep.value,
                                version=getattr(dist, "version", None),
                                distribution=getattr(dist, "name", None))
-            if ep.name in block or (allow and ep.name not in allow):
-                rec.status = "disabled"
-                rec.error = "disabled by PLEXNET_PLUGINS_BLOCK" if ep.name in block else \
-                    "not in PLEXNET_PLUGINS_ALLOW"
+            ids = {ep.name} | ({rec.distribution} if rec.distribution else set())
+            reason = None
+            if autoload_off:
+                reason = "disabled by PLEXNET_DISABLE_PLUGIN_AUTOLOAD"
+            elif ids & block:
+                reason = "disabled by PLEXNET_PLUGINS_BLOCK"
+            elif allow and not ids & allow:
+                reason = "not in PLEXNET_PLUGINS_ALLOW"
+            if reason is not None:
+                rec.status, rec.error = "disabled", reason
                 self.records.setdefault(ep.name, rec)
+                continue
+            if ep.name in self.records and self.records[ep.name].status != "disabled":
+                other = self.records[ep.name]
+                self._fail(rec, PluginError(
+                    f"plugin name {ep.name!r} is claimed by both {other.module!r} ({other.origin()}) and "
+                    f"{rec.module!r} ({rec.origin()}); the second one is skipped"), with_traceback=False)
                 continue
             try:
                 plugin = ep.load()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - report by name and skip
                 self._fail(rec, e)
                 continue
             self.add_plugin(plugin, ep.name, version=rec.version, distribution=rec.distribution)
 
     # -- loading --------------------------------------------------------------------------
     def load(self) -> "PlexnetPluginManager":
-        """Collect and register every plugin once; later calls return at once."""
-        if self._loaded:
+        """Collect and register every plugin once; later calls return at once.
+
+        In strict mode (``PLEXNET_PLUGINS_STRICT=1``) a plugin failure raises here, and
+        again on every later call, instead of being skipped."""
+        if self._loaded and self._load_error is None:
             return self
         with self._lock:
-            if self._loaded:
+            if self._loading:  # a hook touching the registries while they are filled
                 return self
-            if self._use_internal:
-                self._collect_internal()
-            if self._use_entry_points:
-                self._collect_entry_points()
-            self._loaded = True
-            self._register_pending()
+            if not self._loaded:
+                self._loading = True
+                try:
+                    if self._use_internal:
+                        self._collect_internal()
+                    if self._use_entry_points:
+                        self._collect_entry_points()
+                    self._register_pending()
+                except PluginError as e:
+                    self._load_error = e
+                    raise
+                finally:
+                    self._loading = False
+                    self._loaded = True
+            elif self._load_error is not None:
+                raise PluginError(f"plugin loading failed (strict mode): {self._load_error}") \
+                    from self._load_error
         return self
 
     def _register_pending(self) -> None:
@@ -187,17 +270,18 @@ class PlexnetPluginManager:
 
     def _register_one(self, name: str, plugin: Any, rec: PluginRecord) -> None:
         declared = getattr(plugin, "PLEXNET_API_VERSION", None)
-        if declared is not None and str(declared).split(".")[0] != API_VERSION.split(".")[0]:
-            rec.status = "incompatible"
-            rec.error = (f"plugin {name!r} targets plexnet plugin API {declared}, this core "
-                         f"provides {API_VERSION}; upgrade the plugin or plexnet")
-            return
+        if declared is not None:
+            why = check_api_version(declared)
+            if why is not None:
+                self._fail(rec, PluginError(f"plugin {name!r} {why}"), status="incompatible",
+                           with_traceback=False)
+                return
         try:
             self.pm.register(plugin, name=name)
             self.pm.check_pending()
-        except Exception as e:  # noqa: BLE001
-            if self.pm.is_registered(plugin):
-                self.pm.unregister(plugin)
+        except Exception as e:  # noqa: BLE001 - e.g. a hook name without a spec
+            if self.pm.get_plugin(name) is plugin:
+                self.pm.unregister(name=name)
             self._fail(rec, e)
             return
         regs = self.registries.all()
@@ -206,32 +290,55 @@ class PlexnetPluginManager:
                 for hook_name, reg_name in _REGISTER_HOOKS.items():
                     reg = regs[reg_name]
                     arg = reg if reg_name == "operators" else reg.register
-                    argname = "registry" if reg_name == "operators" else "register"
                     for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                        if impl.plugin_name == name:
-                            impl.function(**{argname: arg})
-        except Exception as e:  # noqa: BLE001 - isolate the plugin
+                        if impl.plugin_name != name:
+                            continue
+                        if impl.hookwrapper or getattr(impl, "wrapper", False):
+                            raise PluginError(f"{hook_name} of plugin {name!r} is a hook wrapper; "
+                                              f"register hooks must be plain hook implementations")
+                        # pluggy lets an implementation take fewer arguments than its spec
+                        impl.function(**{a: arg for a in impl.argnames})
+        except Exception as e:  # noqa: BLE001 - isolate the plugin: roll back, report, go on
             for reg in regs.values():
                 reg.remove_plugin(name)
-            self.pm.unregister(plugin)
+            if self.pm.get_plugin(name) is plugin:
+                self.pm.unregister(name=name)
             self._fail(rec, e)
             return
+        rec.status, rec.error = "ok", None
         rec.registered = {k: v for k, v in ((k, r.by_plugin(name)) for k, r in regs.items()) if v}
 
-    def _fail(self, rec: PluginRecord, err: BaseException) -> None:
-        rec.status = "failed"
-        rec.error = f"{type(err).__name__}: {err}"
-        rec.traceback = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-        self.records[rec.name] = rec
-        if os.environ.get("PLEXNET_PLUGINS_STRICT", "") not in ("", "0"):
-            raise PluginError(f"plugin {rec.name!r} ({rec.module}) failed: {rec.error}") from err
-        import warnings
-        warnings.warn(f"plexnet: plugin {rec.name!r} ({rec.module}) failed to load and is skipped: "
-                      f"{rec.error}", RuntimeWarning, stacklevel=3)
+    def _fail(self, rec: PluginRecord, err: BaseException, *, status: str = "failed",
+              with_traceback: bool = True) -> None:
+        rec.status = status
+        rec.error = str(err) if isinstance(err, PluginError) else f"{type(err).__name__}: {err}"
+        if with_traceback:
+            rec.traceback = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+        key = rec.name
+        if self.records.get(key, rec) is not rec and self.records[key].status != "disabled":
+            key = f"{rec.name} ({rec.module})"  # keep the record of the plugin that owns the name
+        self.records[key] = rec
+        if _flag("PLEXNET_PLUGINS_STRICT"):
+            raise PluginError(f"plugin {rec.name!r} ({rec.module}) {status}: {rec.error}") from err
+        what = "is incompatible and is skipped" if status == "incompatible" else "failed to load and is skipped"
+        warnings.warn(f"plexnet: plugin {rec.name!r} ({rec.module}) {what}: {rec.error}",
+                      RuntimeWarning, stacklevel=2)
+
+    # -- removing ---------------------------------------------------------------------------
+    def remove_plugin(self, name: str) -> None:
+        """Unregister plugin ``name`` and drop everything it registered."""
+        with self._lock:
+            for reg in self.registries.all().values():
+                reg.remove_plugin(name)
+            if self.pm.get_plugin(name) is not None:
+                self.pm.unregister(name=name)
+            self._pending = [p for p in self._pending if p[0] != name]
+            self.records.pop(name, None)
 
     # -- queries ----------------------------------------------------------------------------
     def report(self) -> list[dict[str, Any]]:
-        """One dict per plugin: name, version, status, error, what it registered."""
+        """One dict per plugin: name, module, version, distribution, builtin, status,
+        error, and what it registered (registry kind -> names)."""
         self.load()
         return [r.as_dict() for r in self.records.values()]
 
@@ -243,8 +350,27 @@ class PlexnetPluginManager:
         return self.pm.hook
 
 
+def _flag(var: str) -> bool:
+    return os.environ.get(var, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def _names(s: str) -> set[str]:
     return {x.strip() for x in s.split(",") if x.strip()}
+
+
+def _module_name(plugin: Any) -> str:
+    name = getattr(plugin, "__name__", None)
+    if isinstance(name, str):
+        return name
+    cls = type(plugin)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _plugin_version(plugin: Any, builtin: bool) -> str | None:
+    if builtin:
+        return __version__
+    v = getattr(plugin, "__version__", None)
+    return str(v) if v is not None else None
 
 
 def _entry_points() -> Iterable[metadata.EntryPoint]:
@@ -268,10 +394,17 @@ def get_manager() -> PlexnetPluginManager:
 
 
 def set_manager(manager: PlexnetPluginManager | None) -> None:
-    """Replace the process-wide manager (tests, embedding); ``None`` resets lazily."""
+    """Replace the process-wide manager (tests, embedding); ``None`` resets lazily.
+
+    Caches derived from the registries (resolved device backends) are dropped."""
     global _manager
     with _manager_lock:
         _manager = manager
+    try:
+        from .backends import _reset_cache
+        _reset_cache()
+    except ImportError:  # pragma: no cover
+        pass
 
 
 def registries() -> Registries:

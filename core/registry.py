@@ -54,9 +54,13 @@ class Registry(Generic[T]):
         plugin = current_plugin()
         with self._lock:
             if name in self._items:
+                other = self._owner[name]
+                if other == plugin:
+                    raise PluginError(f"{self.kind} {name!r} is registered twice by plugin {plugin!r}")
                 raise PluginError(
-                    f"{self.kind} {name!r} is registered by both {self._owner[name]!r} and "
-                    f"{plugin!r}; rename one, or register an alternative implementation with a priority")
+                    f"{self.kind} {name!r} is registered by both plugin {other!r} and plugin "
+                    f"{plugin!r}; rename one, or (operators) register an alternative implementation "
+                    f"with register_impl and a priority")
             self._items[name] = obj
             self._owner[name] = plugin
         self._changed()
@@ -80,7 +84,8 @@ class Registry(Generic[T]):
         return names
 
     def by_plugin(self, plugin: str) -> list[str]:
-        return sorted(n for n, p in self._owner.items() if p == plugin)
+        with self._lock:
+            return sorted(n for n, p in self._owner.items() if p == plugin)
 
     def owner(self, name: str) -> str | None:
         return self._owner.get(name)

@@ -5,6 +5,11 @@ Operators ask for resources with ``ResourceRequest`` (``forward_resource`` /
 resource has an engine variable; whoever uses one must list it in ``mutate_vars`` when
 pushing, so users of one generator or one workspace are serialised in push order. That
 is what makes ``plexnet.random.seed(s)`` reproducible on the threaded engines too.
+
+Each device gets its own stream, seeded from ``SeedSequence([seed, device_typeid,
+device_id])``: devices differ from each other, and the same seed gives the same streams
+in every run. When the process-wide engine is replaced (``engine.set_engine``), the
+resources keep their generator state and workspace and get variables of the new engine.
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ class Resource:
         self.xp = xp
         self._rng: Any = None
         self._space: Any = None
+        self._space_handle: Any = None
 
     def get_random(self) -> Any:
         """The device's random generator (numpy ``Generator`` API). Only call it from a
@@ -61,11 +67,14 @@ class Resource:
 
     def get_space(self, shape: Any, dtype: Any = np.float32) -> Any:
         """A workspace array of ``shape``; the buffer grows to the largest request and is
-        reused (contents are undefined). Same calling rule as ``get_random``."""
+        reused (contents are undefined). Same calling rule as ``get_random``: the array is
+        only valid inside the pushed function, until the next ``get_space``."""
         if self.req.type != ResourceRequest.kTempSpace:
             raise TypeError("get_space() on a random resource")
         dtype = np.dtype(dtype)
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"get_space: negative dimension in shape {shape}")
         n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if self._space is None or self._space.size < n:
             from . import storage
@@ -84,12 +93,18 @@ class ResourceManager:
     """Creates one random and one temp-space resource per context, on demand."""
 
     def __init__(self, global_seed: int | None = None) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._res: dict[tuple[Any, int], Resource] = {}
         self._seed = global_seed
         self._entropy = np.random.SeedSequence().entropy if global_seed is None else None
+        self._engine: Any = None
 
-    def request(self, ctx: Any, req: ResourceRequest) -> Resource:
+    def request(self, ctx: Any, req: ResourceRequest | int) -> Resource:
+        """The resource of type ``req`` on ``ctx`` (one per device and type, shared by
+        every operator that asks; users are serialised through its ``var``)."""
+        if not isinstance(req, ResourceRequest):
+            req = ResourceRequest(req)
+        self._check_engine()
         key = (ctx, int(req.type))
         r = self._res.get(key)
         if r is None:
@@ -99,49 +114,68 @@ class ResourceManager:
                     r = self._res[key] = self._create(ctx, req)
         return r
 
-    def _create(self, ctx: Any, req: ResourceRequest) -> Resource:
+    def _check_engine(self) -> Any:
+        """The current engine; if it was replaced, give every resource a variable of it."""
         from . import engine
+        eng = engine.get()
+        if eng is not self._engine:
+            with self._lock:
+                if eng is not self._engine:
+                    for r in self._res.values():
+                        r.var = eng.new_var()
+                    self._engine = eng
+        return eng
+
+    def _create(self, ctx: Any, req: ResourceRequest) -> Resource:
         from .backends import get_backend
         b = get_backend(ctx)
-        r = Resource(req, ctx, engine.get().new_var(), b.xp)
+        r = Resource(req, ctx, self._engine.new_var(), b.xp)
         if req.type == ResourceRequest.kRandom:
             r._rng = b.rng(self._device_seed(ctx), ctx.device_id)
         return r
 
-    def _device_seed(self, ctx: Any) -> int:
-        base = self._seed if self._seed is not None else self._entropy
+    def _device_seed(self, ctx: Any, base: int | None = None) -> int:
+        if base is None:
+            base = self._seed if self._seed is not None else self._entropy
         ss = np.random.SeedSequence([int(base) % (1 << 63), ctx.device_typeid, ctx.device_id])
         return int(ss.generate_state(1, np.uint64)[0])
 
     def seed(self, seed_state: int, ctx: Any = "all") -> None:
-        """Reseed the random resources (all devices, or one context). The reseed is
-        pushed to the engine after every operation already pushed on the generator."""
-        from . import engine
+        """Reseed the random resources (``ctx="all"``: every device, now and created
+        later; else one context). The reseed is pushed to the engine, ordered after every
+        operation already pushed on each generator and before every later one."""
         from .backends import get_backend
-        if ctx == "all":
-            self._seed = int(seed_state)
-            targets = [r for (c, t), r in list(self._res.items()) if t == ResourceRequest.kRandom]
-        else:
-            targets = [self.request(ctx, ResourceRequest(ResourceRequest.kRandom))]
+        seed_state = int(seed_state)
+        eng = self._check_engine()
+        with self._lock:
+            if isinstance(ctx, str) and ctx == "all":
+                self._seed = seed_state
+                targets = [r for (c, t), r in list(self._res.items()) if t == ResourceRequest.kRandom]
+            else:
+                targets = [self.request(ctx, ResourceRequest(ResourceRequest.kRandom))]
         for r in targets:
-            s = self._device_seed(r.ctx) if ctx == "all" else int(
-                np.random.SeedSequence([int(seed_state), r.ctx.device_typeid, r.ctx.device_id]).generate_state(1)[0])
+            s = self._device_seed(r.ctx, seed_state)
             b = get_backend(r.ctx)
 
             def reseed(_rctx: Any, r: Resource = r, s: int = s, b: Any = b) -> None:
                 r._rng = b.rng(s, r.ctx.device_id)
-            engine.get().push_sync(reseed, r.ctx, (), (r.var,), name="random.seed")
+            eng.push_sync(reseed, r.ctx, (), (r.var,), name="random.seed")
 
 
 _manager: ResourceManager | None = None
+_manager_lock = threading.Lock()
 
 
 def get() -> ResourceManager:
     """The process-wide resource manager."""
     global _manager
-    if _manager is None:
-        _manager = ResourceManager()
-    return _manager
+    m = _manager
+    if m is None:
+        with _manager_lock:
+            if _manager is None:
+                _manager = ResourceManager()
+            m = _manager
+    return m
 
 
 def seed(seed_state: int, ctx: Any = "all") -> None:

@@ -5,7 +5,11 @@
 it (``factory(prop, ctx) -> Operator``). For a context the registry picks the forced
 implementation if the user set one (``force_impl`` or ``PLEXNET_FORCE_IMPL``), else the
 available implementation with the highest priority for that device type, where
-``device_type="*"`` (device-generic ``xp`` code) matches every device.
+``device_type="*"`` (device-generic ``xp`` code) matches every device; at equal priority
+an implementation for the exact device type wins over a ``"*"`` one, then the one
+registered first. A forced implementation that is missing or unavailable is an error,
+never a silent fallback. Selections are cached until the registry changes or
+``force_impl`` is called.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from ..base import PlexnetError, PluginError
 from ..registry import Registry, current_plugin
 from .contract import Operator, OperatorProperty
 
-__all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound"]
+__all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound", "parse_force_impl"]
 
 
 class OperatorNotFound(PlexnetError, AttributeError):
@@ -36,6 +40,16 @@ class ImplRecord(NamedTuple):
     def is_available(self) -> bool:
         return self.available is None or bool(self.available())
 
+    def availability(self) -> tuple[bool, str | None]:
+        """``(available, reason)``; an ``available()`` that raises counts as unavailable."""
+        if self.available is None:
+            return True, None
+        try:
+            ok = bool(self.available())
+        except Exception as e:  # noqa: BLE001 - a broken probe means "not usable here"
+            return False, f"available() raised {type(e).__name__}: {e}"
+        return ok, None if ok else "available() returned False"
+
 
 class OpRegistry(Registry[type]):
     """Registry of ``OperatorProperty`` classes plus their implementations."""
@@ -47,16 +61,11 @@ class OpRegistry(Registry[type]):
         self._forced: dict[tuple[str, str], str] = {}
         self._op_cache: dict[tuple, Operator] = {}
         self._prop_cache: dict[tuple, OperatorProperty] = {}
+        self._select_cache: dict[tuple[str, str], ImplRecord] = {}
+        self._gen = 0
         self._cache_lock = threading.Lock()
         self.add_listener(self._clear_caches)
-        for item in filter(None, os.environ.get("PLEXNET_FORCE_IMPL", "").split(",")):
-            # "Convolution:gpu=cudnn"
-            try:
-                lhs, impl = item.split("=")
-                op, dev = lhs.split(":")
-                self._forced[(op.strip(), dev.strip())] = impl.strip()
-            except ValueError:
-                raise PluginError(f"PLEXNET_FORCE_IMPL entry {item!r} is not OP:DEVICE=IMPL") from None
+        self._forced.update(parse_force_impl(os.environ.get("PLEXNET_FORCE_IMPL", "")))
 
     # -- registration ------------------------------------------------------------------------
     def register_property(self, name: str, prop_cls: type[OperatorProperty],
@@ -75,6 +84,11 @@ class OpRegistry(Registry[type]):
                       *, priority: int = 0, impl_name: str = "default",
                       available: Callable[[], bool] | None = None) -> None:
         """Add an implementation of ``name`` for ``device_type`` (``"*"``: any device)."""
+        if not isinstance(device_type, str) or not device_type:
+            raise PluginError(f"operator {name!r}: device_type must be a non-empty string such as "
+                              f"'cpu', 'gpu' or '*', got {device_type!r}")
+        if not callable(factory):
+            raise PluginError(f"operator {name!r}: implementation factory {factory!r} is not callable")
         name = self._aliases.get(name, name)
         plugin = current_plugin()
         with self._lock:
@@ -83,9 +97,12 @@ class OpRegistry(Registry[type]):
                 if r.device_type == device_type and r.impl_name == impl_name:
                     raise PluginError(
                         f"implementation {impl_name!r} of operator {name!r} for {device_type!r} is "
-                        f"registered by both {r.plugin!r} and {plugin!r}; give one another impl_name")
-            lst.append(ImplRecord(name, device_type, factory, priority, impl_name, plugin, available))
-            lst.sort(key=lambda r: -r.priority)
+                        f"registered by both plugin {r.plugin!r} and plugin {plugin!r}; give one "
+                        f"another impl_name")
+            lst.append(ImplRecord(name, device_type, factory, int(priority), impl_name, plugin, available))
+            # highest priority first; at equal priority the exact device type before "*";
+            # the sort is stable, so then registration order
+            lst.sort(key=lambda r: (-r.priority, r.device_type == "*"))
         self._changed()
 
     def remove_plugin(self, plugin: str) -> list[str]:
@@ -147,24 +164,61 @@ class OpRegistry(Registry[type]):
             self._forced[(name, device_type)] = impl_name
         self._clear_caches()
 
+    def forced(self) -> dict[tuple[str, str], str]:
+        """Every forced choice: ``{(op, device_type): impl_name}``."""
+        return dict(self._forced)
+
+    def forced_impl(self, name: str, device_type: str) -> str | None:
+        """The implementation name forced for ``name`` on ``device_type``, if any."""
+        name = self.canonical(name)
+        forced = self._forced.get((name, device_type))
+        if forced is None:
+            for (op, dev), impl in list(self._forced.items()):
+                if dev == device_type and self.canonical(op) == name:
+                    return impl
+        return forced
+
     def select_impl(self, name: str, device_type: str) -> ImplRecord:
         """The implementation used for ``name`` on ``device_type``."""
         name = self.canonical(name)
+        key = (name, device_type)
+        rec = self._select_cache.get(key)
+        if rec is not None:
+            return rec
+        gen = self._gen
+        rec = self._select(name, device_type)
+        with self._cache_lock:
+            if gen == self._gen:  # the registry did not change meanwhile
+                self._select_cache[key] = rec
+        return rec
+
+    def _select(self, name: str, device_type: str) -> ImplRecord:
         cands = [r for r in self._impls.get(name, ()) if r.device_type in (device_type, "*")]
-        forced = self._forced.get((name, device_type))
+        forced = self.forced_impl(name, device_type)
         if forced is not None:
             for r in cands:
                 if r.impl_name == forced:
+                    ok, why = r.availability()
+                    if not ok:
+                        raise OperatorNotFound(
+                            f"operator {name!r}: forced implementation {forced!r} for {device_type!r} "
+                            f"(plugin {r.plugin!r}) is not available here: {why}")
                     return r
             raise OperatorNotFound(f"operator {name!r}: forced implementation {forced!r} for {device_type!r} "
                                    f"is not registered; have: {[r.impl_name for r in cands]}")
+        reasons = []
         for r in cands:  # sorted by priority, highest first
-            if r.is_available():
+            ok, why = r.availability()
+            if ok:
                 return r
+            reasons.append(f"{r.impl_name} (plugin {r.plugin!r}): {why}")
         if not cands:
+            if name not in self:
+                raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides "
+                                       f"it installed? `plexnet plugins` lists what is)")
             raise OperatorNotFound(f"operator {name!r} has no implementation for device type {device_type!r}")
-        raise OperatorNotFound(f"operator {name!r}: no implementation for {device_type!r} is available "
-                               f"(registered: {[r.impl_name for r in cands]})")
+        raise OperatorNotFound(f"operator {name!r}: no implementation for {device_type!r} is available: "
+                               + "; ".join(reasons))
 
     def create_operator(self, prop: OperatorProperty, ctx: Any) -> Operator:
         rec = self.select_impl(prop.op_name, ctx.device_type)
@@ -184,3 +238,26 @@ class OpRegistry(Registry[type]):
     def _clear_caches(self) -> None:
         self._op_cache = {}
         self._prop_cache = {}
+        self._select_cache = {}
+        self._gen += 1
+
+
+def parse_force_impl(spec: str) -> dict[tuple[str, str], str]:
+    """Parse ``PLEXNET_FORCE_IMPL``: comma-separated ``OP:DEVICE=IMPL`` entries, e.g.
+    ``Convolution:gpu=cudnn,Pooling:gpu=xp``."""
+    out: dict[tuple[str, str], str] = {}
+    for item in (x.strip() for x in spec.split(",")):
+        if not item:
+            continue
+        try:
+            lhs, impl = item.split("=")
+            op, dev = lhs.split(":")
+        except ValueError:
+            raise PluginError(f"PLEXNET_FORCE_IMPL entry {item!r} is not OP:DEVICE=IMPL "
+                              f"(e.g. Convolution:gpu=cudnn)") from None
+        op, dev, impl = op.strip(), dev.strip(), impl.strip()
+        if not (op and dev and impl):
+            raise PluginError(f"PLEXNET_FORCE_IMPL entry {item!r} is not OP:DEVICE=IMPL "
+                              f"(e.g. Convolution:gpu=cudnn)")
+        out[(op, dev)] = impl
+    return out

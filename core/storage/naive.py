@@ -8,15 +8,13 @@ __all__ = ["NaiveStorageManager"]
 
 
 class NaiveStorageManager(StorageManager):
+    """No pool: ``alloc`` calls ``raw_alloc`` (every allocation is a miss), ``free`` is
+    ``direct_free``. Useful to find use-after-free bugs and to compare with the pool."""
+
     def alloc(self, size: int) -> Handle:
         size = max(int(size), 1)
         buf = alloc_or_raise(self, size)
-        s = self._stats
-        s.misses += 1
-        s.allocs += 1
-        s.bytes_in_use += size
-        if s.bytes_in_use > s.peak:
-            s.peak = s.bytes_in_use
+        self._count_alloc(size, hit=False)
         return Handle(buf, size, self.ctx, self)
 
     def free(self, handle: Handle) -> None:

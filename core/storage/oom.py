@@ -4,20 +4,30 @@ from __future__ import annotations
 from typing import Any
 
 
-def alloc_or_raise(manager: Any, size: int) -> Any:
-    """``raw_alloc(size)``; on failure release every pool of the device and retry once,
-    then raise a ``MemoryError`` saying what was asked and what is held."""
+def alloc_or_raise(manager: Any, size: int, asked: int | None = None) -> Any:
+    """``raw_alloc(size)``; on ``MemoryError`` give every pooled block of the device back
+    (this manager's pool, and the pools of the process-wide ``Storage`` for its context)
+    and retry once; if that fails too, raise a ``MemoryError`` saying what was asked
+    (``asked``: the size before rounding) and what plexnet held."""
     try:
         return manager._raw_alloc(size)
     except MemoryError:
         pass
+    before = manager.stats()
+    manager.release_all()
     from . import get
-    get().release_all(manager.ctx)
+    try:
+        get().release_all(manager.ctx)
+    except ValueError:  # a bad PLEXNET_STORAGE_* setting: reported where storage is created
+        pass
     try:
         return manager._raw_alloc(size)
-    except MemoryError:
-        st = manager.stats()
+    except MemoryError as e:
+        asked = size if asked is None else int(asked)
+        rounded = f" (rounded to {size} bytes)" if size != asked else ""
+        detail = f"; the device said: {e}" if str(e) else ""
         raise MemoryError(
-            f"out of memory on {manager.ctx}: asked for {size} bytes ({size / 2**20:.1f} MiB); "
-            f"plexnet holds {st.bytes_in_use} bytes in use and {st.bytes_pooled} pooled "
-            f"(pools were released and the allocation retried)") from None
+            f"out of memory on {manager.ctx}: asked for {asked} bytes ({asked / 2**20:.1f} MiB){rounded}; "
+            f"plexnet held {before.bytes_in_use} bytes in use and {before.bytes_pooled} bytes pooled, "
+            f"peak {before.peak} bytes; the pools were released and the allocation retried once"
+            f"{detail}") from None

@@ -1,0 +1,78 @@
+"""``plexnet.nd``: asynchronous NDArrays and every registered operator as a function.
+
+Operators come from the registry: ``nd.FullyConnected``, ``nd.Convolution`` ... and any
+third-party plugin's operators appear here by name once installed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
+                      zeros)
+from .serialize import load, save
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load",
+           "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t"]
+
+_fn_cache: dict[str, Any] = {}
+
+
+def op_function(name: str) -> Any | None:
+    """The ``nd.<name>`` function, or None when no operator has that name."""
+    fn = _fn_cache.get(name)
+    if fn is None:
+        from ..plugins import registries
+        reg = registries().operators
+        if name not in reg:
+            return None
+        from .invoke import make_op_function
+        fn = _fn_cache[name] = make_op_function(name)
+        reg.add_listener(_fn_cache.clear)
+    return fn
+
+
+def __getattr__(name: str) -> Any:
+    if name == "random":
+        from . import random as _r
+        return _r
+    if name == "Custom":
+        from ..operator.custom import nd_custom
+        return nd_custom
+    fn = op_function(name)
+    if fn is None:
+        raise AttributeError(f"plexnet.nd has no operator or function {name!r} (is the plugin that provides "
+                             f"it installed? `plexnet plugins` lists what is)")
+    return fn
+
+
+def __dir__() -> list[str]:
+    from ..plugins import registries
+    return sorted(set(globals()) | set(registries().operators))
+
+
+def from_dlpack(obj: Any) -> NDArray:
+    """Zero-copy NDArray from a DLPack-capable object (numpy, CuPy, PyTorch)."""
+    import numpy as np
+    from ..context import Context
+    dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    if int(dev_type) == 1:
+        return from_numpy_view(np.from_dlpack(obj), Context("cpu", 0))
+    from ..backends import get_backend
+    be = get_backend("gpu")
+    arr = be.xp.from_dlpack(obj)
+    return from_numpy_view(arr, Context("gpu", int(dev_id)))
+
+
+def from_numpy(a: Any, zero_copy: bool = False) -> NDArray:
+    return from_numpy_view(a) if zero_copy else array(a, dtype=a.dtype)
+
+
+def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
+    """Concatenate along ``axis`` (MXNet's ``nd.concatenate``)."""
+    return op_function("Concat")(*arrays, dim=axis)  # type: ignore[misc]
+
+
+def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
+    axes = list(range(a.ndim))
+    axes.insert(destination % a.ndim, axes.pop(source % a.ndim))
+    return op_function("transpose")(a, axes=tuple(axes))  # type: ignore[misc]

@@ -1,0 +1,211 @@
+"""Imperative operator invocation: ``nd.<Op>(...)`` and NDArray arithmetic.
+
+Two paths, one semantics:
+
+* SimpleOps (unary/binary, the bulk of arithmetic) take a short path: output shape from
+  the op's shape function, then one engine push calling the op's function.
+* Every other operator goes through its ``OperatorProperty``: argument binding, shape
+  and type inference (errors raised here, at the call), resource requests and an
+  ``Operator`` from the registry for the array's context.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import autograd
+from .. import engine as _engine_mod
+from ..base import PlexnetError, ShapeError
+from ..context import current_context
+from ..operator.contract import OpContext, OpReqType
+from ..operator.simple_op import EnvArguments, SimpleOp
+from ..operator.params import ParamError
+from ..plugins import registries
+from ..resource import get as _resources
+from .ndarray import NDArray, _new
+
+__all__ = ["invoke", "_invoke", "_binary", "_unary"]
+
+_WRITE = OpReqType.write
+_simple_cache: dict[str, tuple[SimpleOp, Any, EnvArguments]] = {}
+
+
+def _ops() -> Any:
+    return registries().operators
+
+
+def _simple(name: str) -> tuple[SimpleOp, Any, EnvArguments]:
+    """(SimpleOp, default prop, default env) for a SimpleOp-registered operator."""
+    hit = _simple_cache.get(name)
+    if hit is None:
+        reg = _ops()
+        prop = reg.create_property(name, {})
+        op = getattr(type(prop), "simple", None)
+        if op is None:
+            raise PlexnetError(f"operator {name!r} is not a SimpleOp")
+        hit = (op, prop, op.make_env(prop.param))
+        _simple_cache[name] = hit
+        reg.add_listener(_simple_cache.clear)
+    return hit
+
+
+def _check_ctx(name: str, a: NDArray, b: NDArray) -> None:
+    if a._chunk.ctx != b._chunk.ctx:
+        raise PlexnetError(f"{name}: operands are on different contexts ({a._chunk.ctx} and {b._chunk.ctx}); "
+                           f"use as_in_context() first")
+
+
+def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = False,
+            out: NDArray | None = None) -> NDArray:
+    """``a <op> o`` for NDArray or scalar ``o`` (``reflect``: ``o <op> a``)."""
+    if isinstance(o, NDArray):
+        op, _prop, env = _simple(name)
+        if reflect:
+            a, o = o, a
+        ctx = a._chunk.ctx
+        if o._chunk.ctx != ctx:
+            _check_ctx(name, a, o)
+        sa, so = a._data.shape, o._data.shape
+        shape = sa if sa == so else op.out_shape((sa, so), env)
+        dt = a._data.dtype
+        if out is None:
+            out = _new(shape, ctx, dt if dt == o._data.dtype else np.result_type(dt, o._data.dtype))
+        elif out._data.shape != shape:
+            raise ShapeError(f"{name}: in-place result shape {shape} differs from the target's {out.shape}")
+        fn, ad, od, rd = op.function, a._data, o._data, out._data
+        _engine_mod.get().push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
+                                    (a._chunk.var, o._chunk.var), (out._chunk.var,), 0, 0, name)
+        return out
+    if isinstance(o, (numbers.Number, np.generic)):
+        op, prop, _env = _simple(scalar_name)
+        env = EnvArguments(float(o), None, ())
+        ctx = a._chunk.ctx
+        if out is None:
+            out = _new(a._data.shape, ctx, a._data.dtype)
+        fn, ad, rd = op.function, a._data, out._data
+        _engine_mod.get().push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
+                                    (a._chunk.var,), (out._chunk.var,), 0, 0, scalar_name)
+        return out
+    if isinstance(o, (np.ndarray, list, tuple)):
+        from .ndarray import array
+        return _binary(name, scalar_name, a, array(o, ctx=a.context, dtype=a.dtype), reflect, out)
+    return NotImplemented
+
+
+def _unary(name: str, a: NDArray) -> NDArray:
+    op, _prop, env = _simple(name)
+    out = _new(op.out_shape((a._data.shape,), env), a._chunk.ctx, a._data.dtype)
+    fn, ad, rd = op.function, a._data, out._data
+    _engine_mod.get().push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), a._chunk.ctx,
+                                (a._chunk.var,), (out._chunk.var,), 0, 0, name)
+    return out
+
+
+# -- generic path ---------------------------------------------------------------------------------------
+
+def _bind_inputs(name: str, prop: Any, args: Sequence[NDArray], arr_kwargs: dict[str, NDArray]) -> list[NDArray]:
+    names = prop.list_arguments() + prop.list_auxiliary_states()
+    if len(args) > len(names):
+        raise PlexnetError(f"{name}: takes {len(names)} array arguments ({', '.join(names)}), got {len(args)}")
+    bound: dict[str, NDArray] = dict(zip(names, args))
+    for k, v in arr_kwargs.items():
+        if k not in names:
+            raise PlexnetError(f"{name}: unknown array argument {k!r}; arguments are {', '.join(names)}")
+        if k in bound:
+            raise PlexnetError(f"{name}: array argument {k!r} given twice")
+        bound[k] = v
+    missing = [n for n in names if n not in bound]
+    if missing:
+        raise PlexnetError(f"{name}: missing array argument(s) {', '.join(map(repr, missing))} "
+                           f"(arguments: {', '.join(names)})")
+    return [bound[n] for n in names]
+
+
+def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    """Run operator ``name`` imperatively. NDArray inputs come positionally or by
+    argument name; other keyword arguments are operator parameters; ``out=`` writes into
+    given arrays; ``name=`` is accepted and ignored (symbol compatibility)."""
+    kwargs = dict(kwargs or {})
+    out = kwargs.pop("out", None)
+    kwargs.pop("name", None)
+    ctx_kw = kwargs.pop("ctx", None)
+    arr_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+    params = {k: v for k, v in kwargs.items() if k not in arr_kwargs}
+    args = list(args)
+    nd_args = [a for a in args if isinstance(a, NDArray)]
+    if len(nd_args) != len(args):
+        bad = [type(a).__name__ for a in args if not isinstance(a, NDArray)]
+        raise PlexnetError(f"{name}: positional arguments must be NDArrays, got {', '.join(bad)}; "
+                           f"pass parameters by keyword")
+    reg = _ops()
+    cls = reg.property_class(name)
+    pcls = cls.param_cls
+    if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
+        params["num_args"] = len(args) + len(arr_kwargs)
+    prop = reg.create_property(name, params)
+    inputs = _bind_inputs(name, prop, args, arr_kwargs)
+    n_args = len(prop.list_arguments())
+    if inputs:
+        ctx = inputs[0]._chunk.ctx
+        for x in inputs[1:]:
+            if x._chunk.ctx != ctx:
+                raise PlexnetError(f"{name}: inputs are on different contexts ({ctx} and {x._chunk.ctx})")
+    else:
+        ctx = ctx_kw or current_context()
+    in_shapes = [x.shape for x in inputs[:n_args]]
+    ishapes, oshapes, ashapes = prop.infer_shape(list(in_shapes))
+    if any(s is None for s in oshapes):
+        raise ShapeError(f"{name}: cannot infer output shapes from input shapes {in_shapes}")
+    for i, (s, x) in enumerate(zip(ishapes, inputs)):
+        if s is not None and tuple(s) != x.shape:
+            raise ShapeError(f"{name}: argument {(prop.list_arguments() + prop.list_auxiliary_states())[i]!r} "
+                             f"has shape {x.shape}, expected {tuple(s)}")
+    _itypes, otypes, _atypes = prop.infer_type([x._data.dtype for x in inputs[:n_args]])
+    if out is not None:
+        outs = [out] if isinstance(out, NDArray) else list(out)
+        for o, s in zip(outs, oshapes):
+            if o.shape != tuple(s):
+                raise ShapeError(f"{name}: out= array has shape {o.shape}, the result has {tuple(s)}")
+        if len(outs) < len(oshapes):  # hidden outputs still need space
+            outs += [_new(tuple(s), ctx, np.dtype(t or np.float32)) for s, t in zip(oshapes[len(outs):],
+                                                                                  otypes[len(outs):])]
+    else:
+        outs = [_new(tuple(s), ctx, np.dtype(t if t is not None else np.float32)) for s, t in zip(oshapes, otypes)]
+    requested = [_resources().request(ctx, r) for r in prop.forward_resource(in_shapes)]
+    op = prop.create_operator(ctx)
+    is_train = autograd.is_training()
+    in_data = [x._data for x in inputs[:n_args]]
+    aux_data = [x._data for x in inputs[n_args:]]
+    out_data = [o._data for o in outs]
+    req = [_WRITE] * len(outs)
+
+    def run(rc: Any) -> None:
+        op.forward(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data)
+
+    reads = [x._chunk.var for x in inputs[:n_args]]
+    writes = [o._chunk.var for o in outs] + [x._chunk.var for x in inputs[n_args:]] + [r.var for r in requested]
+    _engine_mod.get().push_sync(run, ctx, reads, writes, 0, 0, name)
+    nvis = prop.num_visible_outputs()
+    if out is not None:
+        return out
+    return outs[0] if nvis == 1 else outs[:nvis]
+
+
+def _invoke(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    return invoke(name, args, kwargs)
+
+
+def make_op_function(name: str) -> Any:
+    """The ``nd.<name>`` function for a registered operator."""
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        return invoke(name, args, kwargs)
+    cls = _ops().property_class(name)
+    fn.__name__ = fn.__qualname__ = name
+    pdoc = cls.param_cls.doc() if cls.param_cls is not None else ""
+    fn.__doc__ = ((cls.__doc__ or f"The {name} operator.") + ("\n\nParameters\n----------\n" + pdoc if pdoc else ""))
+    return fn
+
+
+__all__ += ["make_op_function", "ParamError"]

@@ -1,0 +1,501 @@
+"""NDArray: an asynchronous n-dimensional array on a device.
+
+Every NDArray is a view (``_data``, a raw numpy/cupy array) of a ``Chunk`` (storage block
++ engine variable). Operations are pushed to the dependency engine and return at once;
+reading values (``asnumpy``, ``asscalar``, ``wait_to_read``) waits for the operations
+that write them. Errors raised while running surface at the next such wait point.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import engine as _engine_mod
+from ..backends import get_backend
+from ..base import PlexnetError, ShapeError
+from ..context import Context, current_context
+from ..engine.base import FnProperty
+from ..operator.contract import OpReqType
+from ..operator.shape_utils import infer_reshape
+from .chunk import Chunk, alloc_chunk
+
+__all__ = ["NDArray", "empty", "array", "zeros", "ones", "full", "arange", "waitall", "mx_real_t",
+           "from_numpy_view"]
+
+mx_real_t = np.float32
+_WRITE = OpReqType.write
+_ADD = OpReqType.add
+_BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+def _dtype(d: Any) -> np.dtype:
+    return np.dtype(mx_real_t if d is None else d)
+
+
+class NDArray:
+    """An asynchronous array; MXNet 1.x ``mx.nd.NDArray`` API."""
+
+    __slots__ = ("_chunk", "_data", "writable", "__weakref__")
+    # numpy should defer to our reflected operators
+    __array_priority__ = 1000.0
+
+    def __init__(self, chunk: Chunk, data: Any, writable: bool = True) -> None:
+        self._chunk = chunk
+        self._data = data
+        self.writable = writable
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> type:
+        return self._data.dtype.type
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def context(self) -> Context:
+        return self._chunk.ctx
+
+    ctx = context
+
+    @property
+    def stype(self) -> str:
+        return "default"
+
+    @property
+    def handle(self) -> Chunk:
+        return self._chunk
+
+    @property
+    def T(self) -> "NDArray":
+        if self.ndim < 2:
+            return self
+        return _invoke("transpose", [self], {})
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        try:
+            body = str(self.asnumpy())
+        except Exception as e:  # noqa: BLE001 - repr must not raise
+            body = f"<error: {e}>"
+        shape = "x".join(str(d) for d in self.shape)
+        return f"\n{body}\n<NDArray {shape} @{self.context}>"
+
+    # -- synchronisation -------------------------------------------------------------------------
+    def wait_to_read(self) -> None:
+        """Block until pending writes to this array are done (raises their errors)."""
+        _engine_mod.get().wait_for_var(self._chunk.var)
+
+    def wait_to_write(self) -> None:
+        _engine_mod.get().wait_for_var(self._chunk.var)
+
+    def asnumpy(self) -> np.ndarray:
+        """A numpy copy of the values (waits for pending writes)."""
+        _engine_mod.get().wait_for_var(self._chunk.var)
+        return get_backend(self._chunk.ctx).to_host(self._data)
+
+    def asscalar(self) -> Any:
+        if self.size != 1:
+            raise ValueError(f"asscalar() needs an array of size 1, this one has shape {self.shape}")
+        return self.asnumpy().reshape(()).item()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._chunk.ctx.device_type in ("cpu", "cpu_pinned", "cpu_shared"):
+            _engine_mod.get().wait_for_var(self._chunk.var)
+            a = self._data  # zero copy
+            if copy:
+                a = a.copy()
+        else:
+            a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
+        _engine_mod.get().wait_for_var(self._chunk.var)
+        return self._data.__dlpack__(**({"stream": stream} if stream is not None else {}), **kw)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
+    to_dlpack_for_read = __dlpack__
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("the truth value of an NDArray with more than one element is ambiguous")
+        return bool(self.asscalar())
+
+    def __float__(self) -> float:
+        return float(self.asscalar())
+
+    def __int__(self) -> int:
+        return int(self.asscalar())
+
+    def __index__(self) -> int:
+        return int(self.asscalar())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __getstate__(self) -> dict:
+        return {"data": self.asnumpy(), "ctx": (self.context.device_type, self.context.device_id)}
+
+    def __setstate__(self, state: dict) -> None:
+        a = array(state["data"], ctx=Context(*state["ctx"]), dtype=state["data"].dtype)
+        self._chunk, self._data, self.writable = a._chunk, a._data, True
+
+    # -- copies -----------------------------------------------------------------------------------
+    def copyto(self, other: "NDArray | Context") -> "NDArray":
+        """Copy into ``other`` (an NDArray, overwritten) or a new array on a context."""
+        if isinstance(other, Context):
+            dst = empty(self.shape, other, self.dtype)
+        elif isinstance(other, NDArray):
+            if other is self or other._chunk is self._chunk and other._data is self._data:
+                return other
+            if other.shape != self.shape:
+                raise ShapeError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
+            dst = other
+        else:
+            raise TypeError(f"copyto: target must be an NDArray or Context, got {type(other).__name__}")
+        _copy(self, dst)
+        return dst
+
+    def copy(self) -> "NDArray":
+        return self.copyto(self.context)
+
+    def as_in_context(self, ctx: Context) -> "NDArray":
+        """Self if already on ``ctx``, else a copy there."""
+        return self if self.context == ctx else self.copyto(ctx)
+
+    def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
+        dt = _dtype(dtype)
+        if not copy and self._data.dtype == dt:
+            return self
+        out = empty(self.shape, self.context, dt)
+        src, dst = self._data, out._data
+        _push(lambda rc: dst.__setitem__(Ellipsis, src), self, (self,), (out,), "astype")
+        return out
+
+    # -- shape views ----------------------------------------------------------------------------
+    def reshape(self, *shape: Any, **kwargs: Any) -> "NDArray":
+        """A view with a new shape; accepts MXNet codes (0, -1, -2, -3, -4) and ``reverse``."""
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        if "shape" in kwargs:
+            shape = tuple(kwargs.pop("shape"))
+        reverse = bool(kwargs.pop("reverse", False))
+        if kwargs:
+            raise TypeError(f"reshape: unknown arguments {list(kwargs)}")
+        new = infer_reshape(self.shape, shape, reverse)
+        data = self._data
+        if not data.flags.c_contiguous:
+            return self.copy().reshape(new)
+        return NDArray(self._chunk, data.reshape(new), self.writable)
+
+    def reshape_like(self, other: "NDArray") -> "NDArray":
+        return self.reshape(other.shape)
+
+    def expand_dims(self, axis: int) -> "NDArray":
+        return NDArray(self._chunk, self._data.reshape(_expand(self.shape, axis)), self.writable)
+
+    def flatten(self) -> "NDArray":
+        return self.reshape((self.shape[0], -1)) if self.ndim else self.reshape((1, 1))
+
+    def squeeze(self, axis: Any = None) -> "NDArray":
+        return NDArray(self._chunk, self._data.squeeze(axis), self.writable)
+
+    def broadcast_to(self, shape: Sequence[int]) -> "NDArray":
+        return _invoke("broadcast_to", [self], {"shape": tuple(shape)})
+
+    # -- indexing ---------------------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> "NDArray":
+        if _is_basic(key):
+            return NDArray(self._chunk, self._data[key], self.writable)
+        if isinstance(key, NDArray):
+            key = key.asnumpy().astype(np.int64)
+        # advanced indexing: a copy, computed on the engine
+        out_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
+        out = empty(out_shape, self.context, self.dtype)
+        src, dst, k = self._data, out._data, _device_key(key, self)
+        _push(lambda rc: dst.__setitem__(Ellipsis, src[k]), self, (self,), (out,), "getitem")
+        return out
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not self.writable:
+            raise PlexnetError("this NDArray is read-only")
+        dst = self._data
+        if isinstance(key, NDArray):
+            key = key.asnumpy().astype(np.int64)
+        k = key if _is_basic(key) else _device_key(key, self)
+        if isinstance(value, NDArray):
+            if value.context != self.context:
+                value = value.as_in_context(self.context)
+            src = value._data
+            _push(lambda rc: dst.__setitem__(k, src), self, (value,), (self,), "setitem")
+        elif isinstance(value, numbers.Number) or isinstance(value, np.generic):
+            v = value
+            _push(lambda rc: dst.__setitem__(k, v), self, (), (self,), "setitem")
+        else:
+            host = np.array(value, dtype=dst.dtype, copy=True)  # private copy: caller may reuse theirs
+            if self.context.device_type == "cpu":
+                _push(lambda rc: dst.__setitem__(k, host), self, (), (self,), "setitem")
+            else:
+                be = get_backend(self.context)
+
+                def put(rc: Any) -> None:
+                    tmp = rc.xp.asarray(host)
+                    dst[k] = tmp
+                _push(put, self, (), (self,), "setitem", FnProperty.COPY_TO_GPU)
+
+    def slice_axis(self, axis: int, begin: int, end: int | None) -> "NDArray":
+        idx = [slice(None)] * self.ndim
+        idx[axis] = slice(begin, end)
+        return self[tuple(idx)]
+
+    # -- arithmetic ---------------------------------------------------------------------------------
+    def __add__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_add", "_plus_scalar", self, o)
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_sub", "_minus_scalar", self, o)
+
+    def __rsub__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_sub", "_rminus_scalar", self, o, reflect=True)
+
+    def __mul__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_mul", "_mul_scalar", self, o)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_div", "_div_scalar", self, o)
+
+    def __rtruediv__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_div", "_rdiv_scalar", self, o, reflect=True)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __mod__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_mod", "_mod_scalar", self, o)
+
+    def __rmod__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_mod", "_rmod_scalar", self, o, reflect=True)
+
+    def __pow__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_power", "_power_scalar", self, o)
+
+    def __rpow__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_power", "_rpower_scalar", self, o, reflect=True)
+
+    def __neg__(self) -> "NDArray":
+        return _unary("negative", self)
+
+    def __pos__(self) -> "NDArray":
+        return self
+
+    def __abs__(self) -> "NDArray":
+        return _unary("abs", self)
+
+    def __eq__(self, o: Any) -> "NDArray":  # type: ignore[override]
+        return _binary("broadcast_equal", "_equal_scalar", self, o)
+
+    def __ne__(self, o: Any) -> "NDArray":  # type: ignore[override]
+        return _binary("broadcast_not_equal", "_not_equal_scalar", self, o)
+
+    def __gt__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_greater", "_greater_scalar", self, o)
+
+    def __ge__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_greater_equal", "_greater_equal_scalar", self, o)
+
+    def __lt__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_lesser", "_lesser_scalar", self, o)
+
+    def __le__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_lesser_equal", "_lesser_equal_scalar", self, o)
+
+    def __iadd__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_add", "_plus_scalar", self, o, out=self)
+
+    def __isub__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_sub", "_minus_scalar", self, o, out=self)
+
+    def __imul__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_mul", "_mul_scalar", self, o, out=self)
+
+    def __itruediv__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_div", "_div_scalar", self, o, out=self)
+
+    __idiv__ = __itruediv__
+
+    def __imod__(self, o: Any) -> "NDArray":
+        return _binary("broadcast_mod", "_mod_scalar", self, o, out=self)
+
+    # -- common reductions / ops as methods (MXNet NDArray has them) ---------------------------------
+    def __getattr__(self, name: str) -> Any:
+        # nd-level operators as methods: a.sum(axis=1), a.transpose(), a.clip(0, 1) ...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from . import op_function
+        fn = op_function(name)
+        if fn is None:
+            raise AttributeError(f"'NDArray' object has no attribute {name!r}")
+        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+    def zeros_like(self) -> "NDArray":
+        return zeros(self.shape, self.context, self.dtype)
+
+    def ones_like(self) -> "NDArray":
+        return ones(self.shape, self.context, self.dtype)
+
+    def tolist(self) -> list:
+        return self.asnumpy().tolist()
+
+    def attach_grad(self, *a: Any, **k: Any) -> None:
+        raise PlexnetError("imperative autograd (Gluon) is not part of plexnet; use the symbolic executor")
+
+
+# -- helpers used by the methods above -----------------------------------------------------------------
+
+def _expand(shape: tuple, axis: int) -> tuple:
+    n = len(shape) + 1
+    if not -n <= axis < n:
+        raise ValueError(f"expand_dims: axis {axis} out of range for {len(shape)}-d array")
+    axis %= n
+    return shape[:axis] + (1,) + shape[axis:]
+
+
+def _is_basic(key: Any) -> bool:
+    if isinstance(key, tuple):
+        return all(isinstance(k, _BASIC_INDEX) and not isinstance(k, bool) for k in key)
+    return isinstance(key, _BASIC_INDEX) and not isinstance(key, bool)
+
+
+def _device_key(key: Any, arr: NDArray) -> Any:
+    if arr.context.device_type == "cpu":
+        return key
+    xp = get_backend(arr.context).xp
+    if isinstance(key, tuple):
+        return tuple(xp.asarray(k) if isinstance(k, (list, np.ndarray)) else k for k in key)
+    return xp.asarray(key) if isinstance(key, (list, np.ndarray)) else key
+
+
+def _push(fn: Any, where: NDArray, reads: Sequence[NDArray], writes: Sequence[NDArray], name: str,
+          prop: FnProperty = FnProperty.NORMAL) -> None:
+    _engine_mod.get().push_sync(fn, where._chunk.ctx, [a._chunk.var for a in reads],
+                                [a._chunk.var for a in writes], prop, 0, name)
+
+
+def _copy(src: NDArray, dst: NDArray) -> None:
+    s, d = src._data, dst._data
+    sc, dc = src._chunk.ctx, dst._chunk.ctx
+    if sc == dc or (sc.device_type != "gpu" and dc.device_type != "gpu"):
+        if sc.device_type == "gpu" or dc.device_type == "gpu":
+            _engine_mod.get().push_sync(lambda rc: get_backend(dc).copy(s, d, rc.stream), dc,
+                                        [src._chunk.var], [dst._chunk.var], FnProperty.NORMAL, 0, "copyto")
+        else:
+            _engine_mod.get().push_sync(lambda rc: d.__setitem__(Ellipsis, s), dc, [src._chunk.var],
+                                        [dst._chunk.var], FnProperty.NORMAL, 0, "copyto")
+        return
+    if dc.device_type == "gpu" and sc.device_type != "gpu":
+        be = get_backend(dc)
+        _engine_mod.get().push_sync(lambda rc: be.from_host(s, d, rc.stream), dc, [src._chunk.var],
+                                    [dst._chunk.var], FnProperty.COPY_TO_GPU, 0, "copy_h2d")
+    elif sc.device_type == "gpu" and dc.device_type != "gpu":
+        be = get_backend(sc)
+        _engine_mod.get().push_sync(lambda rc: d.__setitem__(Ellipsis, be.to_host(s, rc.stream)), sc,
+                                    [src._chunk.var], [dst._chunk.var], FnProperty.COPY_FROM_GPU, 0, "copy_d2h")
+    else:  # gpu -> other gpu
+        be = get_backend(dc)
+        _engine_mod.get().push_sync(lambda rc: be.copy(s, d, rc.stream), dc, [src._chunk.var],
+                                    [dst._chunk.var], FnProperty.COPY_TO_GPU, 0, "copy_d2d")
+
+
+def _new(shape: tuple, ctx: Context, dt: np.dtype) -> NDArray:
+    n = 1
+    for d in shape:
+        n *= d
+    nbytes = n * dt.itemsize
+    chunk = alloc_chunk(nbytes, ctx)
+    return NDArray(chunk, chunk.handle.buf[:nbytes].view(dt).reshape(shape))
+
+
+def _shape(shape: Any) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An uninitialised array."""
+    return _new(_shape(shape), ctx or current_context(), _dtype(dtype))
+
+
+def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, out: NDArray | None = None) -> NDArray:
+    a = out if out is not None else empty(shape, ctx, dtype)
+    a[:] = val
+    return a
+
+
+def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
+    return full(shape, 0, ctx, dtype)
+
+
+def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
+    return full(shape, 1, ctx, dtype)
+
+
+def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An array holding a copy of ``source``. As in MXNet, the dtype is ``dtype``, else
+    the source NDArray's, else float32 (also for numpy sources)."""
+    if isinstance(source, NDArray):
+        dt = _dtype(dtype if dtype is not None else source.dtype)
+        out = empty(source.shape, ctx or source.context, dt)
+        out[:] = source if dt == source._data.dtype else source.astype(dt)
+        return out
+    host = np.asarray(source, dtype=_dtype(dtype))
+    out = empty(host.shape, ctx, host.dtype)
+    if out._chunk.ctx.device_type == "cpu":
+        out._data[...] = host  # a fresh array has no pending operations: copy now
+    else:
+        out[:] = host
+    return out
+
+
+def from_numpy_view(a: np.ndarray, ctx: Context | None = None) -> NDArray:
+    """Zero-copy NDArray over a numpy array (the caller must not write it concurrently)."""
+    ctx = ctx or current_context()
+    chunk = Chunk(None, ctx, _engine_mod.get(), ext=a)
+    return NDArray(chunk, a)
+
+
+def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
+           ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
+    a = np.arange(start, stop, step, dtype=_dtype(dtype))
+    if repeat > 1:
+        a = np.repeat(a, repeat)
+    return array(a, ctx=ctx, dtype=a.dtype)
+
+
+def waitall() -> None:
+    """Wait for every pushed operation; raises the first error not yet raised."""
+    _engine_mod.get().wait_for_all()
+
+
+from .invoke import _binary, _invoke, _unary  # noqa: E402  (cycle: invoke needs NDArray)

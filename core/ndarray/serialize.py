@@ -1,0 +1,161 @@
+"""``nd.save`` / ``nd.load`` in Apache MXNet's NDArray list format (no pickle).
+
+Files written here load in MXNet (``mx.nd.load``) and MXNet's ``.params`` files load
+here. Layout (little endian)::
+
+    u64 0x112 (list magic) | u64 reserved | u64 n | n x NDArray | u64 m | m x (u64 len, bytes) keys
+    NDArray (V2): u32 0xF993FAC9 | i32 stype(0) | u32 ndim | ndim x i64 dims
+                  | i32 dev_type | i32 dev_id | i32 type_flag | raw data
+    (V3 magic 0xF993FACA is the same with numpy shape semantics; V1 0xF993FAC8 has no stype)
+
+Every length is checked against the file size, so a truncated or corrupted file raises
+``NDArrayFormatError`` saying where, instead of producing garbage.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from typing import Any
+
+import numpy as np
+
+from ..base import PlexnetError
+
+__all__ = ["save", "load", "NDArrayFormatError", "TYPE_FLAGS"]
+
+LIST_MAGIC = 0x112
+V1, V2, V3 = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
+TYPE_FLAGS = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8, 4: np.int32, 5: np.int8,
+              6: np.int64, 7: np.bool_, 8: np.int16, 9: np.uint16, 10: np.uint32, 11: np.uint64}
+FLAG_OF = {np.dtype(v): k for k, v in TYPE_FLAGS.items()}
+
+
+class NDArrayFormatError(PlexnetError, ValueError):
+    """The file is not an NDArray list, or it is truncated or corrupted."""
+
+
+class _Reader:
+    def __init__(self, buf: bytes, fname: str) -> None:
+        self.buf, self.pos, self.fname = memoryview(buf), 0, fname
+
+    def take(self, n: int, what: str) -> memoryview:
+        if n < 0 or self.pos + n > len(self.buf):
+            raise NDArrayFormatError(f"{self.fname}: truncated or corrupted file: need {n} bytes for {what} "
+                                     f"at offset {self.pos}, file has {len(self.buf)}")
+        b = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+    def unpack(self, fmt: str, what: str) -> tuple:
+        return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt), what))
+
+
+def _read_array(r: _Reader, i: int) -> np.ndarray:
+    (magic,) = r.unpack("I", f"array {i} header")
+    if magic in (V2, V3):
+        (stype,) = r.unpack("i", f"array {i} storage type")
+        if stype != 0:
+            raise NDArrayFormatError(f"{r.fname}: array {i} has sparse storage type {stype}, not supported")
+        (ndim,) = r.unpack("I", f"array {i} ndim")
+        if ndim > 32:
+            raise NDArrayFormatError(f"{r.fname}: array {i} claims {ndim} dimensions: corrupted file")
+        shape = r.unpack(f"{ndim}q", f"array {i} shape") if ndim else ()
+        if magic == V2 and ndim == 0:
+            return np.zeros((0,), np.float32)  # MXNet V2: ndim 0 means "none"
+    elif magic == V1:
+        (ndim,) = r.unpack("I", f"array {i} ndim")
+        shape = r.unpack(f"{ndim}q", f"array {i} shape") if ndim else ()
+        if ndim == 0:
+            return np.zeros((0,), np.float32)
+    else:
+        # legacy V0: the magic word is ndim, dims are u32
+        ndim = magic
+        if ndim > 32:
+            raise NDArrayFormatError(f"{r.fname}: bad magic {magic:#x} for array {i}: not an NDArray file")
+        shape = r.unpack(f"{ndim}I", f"array {i} shape")
+        if ndim == 0:
+            return np.zeros((0,), np.float32)
+    if any(d < 0 for d in shape):
+        raise NDArrayFormatError(f"{r.fname}: array {i} has a negative dimension {shape}")
+    r.unpack("ii", f"array {i} context")
+    (flag,) = r.unpack("i", f"array {i} dtype")
+    if flag not in TYPE_FLAGS:
+        raise NDArrayFormatError(f"{r.fname}: array {i} has unknown type flag {flag}")
+    dt = np.dtype(TYPE_FLAGS[flag])
+    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    data = r.take(n, f"array {i} data ({n} bytes)")
+    return np.frombuffer(data, dtype=dt).reshape(shape).copy()
+
+
+def load_buffer(buf: bytes, fname: str = "<buffer>") -> list[np.ndarray] | dict[str, np.ndarray]:
+    """Parse an NDArray list file's bytes into numpy arrays (list, or dict when named)."""
+    r = _Reader(buf, fname)
+    magic, _res = r.unpack("QQ", "file header")
+    if magic != LIST_MAGIC:
+        raise NDArrayFormatError(f"{fname}: not an NDArray file (magic {magic:#x}, expected {LIST_MAGIC:#x})")
+    (n,) = r.unpack("Q", "array count")
+    if n > len(buf):
+        raise NDArrayFormatError(f"{fname}: claims {n} arrays: corrupted file")
+    arrays = [_read_array(r, i) for i in range(n)]
+    (m,) = r.unpack("Q", "key count")
+    if m not in (0, n):
+        raise NDArrayFormatError(f"{fname}: {m} names for {n} arrays: corrupted file")
+    keys = []
+    for i in range(m):
+        (ln,) = r.unpack("Q", f"name {i} length")
+        try:
+            keys.append(bytes(r.take(ln, f"name {i}")).decode("utf-8"))
+        except UnicodeDecodeError:
+            raise NDArrayFormatError(f"{fname}: name {i} is not UTF-8: corrupted file") from None
+    if r.pos != len(r.buf):
+        raise NDArrayFormatError(f"{fname}: {len(r.buf) - r.pos} unexpected trailing bytes: corrupted file")
+    return dict(zip(keys, arrays)) if m else arrays
+
+
+def dump_buffer(data: Any) -> bytes:
+    """Serialise a list or dict of arrays (NDArray or numpy) to MXNet's format."""
+    if isinstance(data, dict):
+        keys, vals = list(data.keys()), list(data.values())
+    elif isinstance(data, (list, tuple)):
+        keys, vals = [], list(data)
+    else:
+        keys, vals = [], [data]
+    parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(vals))]
+    for i, v in enumerate(vals):
+        a = np.ascontiguousarray(v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v))
+        if a.dtype not in FLAG_OF:
+            raise TypeError(f"save: array {keys[i] if keys else i} has unsupported dtype {a.dtype}")
+        parts.append(struct.pack("<IiI", V2, 0, a.ndim))
+        parts.append(struct.pack(f"<{a.ndim}q", *a.shape))
+        parts.append(struct.pack("<iii", 1, 0, FLAG_OF[a.dtype]))
+        parts.append(a.tobytes())
+    parts.append(struct.pack("<Q", len(keys)))
+    for k in keys:
+        if not isinstance(k, str):
+            raise TypeError(f"save: dict keys must be strings, got {k!r}")
+        kb = k.encode("utf-8")
+        parts.append(struct.pack("<Q", len(kb)) + kb)
+    return b"".join(parts)
+
+
+def save(fname: str, data: Any) -> None:
+    """Save an NDArray, a list or a str->NDArray dict. Written atomically (temp file +
+    rename), so a crash never leaves a half-written file behind."""
+    buf = dump_buffer(data)
+    tmp = f"{fname}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(buf)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, fname)
+
+
+def load(fname: str, ctx: Any = None) -> Any:
+    """Load a list or dict of NDArrays saved by ``save`` (or by MXNet)."""
+    from .ndarray import array
+    with open(fname, "rb") as f:
+        buf = f.read()
+    res = load_buffer(buf, fname)
+    if isinstance(res, dict):
+        return {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in res.items()}
+    return [array(v, ctx=ctx, dtype=v.dtype) for v in res]
