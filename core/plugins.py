@@ -60,6 +60,7 @@ ENTRY_POINT_GROUP = "plexnet.plugins"
 #: (a part not written yet) is skipped silently; one that fails to import is reported.
 INTERNAL_PLUGINS: tuple[str, ...] = (
     "plexnet.backends.cpu",
+    "plexnet.operator.custom",
     "plexnet.kvstore.local",
     "plexnet.optimizer.builtin",
     "plexnet.io.builtin",
@@ -199,12 +200,13 @@ class PlexnetPluginManager:
         autoload_off = _flag("PLEXNET_DISABLE_PLUGIN_AUTOLOAD")
         block = _names(os.environ.get("PLEXNET_PLUGINS_BLOCK", ""))
         allow = _names(os.environ.get("PLEXNET_PLUGINS_ALLOW", ""))
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str, Any]] = set()
         for ep in sorted(_entry_points(), key=lambda e: (e.name, e.value)):
-            if (ep.name, ep.value) in seen:  # one distribution visible twice on sys.path
-                continue
-            seen.add((ep.name, ep.value))
             dist = getattr(ep, "dist", None)
+            key = (ep.name, ep.value, getattr(dist, "name", None))
+            if key in seen:  # one distribution visible twice on sys.path
+                continue
+            seen.add(key)
             rec = PluginRecord(name=ep.name, module=ep.value,
                                version=getattr(dist, "version", None),
                                distribution=getattr(dist, "name", None))

@@ -43,8 +43,8 @@ class NaiveEngine(Engine):
         for v in c + m:
             if v.deleted:  # type: ignore[attr-defined]
                 raise EngineError(f"operation {name!r} uses a variable that was deleted")
-        with self._lock:
-            self._run(fn, ctx, c, m, prop, name or "op")
+        # not under a lock: an async function may push more work from its own thread
+        self._run(fn, ctx, c, m, prop, name or "op")
 
     def _run(self, fn: AsyncFn, ctx: Context, c: tuple, m: tuple, prop: FnProperty, name: str) -> None:
         err = None
@@ -71,7 +71,8 @@ class NaiveEngine(Engine):
             if box[0] is not None:
                 err = box[0] if isinstance(box[0], EngineOpError) else EngineOpError(name, box[0])
                 err.__cause__ = box[0] if err is not box[0] else err.__cause__
-                self._errors.append(err)
+                with self._lock:
+                    self._errors.append(err)
         for v in m:
             v.error = err
         if prop == FnProperty.DELETE_VAR:

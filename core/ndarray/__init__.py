@@ -33,11 +33,8 @@ def op_function(name: str) -> Any | None:
 
 def __getattr__(name: str) -> Any:
     if name == "random":
-        from . import random as _r
-        return _r
-    if name == "Custom":
-        from ..operator.custom import nd_custom
-        return nd_custom
+        import importlib
+        return importlib.import_module(__name__ + ".random")
     fn = op_function(name)
     if fn is None:
         raise AttributeError(f"plexnet.nd has no operator or function {name!r} (is the plugin that provides "

@@ -181,12 +181,16 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
     out_data = [o._data for o in outs]
     req = [_WRITE] * len(outs)
 
-    def run(rc: Any) -> None:
-        op.forward(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data)
-
     reads = [x._chunk.var for x in inputs[:n_args]]
     writes = [o._chunk.var for o in outs] + [x._chunk.var for x in inputs[n_args:]] + [r.var for r in requested]
-    _engine_mod.get().push_sync(run, ctx, reads, writes, 0, 0, name)
+    if op.is_async:
+        def run_async(rc: Any, on_complete: Any) -> None:
+            op.forward_async(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data, on_complete)
+        _engine_mod.get().push_async(run_async, ctx, reads, writes, 0, 0, name)
+    else:
+        def run(rc: Any) -> None:
+            op.forward(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data)
+        _engine_mod.get().push_sync(run, ctx, reads, writes, 0, 0, name)
     nvis = prop.num_visible_outputs()
     if out is not None:
         return out

@@ -70,7 +70,24 @@ class OpContext(NamedTuple):
 
 
 class Operator:
-    """An implementation of an operator for one context."""
+    """An implementation of an operator for one context.
+
+    An operator whose work finishes later on another thread (MXNet's Python CustomOp,
+    an operator waiting on an external library) sets ``is_async = True`` and implements
+    ``forward_async``/``backward_async``, which get an ``on_complete(exc=None)`` callback;
+    callers push it with ``Engine.push_async`` so that no engine worker blocks on it.
+    """
+
+    is_async = False
+
+    def forward_async(self, ctx: OpContext, in_data: Sequence[Any], req: Sequence[OpReqType],
+                      out_data: Sequence[Any], aux_states: Sequence[Any], on_complete: Any) -> None:
+        raise NotImplementedError
+
+    def backward_async(self, ctx: OpContext, out_grad: Sequence[Any], in_data: Sequence[Any],
+                       out_data: Sequence[Any], req: Sequence[OpReqType], in_grad: Sequence[Any],
+                       aux_states: Sequence[Any], on_complete: Any) -> None:
+        raise NotImplementedError
 
     def forward(self, ctx: OpContext, in_data: Sequence[Any], req: Sequence[OpReqType],
                 out_data: Sequence[Any], aux_states: Sequence[Any]) -> None:

@@ -1,0 +1,89 @@
+"""Scheduling state of the threaded engines: variables and operation records.
+
+This is MXNet's ``ThreadedVar`` algorithm (``src/engine/threaded_engine.h``), with the
+per-variable linked list of ``VersionedVarBlock`` replaced by a ``deque``:
+
+* a variable is *free*, *read by n operations* (``readers``) or *written* (``writing``);
+* an operation that cannot be granted a variable right away waits in that variable's
+  FIFO ``queue`` (entries ``(op, _READ)``, ``(op, _WRITE)`` or ``(lock, _WAIT)``);
+* a read is granted when no write is running and nobody waits before it, so consecutive
+  reads run concurrently; a write is granted when the variable is free and nobody waits
+  before it, so writes run alone and in push order;
+* when an operation finishes, each of its variables grants the head of its queue: every
+  leading read (until the next write), or one write, or releases a ``wait_for_var``
+  waiter once everything pushed before it has finished;
+* an operation is ready when every variable has granted it (``op.wait`` reaches 0).
+
+Invariant: the head of a non-empty queue is blocked, so a new request queues behind it.
+All of it runs under the engine's one lock (see ``threaded.py``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Var
+
+__all__ = ["ThreadedVar"]
+
+#: kinds of queue entries
+_READ = 0
+_WRITE = 1
+_WAIT = 2
+
+#: values of ``ThreadedVar.deleted``
+ALIVE = 0
+DELETING = 1   # push_delete was called, its function has not run yet
+DEAD = 2       # the delete function ran; the variable is retired
+
+
+class ThreadedVar(Var):
+    """A variable of the threaded engines.
+
+    A retired variable keeps ``writing = True`` for ever, so every later request takes
+    the slow path, where ``deleted`` is checked (the fast path stays two tests).
+    """
+
+    __slots__ = ("readers", "writing", "queue", "error", "deleted")
+
+    def __init__(self) -> None:
+        self.readers = 0            # granted reads not yet finished
+        self.writing = False        # a granted write not yet finished
+        self.queue: Any = None      # deque of waiting requests, created on first need
+        self.error: Any = None      # EngineOpError stored by the last write (or None)
+        self.deleted = ALIVE
+
+    def busy(self) -> bool:
+        """True while an operation pushed on this variable has not finished."""
+        return bool(self.writing or self.readers or self.queue)
+
+    def __repr__(self) -> str:
+        state = ("dead" if self.deleted == DEAD else "writing" if self.writing
+                 else f"read by {self.readers}" if self.readers else "free")
+        n = len(self.queue) if self.queue else 0
+        return f"<ThreadedVar {state}, {n} waiting>"
+
+
+class _Op:
+    """One pushed operation (the only allocation per push besides queue entries)."""
+
+    __slots__ = ("fn", "c", "m", "prop", "pri", "name", "pool", "ctx", "sync", "wait",
+                 "eng", "tok", "done")
+
+    def __init__(self, fn: Any, c: tuple, m: tuple, prop: Any, pri: int, name: Any,
+                 pool: Any, ctx: Any, sync: bool) -> None:
+        self.fn = fn
+        self.c = c
+        self.m = m
+        self.prop = prop
+        self.pri = pri
+        self.name = name
+        self.pool = pool
+        self.ctx = ctx
+        self.sync = sync
+
+    def on_complete(self, exc: BaseException | None = None) -> None:
+        """The callback handed to asynchronous functions (callable from any thread)."""
+        if self.done:
+            return
+        self.done = True
+        self.eng._complete_async(self, exc)

@@ -1,0 +1,246 @@
+"""Vectorised N-d (1-D/2-D/3-D) convolution kernels shared by Convolution and
+Deconvolution, written against ``xp`` (numpy or CuPy).
+
+Layout: data ``(N, C, *spatial)``, weight ``(F, C/G, *kernel)``.
+
+Every kernel is one *im2col* copy (a strided view materialised with ``xp.copyto``), one
+big GEMM per group, and for the data gradient a *col2im* of ``prod(kernel)`` slice
+additions. Two column layouts are used:
+
+* **flat** (every stride is 1): the spatial axes of the padded input are flattened and
+  an output position ``o`` (a flat index on the *input* grid) reads input
+  ``o + offset(k)`` for kernel offset ``k``. Columns are then contiguous runs, which
+  makes im2col and col2im plain 1-D shifts (fast), at the price of computing a few junk
+  columns (output positions past the right edge), which are cropped away / zeroed.
+* **strided** (any stride): columns ``(C, *kernel, N, *out)`` gathered from a 2·d-D
+  strided view.
+
+Temporary buffers come from the operator's ``kTempSpace`` resource when it has one.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+from ._common import OpReqType, prod, writes
+
+__all__ = ["ConvGeom", "conv_forward", "conv_backward_data", "conv_backward_weight", "Workspace"]
+
+# use the flat layout while its junk columns cost at most this factor of extra work
+_FLAT_MAX_JUNK = 2.0
+
+
+class Workspace:
+    """Carves consecutive arrays out of one temp-space buffer (or allocates them)."""
+
+    def __init__(self, xp: Any, dtype: Any, sizes: Sequence[int], resource: Any = None) -> None:
+        self.xp, self.dtype = xp, dtype
+        total = int(sum(sizes))
+        if resource is not None and total > 0:
+            self.buf = resource.get_space((total,), dtype)
+        else:
+            self.buf = xp.empty((max(total, 1),), dtype=dtype)
+        self.pos = 0
+
+    def take(self, shape: Sequence[int]) -> Any:
+        n = prod(shape)
+        a = self.buf[self.pos:self.pos + n].reshape(tuple(shape))
+        self.pos += n
+        return a
+
+
+class ConvGeom:
+    """Geometry of a convolution ``x (N, C, *in_sp) * w (F, C/G, *kernel) -> (N, F, *out)``."""
+
+    def __init__(self, N: int, C: int, F: int, G: int, in_sp: Sequence[int], kernel: Sequence[int],
+                 stride: Sequence[int], dilate: Sequence[int], pad: Sequence[int]) -> None:
+        self.N, self.C, self.F, self.G = int(N), int(C), int(F), int(G)
+        self.in_sp, self.kernel = tuple(in_sp), tuple(kernel)
+        self.stride, self.dilate, self.pad = tuple(stride), tuple(dilate), tuple(pad)
+        self.nd = len(self.kernel)
+        self.pad_sp = tuple(i + 2 * p for i, p in zip(self.in_sp, self.pad))
+        self.out_sp = tuple((i - d * (k - 1) - 1) // s + 1
+                            for i, k, s, d in zip(self.pad_sp, self.kernel, self.stride, self.dilate))
+        self.K = prod(self.kernel)
+        self.O = prod(self.out_sp)
+        self.P = prod(self.pad_sp)
+        # row-major element strides of the padded spatial grid
+        st, acc = [], 1
+        for s in reversed(self.pad_sp):
+            st.append(acc)
+            acc *= s
+        self.sp_strides = tuple(reversed(st))
+        self.flat = all(s == 1 for s in self.stride)
+        if self.flat:
+            self.L = sum((o - 1) * s for o, s in zip(self.out_sp, self.sp_strides)) + 1
+            if self.L > _FLAT_MAX_JUNK * self.O:
+                self.flat = False
+        self.ncols = self.L if self.flat else self.O  # columns per sample
+        self.CK = self.C * self.K
+        self.cols_size = self.CK * self.N * self.ncols
+        self.needs_pad = any(p > 0 for p in self.pad)
+
+    @property
+    def in_shape(self) -> tuple[int, ...]:
+        return (self.N, self.C) + self.in_sp
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return (self.N, self.F) + self.out_sp
+
+    def offsets(self) -> list[tuple[int, ...]]:
+        return list(itertools.product(*[range(k) for k in self.kernel]))
+
+    # -- layout helpers ------------------------------------------------------------------------
+    def padded(self, xp: Any, x: Any, ws: Workspace | None) -> Any:
+        """``x`` zero-padded (a C-contiguous array; ``x`` itself when no padding)."""
+        if not self.needs_pad:
+            return x if x.flags.c_contiguous else xp.ascontiguousarray(x)
+        xpd = ws.take((self.N, self.C) + self.pad_sp) if ws is not None else xp.empty(
+            (self.N, self.C) + self.pad_sp, dtype=x.dtype)
+        xpd.fill(0)
+        xpd[(slice(None), slice(None)) + tuple(slice(p, p + i) for p, i in zip(self.pad, self.in_sp))] = x
+        return xpd
+
+    def im2col(self, xp: Any, xpd: Any, cols: Any) -> Any:
+        """Fill ``cols`` (``CK * N * ncols`` elements) from padded input; returns (CK, N*ncols)."""
+        it = xpd.itemsize
+        sn, sc = xpd.strides[0], xpd.strides[1]
+        kst = tuple(d * s * it for d, s in zip(self.dilate, self.sp_strides))
+        if self.flat:
+            view = xp.lib.stride_tricks.as_strided(
+                xpd, (self.C,) + self.kernel + (self.N, self.L), (sc,) + kst + (sn, it))
+        else:
+            ost = tuple(st * s * it for st, s in zip(self.sp_strides, self.stride))
+            view = xp.lib.stride_tricks.as_strided(
+                xpd, (self.C,) + self.kernel + (self.N,) + self.out_sp, (sc,) + kst + (sn,) + ost)
+        cv = cols.reshape(view.shape)
+        xp.copyto(cv, view)
+        return cols.reshape(self.CK, self.N * self.ncols)
+
+    def cols_as_out(self, xp: Any, y: Any) -> Any:
+        """View of ``y`` (F, N*ncols) as (N, F, *out)."""
+        it = y.itemsize
+        if self.flat:
+            return xp.lib.stride_tricks.as_strided(
+                y, (self.N, self.F) + self.out_sp,
+                (self.L * it, self.N * self.L * it) + tuple(s * it for s in self.sp_strides))
+        perm = (1, 0) + tuple(range(2, 2 + self.nd))
+        return y.reshape((self.F, self.N) + self.out_sp).transpose(perm)
+
+    def out_to_cols(self, xp: Any, dy: Any, buf: Any) -> Any:
+        """(N, F, *out) -> (F, N*ncols) with zero junk columns, written into ``buf``."""
+        y = buf.reshape(self.F, self.N * self.ncols)
+        if self.flat and self.L != self.O:
+            y.fill(0)
+        xp.copyto(self.cols_as_out(xp, y), dy)
+        return y
+
+    def col2im(self, xp: Any, dcols: Any, dxt: Any) -> Any:
+        """Scatter-add ``dcols`` (CK, N*ncols) into ``dxt`` (C, N, *pad_sp) (zeroed here)."""
+        dxt.fill(0)
+        C, N = self.C, self.N
+        if self.flat:
+            dc = dcols.reshape((C, self.K, N, self.L))
+            dflat = dxt.reshape(C, N, self.P)
+            for k, off in enumerate(self.offsets()):
+                o = sum(a * d * s for a, d, s in zip(off, self.dilate, self.sp_strides))
+                dflat[:, :, o:o + self.L] += dc[:, k]
+        else:
+            dc = dcols.reshape((C, self.K, N) + self.out_sp)
+            for k, off in enumerate(self.offsets()):
+                sl = tuple(slice(a * d, a * d + s * (o - 1) + 1, s)
+                           for a, d, s, o in zip(off, self.dilate, self.stride, self.out_sp))
+                dxt[(slice(None), slice(None)) + sl] += dc[:, k]
+        return dxt
+
+    def crop_t(self, dxt: Any) -> Any:
+        """(C, N, *pad_sp) -> view (N, C, *in_sp) without the padding."""
+        perm = (1, 0) + tuple(range(2, 2 + self.nd))
+        sl = (slice(None), slice(None)) + tuple(slice(p, p + i) for p, i in zip(self.pad, self.in_sp))
+        return dxt.transpose(perm)[sl]
+
+
+def _store(xp: Any, out: Any, req: OpReqType, value: Any) -> None:
+    if req == OpReqType.null:
+        return
+    if req == OpReqType.add:
+        out += value
+    else:
+        xp.copyto(out, value)
+
+
+def _bias_view(b: Any, nd: int) -> Any:
+    return b.reshape((1, b.shape[0]) + (1,) * nd)
+
+
+def conv_forward(xp: Any, g: ConvGeom, x: Any, w: Any, b: Any | None, out: Any, req: OpReqType,
+                 resource: Any = None) -> None:
+    """``out (req)= conv(x, w) + b``."""
+    if req == OpReqType.null:
+        return
+    ws = Workspace(xp, x.dtype, [g.N * g.C * g.P if g.needs_pad else 0, g.cols_size, g.F * g.N * g.ncols],
+                   resource)
+    xpd = g.padded(xp, x, ws)
+    cols = g.im2col(xp, xpd, ws.take((g.cols_size,)))
+    y = ws.take((g.F, g.N * g.ncols))
+    G = g.G
+    xp.matmul(w.reshape(G, g.F // G, g.CK // G), cols.reshape(G, g.CK // G, g.N * g.ncols),
+              out=y.reshape(G, g.F // G, g.N * g.ncols))
+    yv = g.cols_as_out(xp, y)
+    if writes(req):
+        if b is not None:
+            xp.add(yv, _bias_view(b, g.nd), out=out)
+        else:
+            xp.copyto(out, yv)
+    else:
+        out += yv
+        if b is not None:
+            out += _bias_view(b, g.nd)
+
+
+def conv_backward(xp: Any, g: ConvGeom, x: Any | None, w: Any, dy: Any, dx: Any | None, dx_req: OpReqType,
+                  dw: Any | None, dw_req: OpReqType, db: Any | None, db_req: OpReqType,
+                  resource: Any = None) -> None:
+    """Gradients of ``conv(x, w) + b`` for upstream ``dy``, each honouring its req."""
+    need_dx = dx is not None and dx_req != OpReqType.null
+    need_dw = dw is not None and dw_req != OpReqType.null
+    need_db = db is not None and db_req != OpReqType.null
+    if need_db:
+        axes = (0,) + tuple(range(2, 2 + g.nd))
+        if writes(db_req):
+            xp.sum(dy, axis=axes, out=db)
+        else:
+            db += dy.sum(axis=axes)
+    if not (need_dx or need_dw):
+        return
+    G, Fg, CKg, NL = g.G, g.F // g.G, g.CK // g.G, g.N * g.ncols
+    sizes = [g.F * NL]
+    if need_dw:
+        sizes += [g.N * g.C * g.P if g.needs_pad else 0, g.cols_size]
+    if need_dx:
+        sizes += [g.cols_size, g.C * g.N * g.P]
+    ws = Workspace(xp, dy.dtype, sizes, resource)
+    dyc = g.out_to_cols(xp, dy, ws.take((g.F * NL,))).reshape(G, Fg, NL)
+    if need_dw:
+        xpd = g.padded(xp, x, ws)
+        cols = g.im2col(xp, xpd, ws.take((g.cols_size,))).reshape(G, CKg, NL)
+        if writes(dw_req):
+            xp.matmul(dyc, cols.transpose(0, 2, 1), out=dw.reshape(G, Fg, CKg))
+        else:
+            dw += xp.matmul(dyc, cols.transpose(0, 2, 1)).reshape(dw.shape)
+    if need_dx:
+        dcols = ws.take((g.cols_size,)).reshape(G, CKg, NL)
+        xp.matmul(w.reshape(G, Fg, CKg).transpose(0, 2, 1), dyc, out=dcols)
+        dxt = g.col2im(xp, dcols.reshape(g.CK, NL), ws.take((g.C, g.N) + g.pad_sp))
+        _store(xp, dx, dx_req, g.crop_t(dxt))
+
+
+def conv_backward_data(xp: Any, g: ConvGeom, w: Any, dy: Any, dx: Any, req: OpReqType, resource: Any = None) -> None:
+    """``dx (req)= conv_transpose(dy, w)`` (the data gradient of a convolution)."""
+    conv_backward(xp, g, None, w, dy, dx, req, None, OpReqType.null, None, OpReqType.null, resource)
+
+
+def conv_backward_weight(xp: Any, g: ConvGeom, x: Any, dy: Any, dw: Any, req: OpReqType, resource: Any = None) -> None:
+    """``dw (req)= dconv/dw`` for input ``x`` and upstream ``dy``."""
+    conv_backward(xp, g, x, None, dy, None, OpReqType.null, dw, req, None, OpReqType.null, resource)

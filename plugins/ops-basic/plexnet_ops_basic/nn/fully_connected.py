@@ -1,0 +1,104 @@
+"""FullyConnected: ``out = dot(data, weight.T) + bias`` (MXNet 1.x semantics).
+
+``flatten=True`` (default) collapses every axis but the first of ``data``;
+``flatten=False`` applies the layer to the last axis only.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+
+from ._common import prod, shape_assign, writes
+
+
+class FullyConnectedParam(Params):
+    num_hidden = Field(int, low=1, doc="number of hidden units (output size)")
+    no_bias = Field(bool, default=False, doc="do not use a bias term")
+    flatten = Field(bool, default=True, doc="flatten all but the first axis of the input")
+
+
+def _matmul_into(xp: Any, a: Any, b: Any, out: Any, req: OpReqType) -> None:
+    if req == OpReqType.null:
+        return
+    if writes(req):
+        xp.matmul(a, b, out=out)
+    else:
+        out += xp.matmul(a, b)
+
+
+class FullyConnectedOp(Operator):
+    def __init__(self, param: FullyConnectedParam) -> None:
+        self.p = param
+
+    def _2d(self, x: Any) -> Any:
+        return x.reshape(x.shape[0], -1) if self.p.flatten else x.reshape(-1, x.shape[-1])
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        xp = ctx.xp
+        if req[0] == OpReqType.null:
+            return
+        x = self._2d(in_data[0])
+        w = in_data[1]
+        out = out_data[0].reshape(x.shape[0], self.p.num_hidden)
+        if writes(req[0]):
+            xp.matmul(x, w.T, out=out)
+            if not self.p.no_bias:
+                out += in_data[2]
+        else:
+            y = xp.matmul(x, w.T)
+            if not self.p.no_bias:
+                y += in_data[2]
+            out += y
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        xp = ctx.xp
+        x = self._2d(in_data[0])
+        w = in_data[1]
+        dy = out_grad[0].reshape(x.shape[0], self.p.num_hidden)
+        _matmul_into(xp, dy.T, x, in_grad[1], req[1])
+        if not self.p.no_bias and req[2] != OpReqType.null:
+            if writes(req[2]):
+                xp.sum(dy, axis=0, out=in_grad[2])
+            else:
+                in_grad[2] += dy.sum(axis=0)
+        if req[0] != OpReqType.null:
+            _matmul_into(xp, dy, w, in_grad[0].reshape(x.shape), req[0])
+
+
+class FullyConnectedProp(OperatorProperty):
+    param_cls = FullyConnectedParam
+
+    def list_arguments(self):
+        return ["data", "weight"] if self.param.no_bias else ["data", "weight", "bias"]
+
+    def infer_shape(self, in_shape):
+        p, op, names = self.param, self.op_name, self.list_arguments()
+        shapes = [None if s is None else tuple(s) for s in in_shape]
+        d = shapes[0]
+        if d is None:
+            return shapes, [None], []
+        if len(d) == 0:
+            raise self._err(f"data must have at least one dimension, got shape {d}")
+        if p.flatten:
+            in_dim = prod(d[1:])
+            out = (d[0], p.num_hidden)
+        else:
+            in_dim = d[-1]
+            out = tuple(d[:-1]) + (p.num_hidden,)
+        shape_assign(op, shapes, 1, names, (p.num_hidden, in_dim))
+        if not p.no_bias:
+            shape_assign(op, shapes, 2, names, (p.num_hidden,))
+        return shapes, [out], []
+
+    def _err(self, msg):
+        from plexnet.base import ShapeError
+        return ShapeError(f"{self.op_name}: {msg}")
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return [out_grad[0], in_data[0], in_data[1]]
+
+
+def register(registry):
+    registry.register_property("FullyConnected", FullyConnectedProp)
+    registry.register_impl("FullyConnected", "*", lambda prop, ctx: FullyConnectedOp(prop.param), impl_name="xp")

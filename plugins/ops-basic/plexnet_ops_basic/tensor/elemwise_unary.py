@@ -1,0 +1,254 @@
+"""Unary elementwise operators as SimpleOps (MXNet's ``elemwise_unary_op``).
+
+Each operator is one line of ``UNARY``: name, forward, gradient, aliases. A forward is
+either the name of an ``xp`` ufunc (the NDArray fast path: ``req=write`` is one ufunc call
+with ``out=ret``) or ``f(xp, x, out)`` that returns the result (writing into ``out`` when
+it is given; ``out`` may be ``x`` itself). A gradient is ``(kind, d)``: ``kind`` is what
+the gradient needs besides the head gradient (``"out_grad"``, ``"out_value"``,
+``"in_data"``) and ``d(xp, v)`` the derivative factor, so ``in_grad = out_grad * d(v)``;
+``ZERO`` is a zero gradient and ``IDENT`` passes the head gradient through.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
+
+from ._common import ADD, fill_zero, special, store
+
+ZERO = ("out_grad", None)
+IDENT = ("out_grad", "ident")
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+
+
+# -- forward builders -----------------------------------------------------------------------------------
+
+def ufunc_forward(name: str) -> Callable[..., None]:
+    """``ret = xp.NAME(src)`` honouring ``req``; ``write`` is one call with ``out=ret``."""
+    def forward(src: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
+        if req == ADD:
+            xp = ctx.xp
+            xp.add(ret, getattr(xp, name)(src), out=ret, casting="unsafe")
+        elif req:
+            getattr(ctx.xp, name)(src, out=ret, casting="unsafe")
+    forward.__name__ = f"{name}_forward"
+    return forward
+
+
+def compute_forward(fn: Callable[..., Any], name: str) -> Callable[..., None]:
+    def forward(src: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
+        if not req:
+            return
+        xp = ctx.xp
+        if req == ADD:
+            xp.add(ret, fn(xp, src, None), out=ret, casting="unsafe")
+        elif ret.dtype == src.dtype and ret.dtype.kind == "f":
+            r = fn(xp, src, ret)
+            if r is not ret:
+                xp.copyto(ret, r, casting="unsafe")
+        else:
+            xp.copyto(ret, fn(xp, src, None), casting="unsafe")
+    forward.__name__ = f"{name}_forward"
+    return forward
+
+
+def make_gradient(kind: str, d: Any, name: str) -> Callable[..., None]:
+    if d is None:  # zero gradient
+        def grad0(out_grad: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
+            fill_zero(in_grad, req)
+        return grad0
+    if d == "ident":
+        def grad_ident(out_grad: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
+            store(ctx.xp, in_grad, req, out_grad)
+        return grad_ident
+    if kind == "out_grad":
+        def grad_og(out_grad: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
+            if req:
+                store(ctx.xp, in_grad, req, d(ctx.xp, out_grad))
+        return grad_og
+
+    def grad(out_grad: Any, v: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
+        if not req:
+            return
+        xp = ctx.xp
+        f = d(xp, v)
+        if req == ADD:
+            xp.add(in_grad, out_grad * f, out=in_grad, casting="unsafe")
+        else:
+            xp.multiply(out_grad, f, out=in_grad, casting="unsafe")
+    grad.__name__ = f"{name}_backward"
+    return grad
+
+
+# -- forwards that are not a single ufunc --------------------------------------------------------------------
+
+def _rsqrt(xp: Any, x: Any, out: Any) -> Any:
+    r = xp.sqrt(x, out=out)
+    return xp.reciprocal(r, out=r)
+
+
+def _relu(xp: Any, x: Any, out: Any) -> Any:
+    return xp.maximum(x, 0, out=out)
+
+
+def _sigmoid(xp: Any, x: Any, out: Any) -> Any:
+    # 0.5 * (tanh(x/2) + 1): no overflow for large |x|, no temporaries
+    r = xp.multiply(x, 0.5, out=out)
+    xp.tanh(r, out=r)
+    r += 1
+    r *= 0.5
+    return r
+
+
+def _softsign(xp: Any, x: Any, out: Any) -> Any:
+    den = xp.abs(x)
+    den += 1
+    return xp.divide(x, den, out=out)
+
+
+def _round(xp: Any, x: Any, out: Any) -> Any:
+    # MXNet rounds half away from zero (C ``round``); numpy's round is half-to-even
+    t = xp.trunc(x)
+    half = xp.abs(x - t) >= 0.5
+    s = xp.sign(x)
+    return xp.add(t, s * half, out=out, casting="unsafe")
+
+
+def _rint(xp: Any, x: Any, out: Any) -> Any:
+    # MXNet's rint: floor(x), or ceil(x) when x is strictly nearer to it (n.5 -> n)
+    fl = xp.floor(x)
+    up = (x - fl) > 0.5
+    return xp.add(fl, up, out=out, casting="unsafe")
+
+
+def _erf_approx(xp: Any, x: Any) -> Any:
+    # Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7), used only without scipy / cupyx
+    s = xp.sign(x)
+    a = xp.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+               + 0.254829592) * t * xp.exp(-a * a)
+    return s * y
+
+
+def _erf(xp: Any, x: Any, out: Any) -> Any:
+    fn = special(xp, "erf")
+    if fn is not None:
+        return fn(x, out=out) if out is not None else fn(x)
+    return _erf_approx(xp, x).astype(x.dtype, copy=False)
+
+
+def _need_special(name: str) -> Callable[..., Any]:
+    def f(xp: Any, x: Any, out: Any = None) -> Any:
+        fn = special(xp, name)
+        if fn is None:
+            raise NotImplementedError(f"{name} needs scipy (numpy) or cupyx (CuPy) installed")
+        return fn(x, out=out) if out is not None else fn(x)
+    return f
+
+
+_gamma, _gammaln, _digamma = _need_special("gamma"), _need_special("gammaln"), _need_special("digamma")
+
+
+def _zeros(xp: Any, x: Any, out: Any) -> Any:
+    if out is None:
+        return xp.zeros_like(x)
+    out[...] = 0
+    return out
+
+
+def _ones(xp: Any, x: Any, out: Any) -> Any:
+    if out is None:
+        return xp.ones_like(x)
+    out[...] = 1
+    return out
+
+
+def _copy(xp: Any, x: Any, out: Any) -> Any:
+    if out is None:
+        return x
+    if out is not x:
+        xp.copyto(out, x, casting="unsafe")
+    return out
+
+
+# -- the table ---------------------------------------------------------------------------------------------
+
+OUT_VALUE, IN_DATA = "out_value", "in_data"
+
+#: name, forward (ufunc name or callable), (gradient kind, derivative), aliases, description
+UNARY: list[tuple[str, Any, tuple, tuple[str, ...], str]] = [
+    ("abs", "absolute", (IN_DATA, lambda xp, x: xp.sign(x)), (), "|x|"),
+    ("sign", "sign", ZERO, (), "sign of x (-1, 0, 1)"),
+    ("negative", "negative", ("out_grad", lambda xp, g: -g), (), "-x"),
+    ("reciprocal", "reciprocal", (IN_DATA, lambda xp, x: -1.0 / (x * x)), (), "1/x"),
+    ("square", "square", (IN_DATA, lambda xp, x: 2 * x), (), "x**2"),
+    ("sqrt", "sqrt", (OUT_VALUE, lambda xp, y: 0.5 / y), (), "sqrt(x)"),
+    ("rsqrt", _rsqrt, (IN_DATA, lambda xp, x: -0.5 / (x * xp.sqrt(x))), (), "1/sqrt(x)"),
+    ("cbrt", "cbrt", (OUT_VALUE, lambda xp, y: 1.0 / (3 * y * y)), (), "cube root of x"),
+    ("rcbrt", lambda xp, x, out: xp.reciprocal(xp.cbrt(x), out=out),
+     (IN_DATA, lambda xp, x: -1.0 / (3 * x * xp.cbrt(x))), (), "1/cbrt(x)"),
+    ("exp", "exp", (OUT_VALUE, lambda xp, y: y), (), "e**x"),
+    ("expm1", "expm1", (IN_DATA, lambda xp, x: xp.exp(x)), (), "e**x - 1"),
+    ("log", "log", (IN_DATA, lambda xp, x: 1.0 / x), (), "natural logarithm"),
+    ("log1p", "log1p", (IN_DATA, lambda xp, x: 1.0 / (1 + x)), (), "log(1 + x)"),
+    ("log2", "log2", (IN_DATA, lambda xp, x: 1.0 / (x * _LN2)), (), "base-2 logarithm"),
+    ("log10", "log10", (IN_DATA, lambda xp, x: 1.0 / (x * _LN10)), (), "base-10 logarithm"),
+    ("sin", "sin", (IN_DATA, lambda xp, x: xp.cos(x)), (), "sine"),
+    ("cos", "cos", (IN_DATA, lambda xp, x: -xp.sin(x)), (), "cosine"),
+    ("tan", "tan", (OUT_VALUE, lambda xp, y: 1 + y * y), (), "tangent"),
+    ("arcsin", "arcsin", (IN_DATA, lambda xp, x: 1.0 / xp.sqrt(1 - x * x)), (), "inverse sine"),
+    ("arccos", "arccos", (IN_DATA, lambda xp, x: -1.0 / xp.sqrt(1 - x * x)), (), "inverse cosine"),
+    ("arctan", "arctan", (IN_DATA, lambda xp, x: 1.0 / (1 + x * x)), (), "inverse tangent"),
+    ("sinh", "sinh", (IN_DATA, lambda xp, x: xp.cosh(x)), (), "hyperbolic sine"),
+    ("cosh", "cosh", (IN_DATA, lambda xp, x: xp.sinh(x)), (), "hyperbolic cosine"),
+    ("tanh", "tanh", (OUT_VALUE, lambda xp, y: 1 - y * y), (), "hyperbolic tangent"),
+    ("arcsinh", "arcsinh", (IN_DATA, lambda xp, x: 1.0 / xp.sqrt(x * x + 1)), (), "inverse hyperbolic sine"),
+    ("arccosh", "arccosh", (IN_DATA, lambda xp, x: 1.0 / xp.sqrt(x * x - 1)), (), "inverse hyperbolic cosine"),
+    ("arctanh", "arctanh", (IN_DATA, lambda xp, x: 1.0 / (1 - x * x)), (), "inverse hyperbolic tangent"),
+    ("degrees", "degrees", ("out_grad", lambda xp, g: g * (180.0 / math.pi)), (), "radians to degrees"),
+    ("radians", "radians", ("out_grad", lambda xp, g: g * (math.pi / 180.0)), (), "degrees to radians"),
+    ("floor", "floor", ZERO, (), "round toward -inf"),
+    ("ceil", "ceil", ZERO, (), "round toward +inf"),
+    ("round", _round, ZERO, (), "round to nearest, halves away from zero (MXNet/C round)"),
+    ("rint", _rint, ZERO, (), "round to nearest, halves toward -inf (MXNet's rint: 1.5 -> 1, -1.5 -> -2)"),
+    ("trunc", "trunc", ZERO, (), "round toward zero"),
+    ("fix", "trunc", ZERO, (), "round toward zero"),
+    ("relu", _relu, (OUT_VALUE, lambda xp, y: y > 0), (), "max(x, 0)"),
+    ("sigmoid", _sigmoid, (OUT_VALUE, lambda xp, y: y * (1 - y)), (), "1 / (1 + exp(-x))"),
+    ("softsign", _softsign, (IN_DATA, lambda xp, x: 1.0 / xp.square(1 + xp.abs(x))), (), "x / (1 + |x|)"),
+    ("erf", _erf, (IN_DATA, lambda xp, x: _2_SQRTPI * xp.exp(-x * x)), (), "Gauss error function"),
+    ("gamma", _gamma, (OUT_VALUE, None), (), "gamma function (needs scipy / cupyx)"),
+    ("gammaln", _gammaln, (IN_DATA, lambda xp, x: _digamma(xp, x)), (),
+     "log of |gamma(x)| (needs scipy / cupyx)"),
+    ("_copy", _copy, IDENT, ("identity",), "a copy of x"),
+    ("BlockGrad", _copy, ZERO, ("stop_gradient",), "x in forward; blocks the gradient in backward"),
+    ("make_loss", _copy, ("out_grad", lambda xp, g: xp.ones_like(g)), (),
+     "x in forward; its gradient is 1 (the head gradient is ignored)"),
+    ("zeros_like", _zeros, ZERO, (), "an array of zeros shaped like x"),
+    ("ones_like", _ones, ZERO, (), "an array of ones shaped like x"),
+]
+
+
+def _gamma_grad(out_grad: Any, in_data: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
+    # d gamma(x) = gamma(x) * digamma(x); needs the input, so recompute gamma from it
+    if req:
+        xp = ctx.xp
+        store(xp, in_grad, req, out_grad * _gamma(xp, in_data) * _digamma(xp, in_data))
+
+
+def build(name: str, fwd: Any, grad: tuple, aliases: tuple[str, ...], doc: str) -> SimpleOp:
+    forward = ufunc_forward(fwd) if isinstance(fwd, str) else compute_forward(fwd, name)
+    op = SimpleOp(name, 1).set_function(forward, IO.kInplaceInOut).set_aliases(*aliases).describe(doc)
+    kind, d = grad
+    if name == "gamma":
+        return op.set_gradient(_gamma_grad, IO.kInplaceOutIn, kind=IN_DATA)
+    return op.set_gradient(make_gradient(kind, d, name), IO.kInplaceOutIn, kind=kind)
+
+
+def register(registry: Any) -> None:
+    for row in UNARY:
+        build(*row).register(registry)
