@@ -15,7 +15,8 @@ registered in that hook is rolled back, the plugin is reported as failed (see
 ``plexnet plugins``) and the rest of plexnet keeps working.
 
 A plugin module may set ``PLEXNET_API_VERSION = "1.0"``; a different major version than
-``plexnet.base.API_VERSION`` is reported and the plugin is not registered.
+``plexnet.base.API_VERSION``, or a newer minor one, is reported as ``incompatible`` and
+the plugin is not registered. ``docs/plugins.md`` is the guide for plugin authors.
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def plexnet_register_operators(registry: "OpRegistry") -> None:
     that another plugin already registered is an error naming both plugins; adding an
     implementation to another plugin's operator is allowed (that is what alternative
     implementations are), but two implementations with one ``impl_name`` for one device
-    type conflict. SimpleOps register through ``plexnet.operator.simple_op.register``
-    with ``registry=registry``.
+    type conflict. SimpleOps register with
+    ``plexnet.operator.simple_op.SimpleOp(name)....register(registry)``.
     """
 
 

@@ -157,6 +157,12 @@ class EvalMetric:
 
     # helpers for subclasses
     def _add(self, value: Any, n: Any) -> None:
+        # numpy scalars become Python numbers first: MXNet (numpy 1.x) accumulated batch
+        # values in float64, numpy 2 would keep float32 and round differently
+        if isinstance(value, numpy.generic):
+            value = value.item()
+        if isinstance(n, numpy.generic):
+            n = n.item()
         self.sum_metric += value
         self.global_sum_metric += value
         self.num_inst += n
@@ -342,7 +348,7 @@ class TopKAccuracy(EvalMetric):
                 num_classes = pred.shape[1]
                 top_k = min(num_classes, self.top_k)
                 # argpartition as MXNet: only membership in the top k matters
-                part = numpy.argpartition(pred, -top_k if top_k < num_classes else num_classes - 1)
+                part = numpy.argpartition(pred, -top_k)
                 for j in range(top_k):
                     n = int((part[:, num_classes - 1 - j].flat == label.flat).sum())
                     self._add(n, 0)

@@ -31,6 +31,9 @@ class DeviceBackend:
     compute_workers: int = 1
     #: engine worker threads per device for copies
     copy_workers: int = 1
+    #: arrays up to this many bytes come from ``xp.empty`` instead of the storage pool
+    #: (plain reference counting keeps them alive while operations use them)
+    small_alloc_bytes: int = 0
 
     def is_available(self) -> bool:
         return self.unavailable_reason is None

@@ -20,6 +20,8 @@ class CPUBackend(DeviceBackend):
         # numpy releases the GIL inside large kernels, so a pool of one worker per core
         # lets independent big operations overlap.
         self.compute_workers = max(1, int(os.environ.get("PLEXNET_CPU_WORKER_NTHREADS", os.cpu_count() or 1)))
+        # malloc already pools small blocks; going through plexnet's pool costs more
+        self.small_alloc_bytes = int(os.environ.get("PLEXNET_CPU_SMALL_ALLOC", 4096))
 
     def raw_alloc(self, nbytes: int, device_id: int) -> Any:
         return np.empty(max(int(nbytes), 1), dtype=np.uint8)

@@ -51,19 +51,20 @@ class NaiveEngine(Engine):
         if prop not in (FnProperty.DELETE_VAR, FnProperty.NO_SKIP):
             err = pending_error(c + m)
         if err is None:
-            done = threading.Event()
+            done = threading.Lock()  # released by on_complete (cheaper than an Event)
+            done.acquire()
             box: list[BaseException | None] = [None]
 
             def on_complete(exc: BaseException | None = None) -> None:
                 box[0] = exc
-                done.set()
+                done.release()
 
             obs = self.observers
             tokens = [o.on_start(name, ctx, "naive") for o in obs] if obs else ()
             try:
                 with mark_engine_thread():
                     fn(run_context(ctx, "naive"), on_complete)
-                done.wait()
+                done.acquire()
             except BaseException as e:  # noqa: BLE001 - stored and raised at the wait point
                 box[0] = e
             for o, t in zip(obs, tokens):

@@ -5,7 +5,8 @@ per-variable linked list of ``VersionedVarBlock`` replaced by a ``deque``:
 
 * a variable is *free*, *read by n operations* (``readers``) or *written* (``writing``);
 * an operation that cannot be granted a variable right away waits in that variable's
-  FIFO ``queue`` (entries ``(op, _READ)``, ``(op, _WRITE)`` or ``(lock, _WAIT)``);
+  FIFO ``queue``: the entry is the operation itself (a write if the variable is in
+  ``op.m``, else a read; no per-entry allocation) or a ``wait_for_var`` waiter's lock;
 * a read is granted when no write is running and nobody waits before it, so consecutive
   reads run concurrently; a write is granted when the variable is free and nobody waits
   before it, so writes run alone and in push order;
@@ -24,11 +25,6 @@ from typing import Any
 from .base import Var
 
 __all__ = ["ThreadedVar"]
-
-#: kinds of queue entries
-_READ = 0
-_WRITE = 1
-_WAIT = 2
 
 #: values of ``ThreadedVar.deleted``
 ALIVE = 0

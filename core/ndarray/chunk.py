@@ -7,13 +7,20 @@ from .. import engine as _engine_mod
 from .. import storage as _storage_mod
 from ..context import Context
 
-__all__ = ["Chunk", "alloc_chunk"]
+__all__ = ["Chunk", "PooledChunk", "alloc_chunk"]
 
 
 class Chunk:
-    """Owns a storage ``Handle`` (or an external buffer) and the engine ``var`` that
-    orders every operation on it. When the last view goes away the block is freed
-    through ``Engine.push_delete``, i.e. only after pending operations are done."""
+    """The engine ``var`` that orders every operation on one buffer, plus what keeps the
+    buffer alive.
+
+    Small CPU buffers (below the backend's ``small_alloc_bytes``) and external buffers
+    (DLPack, numpy views) are plain reference-counted arrays: every pushed function
+    holds a reference to the arrays it touches, so memory cannot be reused while an
+    operation still reads it, and nothing has to go through the engine on release.
+    Pooled blocks use ``PooledChunk``, which returns the block through
+    ``Engine.push_delete`` once pending operations are done.
+    """
 
     __slots__ = ("handle", "var", "ctx", "engine", "ext", "__weakref__")
 
@@ -24,18 +31,22 @@ class Chunk:
         self.var = eng.new_var()
         self.ext = ext  # keeps an external (DLPack / numpy) buffer alive
 
+
+
+class PooledChunk(Chunk):
+    """A chunk whose block came from a storage manager."""
+
+    __slots__ = ()
+
     def __del__(self) -> None:
         h = self.handle
         try:
-            if h is not None:
-                self.engine.push_delete(lambda _rc, h=h: h.manager.free(h), self.ctx, self.var)
-            else:
-                self.engine.push_delete(None, self.ctx, self.var)
+            self.engine.push_delete(lambda _rc, h=h: h.manager.free(h), self.ctx, self.var)
         except Exception:  # noqa: BLE001 - interpreter shutdown / engine gone
             pass
 
 
-def alloc_chunk(nbytes: int, ctx: Context) -> Chunk:
+def alloc_chunk(nbytes: int, ctx: Context) -> PooledChunk:
     """A chunk of ``nbytes`` from the context's storage manager."""
     handle = _storage_mod.get().alloc(nbytes, ctx)
-    return Chunk(handle, ctx, _engine_mod.get())
+    return PooledChunk(handle, ctx, _engine_mod.get())

@@ -427,13 +427,23 @@ def _copy(src: NDArray, dst: NDArray) -> None:
                                     [dst._chunk.var], FnProperty.COPY_TO_GPU, 0, "copy_d2d")
 
 
+_small: dict[Context, tuple[int, Any]] = {}
+
+
 def _new(shape: tuple, ctx: Context, dt: np.dtype) -> NDArray:
-    n = 1
+    """A fresh array: small ones straight from the backend's ``xp.empty`` (see Chunk),
+    the rest from the context's storage pool."""
+    n = dt.itemsize
     for d in shape:
         n *= d
-    nbytes = n * dt.itemsize
-    chunk = alloc_chunk(nbytes, ctx)
-    return NDArray(chunk, chunk.handle.buf[:nbytes].view(dt).reshape(shape))
+    sm = _small.get(ctx)
+    if sm is None:
+        be = get_backend(ctx)
+        sm = _small[ctx] = (be.small_alloc_bytes, be.xp.empty)
+    if n <= sm[0]:
+        return NDArray(Chunk(None, ctx, _engine_mod.get()), sm[1](shape, dt))
+    chunk = alloc_chunk(n, ctx)
+    return NDArray(chunk, chunk.handle.buf[:n].view(dt).reshape(shape))
 
 
 def _shape(shape: Any) -> tuple:

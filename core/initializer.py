@@ -1,0 +1,508 @@
+"""Weight initializers (``plexnet.init`` / ``plexnet.initializer``, MXNet 1.x ``mx.init``).
+
+An initializer is called as ``init(desc, arr)`` where ``desc`` is an ``InitDesc`` (a
+``str`` subclass carrying the variable's attributes) or a plain name, and ``arr`` an
+NDArray that it fills in place. The name decides what happens, as in MXNet:
+
+========================  =============================================
+name ends with            filled by
+========================  =============================================
+``weight``                ``_init_weight`` (the initializer's own rule)
+``bias``                  ``_init_bias``: 0
+``gamma``                 ``_init_gamma``: 1
+``beta``                  ``_init_beta``: 0
+``moving_mean``           0            ``moving_var``: 1
+``moving_inv_var``        0            ``moving_avg``: 0
+``min``                   0            ``max``: 1
+========================  =============================================
+
+A variable whose attributes hold ``__init__`` (``mx.sym.Variable('w',
+init=mx.init.Constant(2))``, or what an operator sets on its auxiliary states) is
+filled by that initializer instead. Anything else is an error that names the variable.
+
+Random initializers draw from the device's generator in the resource manager, so
+``plexnet.random.seed(s)`` makes them reproducible (on every engine: the draw is an
+engine operation serialised with every other user of that generator).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from math import sqrt
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["InitDesc", "Initializer", "Load", "Mixed", "Zero", "One", "Constant", "Uniform", "Normal",
+           "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "register", "alias", "create"]
+
+_REGISTRY: dict[str, type] = {}
+
+
+class InitDesc(str):
+    """A parameter name with its symbol attributes (``attrs``) and the global
+    initializer (``global_init``) of the call that reaches it."""
+
+    attrs: dict
+    global_init: Any
+
+    def __new__(cls, name: str, attrs: dict | None = None, global_init: Any = None) -> "InitDesc":
+        ret = super().__new__(cls, name)
+        ret.attrs = dict(attrs or {})
+        ret.global_init = global_init
+        return ret
+
+
+# -- filling arrays ----------------------------------------------------------------------------
+def _is_nd(arr: Any) -> bool:
+    return hasattr(arr, "_chunk") and hasattr(arr, "asnumpy")
+
+
+def _assign(arr: Any, value: Any) -> None:
+    """``arr[:] = value`` for NDArrays and numpy arrays."""
+    arr[:] = value
+
+
+def _random_fill(arr: Any, kind: str, a: float, b: float) -> None:
+    """Fill ``arr`` with ``uniform(a, b)`` or ``normal(a, b)`` (mean, std) draws from the
+    device's generator of the resource manager, inside an engine operation that mutates
+    the generator's variable (so seeded programs draw the same numbers every run)."""
+    if not _is_nd(arr):
+        # a plain numpy array: draw on the cpu generator, synchronously
+        from . import nd
+        tmp = nd.empty(np.shape(arr), dtype=np.asarray(arr).dtype)
+        _random_fill(tmp, kind, a, b)
+        arr[...] = tmp.asnumpy()
+        return
+    fn = _nd_sampler(kind)
+    if fn is not None:
+        try:
+            fn(a, b, shape=arr.shape, ctx=arr.context, dtype=arr.dtype, out=arr)
+            return
+        except (TypeError, NotImplementedError):  # an older sampler signature: use ours
+            pass
+    from . import engine
+    from .resource import ResourceRequest
+    from .resource import get as get_resources
+    ctx = arr.context
+    res = get_resources().request(ctx, ResourceRequest.kRandom)
+    data = arr._data
+    shape = tuple(arr.shape)
+
+    def draw(_rctx: Any) -> None:
+        rng = res.get_random()
+        if kind == "uniform":
+            vals = rng.uniform(a, b, size=shape)
+        else:
+            vals = rng.normal(a, b, size=shape)
+        data[...] = vals.astype(data.dtype, copy=False) if hasattr(vals, "astype") else vals
+
+    engine.get().push_sync(draw, ctx, (), (res.var, arr._chunk.var), name=f"init.{kind}")
+
+
+def _nd_sampler(kind: str) -> Callable[..., Any] | None:
+    """``plexnet.nd.random.uniform/normal`` when the NDArray samplers exist."""
+    try:
+        from .ndarray import random as ndrandom  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return getattr(ndrandom, kind, None)
+
+
+# -- the base class ----------------------------------------------------------------------------
+class Initializer:
+    """Base class: subclasses implement ``_init_weight(name, arr)``; the other rules
+    (bias, gamma, beta, moving statistics) come from the name (see the module doc)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._kwargs = kwargs
+        self._verbose = False
+        self._print_func: Callable[[Any], str] | None = None
+
+    def set_verbosity(self, verbose: bool = False, print_func: Callable[[Any], str] | None = None) -> "Initializer":
+        """Log every initialised array (with ``print_func(arr)``, default its RMS)."""
+        self._verbose = verbose
+        if print_func is None:
+            def asum_stat(x: Any) -> str:
+                v = np.asarray(x.asnumpy() if hasattr(x, "asnumpy") else x, dtype=np.float64)
+                return str(float(np.linalg.norm(v.ravel()) / sqrt(max(v.size, 1))))
+            print_func = asum_stat
+        self._print_func = print_func
+        return self
+
+    def _verbose_print(self, desc: str, init: str, arr: Any) -> None:
+        if self._verbose and self._print_func:
+            logging.info("Initialized %s as %s: %s", desc, init, self._print_func(arr))
+
+    def dumps(self) -> str:
+        """``'["name", {kwargs}]'``: what ``create`` and ``sym.Variable(init=...)`` read."""
+        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
+
+    def __call__(self, desc: Any, arr: Any) -> None:
+        if not isinstance(desc, str):
+            raise TypeError(f"initializer: name must be a string or InitDesc, got {desc!r}")
+        if not isinstance(desc, InitDesc):
+            desc = InitDesc(desc)
+        if desc.global_init is None:
+            desc.global_init = self
+        init = desc.attrs.get("__init__", "")
+        if init:
+            create(init)._init_weight(desc, arr)
+            self._verbose_print(desc, init, arr)
+            return
+        for suffix, method, label in _DISPATCH:
+            if desc.endswith(suffix):
+                getattr(self, method)(desc, arr)
+                self._verbose_print(desc, label, arr)
+                return
+        if desc.startswith("upsampling"):
+            self._init_bilinear(desc, arr)
+        elif desc.startswith("stn_loc") and desc.endswith("weight"):
+            self._init_zero(desc, arr)
+        elif desc.startswith("stn_loc") and desc.endswith("bias"):
+            self._init_loc_bias(desc, arr)
+        else:
+            self._init_default(desc, arr)
+
+    # the rules
+    def _init_bilinear(self, _: str, arr: Any) -> None:
+        _assign(arr, _bilinear(arr.shape))
+
+    def _init_loc_bias(self, _: str, arr: Any) -> None:
+        if arr.shape[0] != 6:
+            raise ValueError(f"stn_loc bias must have 6 elements, got shape {arr.shape}")
+        _assign(arr, np.array([1.0, 0, 0, 0, 1.0, 0]))
+
+    def _init_zero(self, _: str, arr: Any) -> None:
+        _assign(arr, 0.0)
+
+    def _init_one(self, _: str, arr: Any) -> None:
+        _assign(arr, 1.0)
+
+    def _init_bias(self, _: str, arr: Any) -> None:
+        _assign(arr, 0.0)
+
+    def _init_gamma(self, _: str, arr: Any) -> None:
+        _assign(arr, 1.0)
+
+    def _init_beta(self, _: str, arr: Any) -> None:
+        _assign(arr, 0.0)
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement _init_weight")
+
+    def _init_default(self, name: str, _: Any) -> None:
+        raise ValueError(
+            f"Unknown initialization pattern for {name!r}. Default initialization is limited to names "
+            f"ending in 'weight', 'bias', 'gamma' (1.0), 'beta' (0.0), 'moving_mean' (0.0), 'moving_var' "
+            f"(1.0), 'min' and 'max'. Use mx.sym.Variable(name, init=mx.init.*) to set the initializer "
+            f"of {name!r}.")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self._kwargs == other._kwargs
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        kw = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({kw})"
+
+
+# (suffix, method, label), checked in order: the longer suffixes first
+_DISPATCH = (
+    ("weight_quantize", "_init_zero", "weight_quantize"),
+    ("bias_quantize", "_init_zero", "bias_quantize"),
+    ("moving_mean", "_init_zero", "moving_mean"),
+    ("moving_var", "_init_one", "moving_var"),
+    ("moving_inv_var", "_init_zero", "moving_inv_var"),
+    ("moving_avg", "_init_zero", "moving_avg"),
+    ("weight", "_init_weight", "weight"),
+    ("bias", "_init_bias", "bias"),
+    ("gamma", "_init_gamma", "gamma"),
+    ("beta", "_init_beta", "beta"),
+    ("min", "_init_zero", "min"),
+    ("max", "_init_one", "max"),
+)
+
+
+def _bilinear(shape: Sequence[int]) -> np.ndarray:
+    n = int(np.prod(shape))
+    f = np.ceil(shape[3] / 2.0)
+    c = (2 * f - 1 - f % 2) / (2.0 * f)
+    i = np.arange(n)
+    x = i % shape[3]
+    y = (i // shape[3]) % shape[2]
+    weight = (1 - np.abs(x / f - c)) * (1 - np.abs(y / f - c))
+    return weight.astype("float32").reshape(shape)
+
+
+def register(klass: type) -> type:
+    """Register an initializer class under its lower-cased name (for ``create`` and
+    for ``__init__`` attributes)."""
+    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
+        raise TypeError(f"can only register subclasses of Initializer, got {klass!r}")
+    _REGISTRY[klass.__name__.lower()] = klass
+    return klass
+
+
+def alias(*aliases: str) -> Callable[[type], type]:
+    def reg(klass: type) -> type:
+        for name in aliases:
+            _REGISTRY[name.lower()] = klass
+        return klass
+    return reg
+
+
+def create(*args: Any, **kwargs: Any) -> Initializer:
+    """An initializer from a name (``'xavier'``), an instance, a config dict, or a JSON
+    string as ``dumps()`` writes (``'["uniform", {"scale": 0.1}]'``)."""
+    if args:
+        name, args = args[0], args[1:]
+    else:
+        name = kwargs.pop("initializer")
+    if isinstance(name, Initializer):
+        if args or kwargs:
+            raise ValueError("initializer is already an instance; additional arguments are invalid")
+        return name
+    if isinstance(name, dict):
+        return create(**name)
+    if not isinstance(name, str):
+        raise TypeError(f"initializer must be a name, an Initializer or a JSON string, got {name!r}")
+    if name.startswith("["):
+        name, kw = json.loads(name)
+        return create(name, **kw)
+    if name.startswith("{"):
+        return create(**json.loads(name))
+    key = name.lower()
+    if key not in _REGISTRY:
+        raise ValueError(f"initializer {name!r} is not registered; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[key](*args, **kwargs)
+
+
+# -- composite initializers ---------------------------------------------------------------------
+class Load:
+    """Initialise from saved parameters (a dict, or a file ``nd.save`` wrote; ``arg:`` /
+    ``aux:`` prefixes are stripped); names not found go to ``default_init``."""
+
+    def __init__(self, param: Any, default_init: Any = None, verbose: bool = False) -> None:
+        if isinstance(param, str):
+            from .ndarray import load
+            param = load(param)
+        if not isinstance(param, dict):
+            raise TypeError("Load: param must be a dict of name -> array or a file name")
+        self.param = {}
+        for name, arr in param.items():
+            if name.startswith("arg:") or name.startswith("aux:"):
+                self.param[name[4:]] = arr
+            else:
+                self.param[name] = arr
+        self.default_init = default_init
+        self.verbose = verbose
+
+    def __call__(self, name: str, arr: Any) -> None:
+        if name in self.param:
+            if tuple(arr.shape) != tuple(self.param[name].shape):
+                raise ValueError(f"Parameter {name} cannot be initialized from loading. Shape mismatch, "
+                                 f"target {tuple(arr.shape)} vs loaded {tuple(self.param[name].shape)}")
+            _assign(arr, self.param[name])
+            if self.verbose:
+                logging.info("Initialized %s by loading", name)
+        else:
+            if self.default_init is None:
+                raise ValueError(f"Cannot Initialize {name}. Not found in loaded param and no default "
+                                 f"Initializer is provided.")
+            self.default_init(name, arr)
+            if self.verbose:
+                logging.info("Initialized %s by default", name)
+
+
+class Mixed:
+    """Pick the initializer by the first regular expression that matches the name."""
+
+    def __init__(self, patterns: Sequence[str], initializers: Sequence[Any]) -> None:
+        if len(patterns) != len(initializers):
+            raise ValueError("Mixed: patterns and initializers must have the same length")
+        self.map = list(zip([re.compile(p) for p in patterns], initializers))
+
+    def __call__(self, name: str, arr: Any) -> None:
+        for prog, init in self.map:
+            if prog.match(name):
+                init(name, arr)
+                return
+        raise ValueError(f"Parameter name {name} did not match any pattern. Consider adding a \".*\" "
+                         f"pattern at the end with a default Initializer.")
+
+
+# -- the initializers ----------------------------------------------------------------------------
+@register
+@alias("zeros")
+class Zero(Initializer):
+    """Weights 0."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _assign(arr, 0)
+
+
+@register
+@alias("ones")
+class One(Initializer):
+    """Weights 1."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _assign(arr, 1)
+
+
+@register
+class Constant(Initializer):
+    """Weights ``value`` (a scalar, or an array broadcast to the weight)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value=value)
+        self.value = value
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        v = self.value
+        if isinstance(v, (list, tuple)):
+            v = np.asarray(v, dtype=np.float32)
+        _assign(arr, v)
+
+    def dumps(self) -> str:
+        val = self._kwargs["value"]
+        if not np.isscalar(val):
+            val = val.tolist() if isinstance(val, np.ndarray) else (
+                val.asnumpy().tolist() if hasattr(val, "asnumpy") else val)
+        return json.dumps([self.__class__.__name__.lower(), dict(self._kwargs, value=val)])
+
+
+@register
+class Uniform(Initializer):
+    """Weights drawn from ``U(-scale, scale)``."""
+
+    def __init__(self, scale: float = 0.07) -> None:
+        super().__init__(scale=scale)
+        self.scale = scale
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _random_fill(arr, "uniform", -self.scale, self.scale)
+
+
+@register
+class Normal(Initializer):
+    """Weights drawn from ``N(0, sigma^2)``."""
+
+    def __init__(self, sigma: float = 0.01) -> None:
+        super().__init__(sigma=sigma)
+        self.sigma = sigma
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _random_fill(arr, "normal", 0.0, self.sigma)
+
+
+@register
+class Orthogonal(Initializer):
+    """An orthogonal matrix (from the SVD of a random one) times ``scale``."""
+
+    def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
+        super().__init__(scale=scale, rand_type=rand_type)
+        self.scale = scale
+        self.rand_type = rand_type
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        from . import nd
+        nout = arr.shape[0]
+        nin = int(np.prod(arr.shape[1:]))
+        tmp_nd = nd.empty((nout, nin), ctx=getattr(arr, "context", None))
+        if self.rand_type == "uniform":
+            _random_fill(tmp_nd, "uniform", -1.0, 1.0)
+        elif self.rand_type == "normal":
+            _random_fill(tmp_nd, "normal", 0.0, 1.0)
+        else:
+            raise ValueError(f"Orthogonal: unknown rand_type {self.rand_type!r}")
+        tmp = tmp_nd.asnumpy()
+        u, _s, v = np.linalg.svd(tmp, full_matrices=False)
+        res = u if u.shape == tmp.shape else v
+        _assign(arr, (self.scale * res.reshape(arr.shape)).astype(np.float32))
+
+
+@register
+class Xavier(Initializer):
+    """Glorot/Xavier: ``scale = sqrt(magnitude / factor)`` where ``factor`` is the
+    average of fan-in and fan-out (``factor_type='avg'``), fan-in (``'in'``) or fan-out
+    (``'out'``); draws ``U(-scale, scale)`` (``rnd_type='uniform'``) or
+    ``N(0, scale^2)`` (``'gaussian'``)."""
+
+    def __init__(self, rnd_type: str = "uniform", factor_type: str = "avg", magnitude: float = 3) -> None:
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
+        self.rnd_type = rnd_type
+        self.factor_type = factor_type
+        self.magnitude = float(magnitude)
+
+    def _scale(self, name: str, shape: Sequence[int]) -> float:
+        if len(shape) < 2:
+            raise ValueError(f"Xavier initializer cannot be applied to vector {name}. It requires at least 2D.")
+        hw_scale = float(np.prod(shape[2:])) if len(shape) > 2 else 1.0
+        fan_in, fan_out = shape[1] * hw_scale, shape[0] * hw_scale
+        if self.factor_type == "avg":
+            factor = (fan_in + fan_out) / 2.0
+        elif self.factor_type == "in":
+            factor = fan_in
+        elif self.factor_type == "out":
+            factor = fan_out
+        else:
+            raise ValueError(f"Incorrect factor type {self.factor_type!r} (use 'avg', 'in' or 'out')")
+        return float(np.sqrt(self.magnitude / factor))
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        scale = self._scale(name, arr.shape)
+        if self.rnd_type == "uniform":
+            _random_fill(arr, "uniform", -scale, scale)
+        elif self.rnd_type == "gaussian":
+            _random_fill(arr, "normal", 0.0, scale)
+        else:
+            raise ValueError(f"Unknown random type {self.rnd_type!r} (use 'uniform' or 'gaussian')")
+
+
+@register
+class MSRAPrelu(Xavier):
+    """He/MSRA initialisation for PReLU nets: Gaussian Xavier with magnitude
+    ``2 / (1 + slope^2)``."""
+
+    def __init__(self, factor_type: str = "avg", slope: float = 0.25) -> None:
+        magnitude = 2.0 / (1 + slope ** 2)
+        super().__init__("gaussian", factor_type, magnitude)
+        self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+@register
+class Bilinear(Initializer):
+    """Bilinear upsampling weights (for deconvolution)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _assign(arr, _bilinear(arr.shape))
+
+
+@register
+class LSTMBias(Initializer):
+    """LSTM bias: 0, except the forget gate's ``forget_bias``."""
+
+    def __init__(self, forget_bias: float = 1.0) -> None:
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        v = np.zeros(arr.shape, dtype=np.float32)
+        num_hidden = int(arr.shape[0] / 4)
+        v[num_hidden:2 * num_hidden] = self.forget_bias
+        _assign(arr, v)

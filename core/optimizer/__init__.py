@@ -1,0 +1,15 @@
+"""``plexnet.optimizer`` (``mx.optimizer``): optimizers, updaters and their registry.
+
+``create(name, **kwargs)`` instantiates any registered optimizer: the built-ins (an
+internal plugin, ``plexnet.optimizer.builtin``: ``sgd``, ``nag``, ``adam``, ``adagrad``,
+``rmsprop``), those of installed plugins (hook ``plexnet_register_optimizers``) and user
+classes decorated with ``@Optimizer.register``.
+"""
+from __future__ import annotations
+
+from .builtin import NAG, SGD, AdaGrad, Adam, RMSProp
+from .optimizer import (Optimizer, Updater, create, from_config, get_updater, list_optimizers, lookup,
+                        register)
+
+__all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup", "list_optimizers",
+           "from_config", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp"]

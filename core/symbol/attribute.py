@@ -1,0 +1,53 @@
+"""Attribute scopes (MXNet's ``mx.AttrScope``): ``with AttrScope(ctx_group='dev1'):``
+attaches ``__ctx_group__='dev1'`` to every symbol created inside the block."""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["AttrScope", "current"]
+
+_local = threading.local()
+
+
+class AttrScope:
+    """Attributes (strings) given to every symbol created within the ``with`` block;
+    keys are stored in MXNet's hidden form ``__key__``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise ValueError(f"AttrScope: attribute {k!r} must be a string, got {type(v).__name__}")
+        self._attr = {_hidden(k): v for k, v in kwargs.items()}
+        self._old: AttrScope | None = None
+
+    def get(self, attr: dict[str, str] | None) -> dict[str, str]:
+        """The scope's attributes updated with ``attr`` (``attr`` wins)."""
+        if not self._attr:
+            return dict(attr) if attr else {}
+        out = dict(self._attr)
+        if attr:
+            out.update(attr)
+        return out
+
+    def __enter__(self) -> "AttrScope":
+        self._old = current()
+        merged = dict(self._old._attr)
+        merged.update(self._attr)
+        self._attr = merged
+        _local.current = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.current = self._old
+
+
+def _hidden(k: str) -> str:
+    return k if k.startswith("__") and k.endswith("__") else f"__{k}__"
+
+
+_default = AttrScope()
+
+
+def current() -> AttrScope:
+    return getattr(_local, "current", None) or _default
