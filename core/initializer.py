@@ -142,7 +142,8 @@ class Initializer:
     def __call__(self, desc: Any, arr: Any) -> None:
         if not isinstance(desc, str):
             raise TypeError(f"initializer: name must be a string or InitDesc, got {desc!r}")
-        if not isinstance(desc, InitDesc):
+        legacy = not isinstance(desc, InitDesc)
+        if legacy:
             desc = InitDesc(desc)
         if desc.global_init is None:
             desc.global_init = self
@@ -151,19 +152,22 @@ class Initializer:
             create(init)._init_weight(desc, arr)
             self._verbose_print(desc, init, arr)
             return
+        if legacy:  # MXNet's name-only rules
+            if desc.startswith("upsampling"):
+                self._init_bilinear(desc, arr)
+                return
+            if desc.startswith("stn_loc") and desc.endswith("weight"):
+                self._init_zero(desc, arr)
+                return
+            if desc.startswith("stn_loc") and desc.endswith("bias"):
+                self._init_loc_bias(desc, arr)
+                return
         for suffix, method, label in _DISPATCH:
             if desc.endswith(suffix):
                 getattr(self, method)(desc, arr)
                 self._verbose_print(desc, label, arr)
                 return
-        if desc.startswith("upsampling"):
-            self._init_bilinear(desc, arr)
-        elif desc.startswith("stn_loc") and desc.endswith("weight"):
-            self._init_zero(desc, arr)
-        elif desc.startswith("stn_loc") and desc.endswith("bias"):
-            self._init_loc_bias(desc, arr)
-        else:
-            self._init_default(desc, arr)
+        self._init_default(desc, arr)
 
     # the rules
     def _init_bilinear(self, _: str, arr: Any) -> None:

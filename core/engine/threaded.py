@@ -191,14 +191,22 @@ class _ThreadedBase(Engine):
     def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                    mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                    priority: int = 0, name: str | None = None) -> None:
-        c, m = _norm(const_vars, mutate_vars)
-        self._push(fn, ctx, c, m, prop, priority, name or "op", False)
+        if const_vars or len(mutate_vars) != 1:
+            c, m = _norm(const_vars, mutate_vars)
+            self._push(fn, ctx, c, m, prop, priority, name or "op", False)
+        else:
+            self._push(fn, ctx, (), mutate_vars if mutate_vars.__class__ is tuple else tuple(mutate_vars),
+                       prop, priority, name or "op", False)
 
     def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                   priority: int = 0, name: str | None = None) -> None:
-        c, m = _norm(const_vars, mutate_vars)
-        self._push(fn, ctx, c, m, prop, priority, name, True)
+        if const_vars or len(mutate_vars) != 1:
+            c, m = _norm(const_vars, mutate_vars)
+            self._push(fn, ctx, c, m, prop, priority, name, True)
+        else:   # the common "one output, nothing read" case, without a call
+            self._push(fn, ctx, (), mutate_vars if mutate_vars.__class__ is tuple else tuple(mutate_vars),
+                       prop, priority, name, True)
 
     def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
         if opr.deleted:
@@ -316,7 +324,14 @@ class _ThreadedBase(Engine):
                 v.writing = True
                 op.wait -= 1
                 if not op.wait:
-                    self._dispatch(op, mypool)
+                    # inline _dispatch: this is every step of a dependency chain
+                    pool = op.pool
+                    if op.pri:
+                        heapq.heappush(pool.heap, (-op.pri, next(self._seq), op))
+                    else:
+                        pool.q.append(op)
+                    if pool.parked and (pool is not mypool or len(pool.q) + len(pool.heap) > 1):
+                        pool.parked.pop().sem.release()
                 return
             else:                                    # a read
                 if v.writing:

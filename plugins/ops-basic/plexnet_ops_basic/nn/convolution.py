@@ -1,0 +1,98 @@
+"""Convolution (1-D, 2-D, 3-D; stride, dilate, pad, num_group, no_bias), MXNet 1.x
+semantics: data ``(N, C, *spatial)``, weight ``(num_filter, C/num_group, *kernel)``,
+bias ``(num_filter,)``, output ``(N, num_filter, *out)`` with
+``out = (in + 2*pad - dilate*(kernel-1) - 1) // stride + 1``.
+
+The xp implementation is im2col + one GEMM per group (see ``_convcore``)."""
+from __future__ import annotations
+
+from plexnet.base import ShapeError
+from plexnet.operator import Field, Operator, OperatorProperty
+from plexnet.resource import ResourceRequest
+
+from ._common import shape_assign
+from ._convcore import ConvGeom, conv_backward, conv_forward
+from ._convparams import ConvParamBase, unsupported_layout
+
+
+class ConvolutionParam(ConvParamBase):
+    no_bias = Field(bool, default=False, doc="do not use a bias term")
+
+
+def conv_geom(p, dshape) -> ConvGeom:
+    return ConvGeom(dshape[0], dshape[1], p.num_filter, p.num_group, dshape[2:], p.kernel, p.stride,
+                    p.dilate, p.pad)
+
+
+class ConvolutionOp(Operator):
+    def __init__(self, param: ConvolutionParam) -> None:
+        if param.channels_last():
+            raise unsupported_layout("Convolution", param)
+        self.p = param
+        self._geoms: dict = {}
+
+    def geom(self, dshape) -> ConvGeom:
+        g = self._geoms.get(dshape)
+        if g is None:
+            g = self._geoms[dshape] = conv_geom(self.p, dshape)
+        return g
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        g = self.geom(tuple(in_data[0].shape))
+        b = None if self.p.no_bias else in_data[2]
+        conv_forward(ctx.xp, g, in_data[0], in_data[1], b, out_data[0], req[0],
+                     ctx.requested[0] if ctx.requested else None)
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        g = self.geom(tuple(in_data[0].shape))
+        nb = self.p.no_bias
+        conv_backward(ctx.xp, g, in_data[0], in_data[1], out_grad[0], in_grad[0], req[0], in_grad[1], req[1],
+                      None if nb else in_grad[2], None if nb else req[2],
+                      ctx.requested[0] if ctx.requested else None)
+
+
+class ConvolutionProp(OperatorProperty):
+    param_cls = ConvolutionParam
+
+    def list_arguments(self):
+        return ["data", "weight"] if self.param.no_bias else ["data", "weight", "bias"]
+
+    def infer_shape(self, in_shape):
+        p, op, names = self.param, self.op_name, self.list_arguments()
+        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
+        nd = len(p.kernel)
+        d = shapes[0]
+        if d is None:
+            return shapes, [None], []
+        if len(d) != nd + 2:
+            raise ShapeError(f"{op}: data must be {nd + 2}-d (N, C, {'spatial ' * nd}) for a {nd}-d kernel "
+                             f"{tuple(p.kernel)}, got shape {d}")
+        if p.channels_last():
+            raise ShapeError(f"{op}: layout {p.layout!r} is not supported (channels-first only)")
+        C = d[1]
+        if C % p.num_group:
+            raise ShapeError(f"{op}: input channels {C} (data shape {d}) not divisible by num_group {p.num_group}")
+        if p.num_filter % p.num_group:
+            raise ShapeError(f"{op}: num_filter {p.num_filter} not divisible by num_group {p.num_group}")
+        shape_assign(op, shapes, 1, names, (p.num_filter, C // p.num_group) + tuple(p.kernel))
+        if not p.no_bias:
+            shape_assign(op, shapes, 2, names, (p.num_filter,))
+        for i, k, s, dl, pd in zip(d[2:], p.kernel, p.stride, p.dilate, p.pad):
+            if i + 2 * pd < dl * (k - 1) + 1:
+                raise ShapeError(f"{op}: kernel {tuple(p.kernel)} (dilate {tuple(p.dilate)}) exceeds the padded "
+                                 f"input: data shape {d}, pad {tuple(p.pad)}")
+        return shapes, [conv_geom(p, d).out_shape], []
+
+    def forward_resource(self, in_shape):
+        return [ResourceRequest(ResourceRequest.kTempSpace)]
+
+    def backward_resource(self, in_shape):
+        return [ResourceRequest(ResourceRequest.kTempSpace)]
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return [out_grad[0], in_data[0], in_data[1]]
+
+
+def register(registry):
+    registry.register_property("Convolution", ConvolutionProp)
+    registry.register_impl("Convolution", "*", lambda prop, ctx: ConvolutionOp(prop.param), impl_name="xp")
