@@ -33,7 +33,8 @@ import numpy as np
 from .base import MXNetError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
-           "unpack_img", "RecordIOError", "scan_offsets", "encode_record", "MAGIC"]
+           "unpack_img", "RecordIOError", "RecordFileReader", "scan_offsets", "encode_record",
+           "decode_image", "encode_image", "MAGIC"]
 
 #: dmlc::RecordIOWriter::kMagic
 MAGIC = 0xCED7230A
@@ -137,6 +138,80 @@ def scan_offsets(uri: str) -> list[int]:
         if in_multi:
             raise RecordIOError(f"{uri}: file ends inside a multi-part record")
     return offsets
+
+
+class RecordFileReader:
+    """Thread-safe random access to the records of a ``.rec`` file by byte offset.
+
+    Uses ``os.pread`` (no shared file position) where available, else a lock around
+    seek + read. Many threads may call ``read_at`` at once.
+    """
+
+    def __init__(self, uri: str | os.PathLike) -> None:
+        import threading
+        self.uri = os.fspath(uri)
+        self._fd: int | None = os.open(self.uri, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        self.size = os.fstat(self._fd).st_size
+        self._lock = threading.Lock()
+        self._pread = getattr(os, "pread", None)
+
+    def _read(self, n: int, off: int) -> bytes:
+        fd = self._fd
+        if fd is None:
+            raise RecordIOError(f"{self.uri}: reader is closed")
+        if self._pread is not None:
+            out = self._pread(fd, n, off)
+            while len(out) < n:  # pread may return less near a signal; retry the rest
+                more = self._pread(fd, n - len(out), off + len(out))
+                if not more:
+                    break
+                out += more
+            return out
+        with self._lock:
+            os.lseek(fd, off, os.SEEK_SET)
+            return os.read(fd, n)
+
+    def read_at(self, offset: int) -> bytes:
+        """The (logical) record starting at byte ``offset``."""
+        parts: list[bytes] = []
+        pos = int(offset)
+        while True:
+            head = self._read(8, pos)
+            if len(head) != 8:
+                raise RecordIOError(f"{self.uri}: no record header at byte {pos} (file has "
+                                    f"{self.size} bytes)")
+            magic, lrec = _HEAD.unpack(head)
+            if magic != MAGIC:
+                raise RecordIOError(f"{self.uri}: invalid RecordIO file: bad magic 0x{magic:08x} at "
+                                    f"byte {pos}; wrong file or wrong index offset")
+            cflag, length = lrec >> _LEN_BITS, lrec & _LEN_MASK
+            if parts and cflag in (0, 1) or not parts and cflag in (2, 3):
+                raise RecordIOError(f"{self.uri}: offset {offset} is not the start of a record")
+            data = self._read(length, pos + 8) if length else b""
+            if len(data) != length:
+                raise RecordIOError(f"{self.uri}: truncated record at byte {pos}")
+            parts.append(data)
+            pos += 8 + ((length + 3) & ~3)
+            if cflag in (0, 3):
+                break
+        return parts[0] if len(parts) == 1 else _MAGIC_BYTES.join(parts)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> "RecordFileReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 class MXRecordIO:

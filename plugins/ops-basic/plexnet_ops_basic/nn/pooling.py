@@ -218,7 +218,7 @@ class PoolingOp(Operator):
         g = self.geom(tuple(dx.shape))
         pt = self.p.pool_type
         if g.whole:
-            dxv = self._whole_grad(xp, g, x, y, dy)
+            dxv = self._whole_grad(xp, g, x, y, dy, dx.shape)
             if writes(req[0]):
                 xp.copyto(dx, dxv)
             else:
@@ -280,7 +280,7 @@ class PoolingOp(Operator):
         else:
             dx += src
 
-    def _whole_grad(self, xp, g, x, y, dy):
+    def _whole_grad(self, xp, g, x, y, dy, xshape):
         pt = self.p.pool_type
         n, c = g.dshape[:2]
         if pt == "max":
@@ -289,9 +289,9 @@ class PoolingOp(Operator):
             pos = xp.arange(flat.shape[-1]).reshape(1, 1, -1)
             return xp.where(pos == idx, dy.reshape(n, c, 1), xp.zeros((), dtype=dy.dtype)).reshape(x.shape)
         if pt == "sum":
-            return xp.broadcast_to(dy, x.shape)
+            return xp.broadcast_to(dy, xshape)
         if pt == "avg":
-            return xp.broadcast_to(dy / prod(g.kernel), x.shape)
+            return xp.broadcast_to(dy / prod(g.kernel), xshape)
         pv = self.p.p_value
         if pv == 1:
             return xp.broadcast_to(dy, x.shape)
