@@ -262,11 +262,17 @@ class KVStoreLocal(KVStoreBase):
         if e.mode == UPDATE_CPU:
             self._updater_for(e.value.context)(e.key, total, e.value)
             return
-        for ctx in _unique_ctxs(vals):
-            rep = e.replicas.get(ctx)
-            if rep is None:
-                rep = e.replicas[ctx] = _empty(e.shape, ctx, e.dtype)
-                _copy(e.value, rep, priority)
+        ctxs = _unique_ctxs(vals)
+        upds = [self._updater_for(c) for c in ctxs]  # all before any update: equal starting states
+        new = [c for c in ctxs if c not in e.replicas]
+        if new:  # new devices start from the current weight
+            src = self._read_src(e, new[0])
+            for ctx in new:
+                rep = _empty(e.shape, ctx, e.dtype)
+                _copy(src, rep, priority)
+                e.replicas[ctx] = rep
+        for ctx, upd in zip(ctxs, upds):
+            rep = e.replicas[ctx]
             if total.context == ctx:
                 g = total
             else:
@@ -274,7 +280,7 @@ class KVStoreLocal(KVStoreBase):
                 if g is None:
                     g = e.gbufs[ctx] = _empty(e.shape, ctx, e.dtype)
                 _copy(total, g, priority)
-            self._updater_for(ctx)(e.key, g, rep)
+            upd(e.key, g, rep)
 
     def _updater_for(self, ctx: Context) -> Any:
         u = self._updaters.get(ctx)

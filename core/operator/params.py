@@ -17,6 +17,7 @@ allowed. ``to_strings()`` gives the MXNet string form back.
 from __future__ import annotations
 
 import ast
+import numbers
 from typing import Any, Callable, ClassVar, Iterable
 
 from ..base import PlexnetError
@@ -43,8 +44,8 @@ class Shape(tuple):
         if isinstance(v, str):
             s = v.strip()
             v = ast.literal_eval(s) if s not in ("", "()", "[]") else ()
-        if isinstance(v, (int,)) and not isinstance(v, bool):
-            v = (v,)
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            v = (int(v),)
         try:
             items = tuple(int(x) if x is not None else None for x in v)
         except (TypeError, ValueError):

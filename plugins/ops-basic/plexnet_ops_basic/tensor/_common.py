@@ -7,7 +7,6 @@ import numpy as np
 
 from plexnet.base import ShapeError
 from plexnet.operator import Operator, OperatorProperty, OpReqType
-from plexnet.operator.params import ParamError
 
 __all__ = ["NULL", "WRITE", "INPLACE", "ADD", "store", "accumulate", "sum_to", "norm_axis",
            "norm_axes", "shape_error", "XpOperator", "register_op", "prod", "special",

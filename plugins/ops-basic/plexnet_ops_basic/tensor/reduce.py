@@ -13,7 +13,7 @@ import numpy as np
 
 from plexnet.operator import Field, OperatorProperty, Params, Shape
 
-from ._common import ADD, NULL, WRITE, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op, store
+from ._common import ADD, NULL, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op, store
 
 __all__ = ["register"]
 

@@ -1,0 +1,144 @@
+"""ImageRecordIter throughput (images/s), by number of preprocess threads.
+
+Generates a ``.rec``/``.idx`` pair of N JPEG images (64x64, quality 90) once, then times
+full epochs of ``ImageRecordIter`` producing 3x32x32 float32 batches with
+resize(36) + random crop(32) + random mirror + mean/std normalisation.
+
+    python bench/io_bench.py                      # plexnet, threads 1 and 2
+    python bench/io_bench.py --threads 1 2 4 --n 4000
+    python bench/io_bench.py --mxnet-python /work/mxvenv/bin/python   # + Apache MXNet
+
+Prints figures only (no asserts). ``--mxnet-python`` runs the same settings through
+MXNet 1.x's C++ ImageRecordIter (OpenCV + OpenMP) in that interpreter, on the same file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+SETTINGS = dict(data_shape=(3, 32, 32), resize=36, rand_crop=True, rand_mirror=True,
+                mean_r=123.68, mean_g=116.28, mean_b=103.53, std_r=58.395, std_g=57.12, std_b=57.375)
+
+
+def make_rec(path_rec: str, path_idx: str, n: int, size: int = 64, seed: int = 0) -> None:
+    from plexnet import recordio
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:size, 0:size].astype(np.float32)
+    w = recordio.MXIndexedRecordIO(path_idx, path_rec, "w")
+    for i in range(n):
+        # smooth random colour fields + a little noise: JPEG sizes like photos' thumbnails
+        f = rng.uniform(0.02, 0.3, 6)
+        p = rng.uniform(0, 6.3, 3)
+        img = np.stack([128 + 90 * np.sin(x * f[0] + y * f[1] + p[0]),
+                        128 + 90 * np.sin(x * f[2] - y * f[3] + p[1]),
+                        128 + 90 * np.cos(x * f[4] + y * f[5] + p[2])], -1)
+        img += rng.normal(0, 8, img.shape)
+        img = np.clip(img, 0, 255).astype(np.uint8)
+        w.write_idx(i, recordio.pack_img(recordio.IRHeader(0, float(i % 10), i, 0), img,
+                                         quality=90, img_fmt=".jpg"))
+    w.close()
+
+
+def time_plexnet(rec: str, idx: str, threads: int, batch_size: int, epochs: int) -> dict:
+    import plexnet as mx
+    it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, batch_size=batch_size,
+                               preprocess_threads=threads, prefetch_buffer=4, shuffle=True,
+                               **SETTINGS)
+    for _ in it:  # warm-up epoch (page cache, pool start)
+        pass
+    it.reset()
+    n = 0
+    t0 = time.perf_counter()
+    for _ in range(epochs):
+        for b in it:
+            b.data[0].wait_to_read()
+            n += b.data[0].shape[0] - b.pad
+        it.reset()
+    dt = time.perf_counter() - t0
+    it.close()
+    return {"images": n, "seconds": dt, "images_per_s": n / dt}
+
+
+MXNET_SCRIPT = r"""
+import json, sys, time
+import mxnet as mx
+rec, idx, threads, bs, epochs, settings = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), json.loads(sys.argv[6])
+settings["data_shape"] = tuple(settings["data_shape"])
+it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, batch_size=bs, preprocess_threads=threads,
+                           prefetch_buffer=4, shuffle=True, **settings)
+for _ in it: pass
+it.reset()
+n = 0
+t0 = time.perf_counter()
+for _ in range(epochs):
+    for b in it:
+        b.data[0].wait_to_read()
+        n += b.data[0].shape[0] - b.pad
+    it.reset()
+dt = time.perf_counter() - t0
+print(json.dumps({"images": n, "seconds": dt, "images_per_s": n / dt}))
+"""
+
+
+def time_mxnet(python: str, rec: str, idx: str, threads: int, batch_size: int, epochs: int) -> dict:
+    res = subprocess.run([python, "-c", MXNET_SCRIPT, rec, idx, str(threads), str(batch_size), str(epochs),
+                          json.dumps(SETTINGS)], capture_output=True, text=True, timeout=1800)
+    if res.returncode != 0:
+        return {"error": res.stderr[-500:]}
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=2000, help="images in the generated .rec")
+    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--epochs", type=int, default=3, help="timed epochs (after one warm-up)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--dir", help="keep the generated files here (default: a temp dir)")
+    ap.add_argument("--mxnet-python", help="also time Apache MXNet's ImageRecordIter with this Python")
+    args = ap.parse_args(argv)
+
+    tmp = None
+    d = args.dir
+    if d is None:
+        tmp = tempfile.TemporaryDirectory()
+        d = tmp.name
+    os.makedirs(d, exist_ok=True)
+    rec, idx = os.path.join(d, f"bench_{args.n}.rec"), os.path.join(d, f"bench_{args.n}.idx")
+    if not (os.path.exists(rec) and os.path.exists(idx)):
+        t0 = time.perf_counter()
+        make_rec(rec, idx, args.n)
+        print(f"generated {args.n} JPEGs 64x64 ({os.path.getsize(rec) / 1e6:.1f} MB) "
+              f"in {time.perf_counter() - t0:.1f}s")
+    print(f"ImageRecordIter -> 3x32x32 float32, resize 36, rand_crop, rand_mirror, mean/std; "
+          f"batch {args.batch_size}, {args.epochs} epochs of {args.n}, cpu_count={os.cpu_count()}")
+    import PIL
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, Pillow {PIL.__version__}")
+    rows = []
+    for t in args.threads:
+        r = time_plexnet(rec, idx, t, args.batch_size, args.epochs)
+        rows.append(("plexnet", t, r))
+        print(f"  plexnet  preprocess_threads={t}: {r['images_per_s']:8.0f} images/s "
+              f"({r['images']} images in {r['seconds']:.2f}s)")
+    if args.mxnet_python:
+        for t in args.threads:
+            r = time_mxnet(args.mxnet_python, rec, idx, t, args.batch_size, args.epochs)
+            rows.append(("mxnet", t, r))
+            if "error" in r:
+                print(f"  mxnet    preprocess_threads={t}: failed: {r['error']}")
+            else:
+                print(f"  mxnet    preprocess_threads={t}: {r['images_per_s']:8.0f} images/s "
+                      f"({r['images']} images in {r['seconds']:.2f}s)")
+    if tmp is not None:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

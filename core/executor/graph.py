@@ -1,0 +1,228 @@
+"""The indexed forward graph and shape/type inference over it.
+
+``IndexedGraph(heads)`` numbers the nodes reachable from a symbol's outputs in
+topological order and every node output (an *entry*) with an integer id, like nnvm's
+``IndexedGraph``: entry id = ``row_ptr[node_id] + output_index``. Symbol inference
+(``Symbol.infer_shape``) and the executor both run on it.
+
+Inference is a fixpoint: each operator's ``infer_shape`` sees the shapes known so far for
+its arguments and may fill in inputs (a weight's shape from the data's) as well as
+outputs; passes alternate forward and backward over the nodes until nothing changes.
+A conflict raises ``ShapeError`` (``TypeError`` for dtypes) naming the node, its
+operator, the argument and both shapes.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..base import PlexnetError, ShapeError
+from ..symbol.node import DTYPE_MX_TO_NP, Entry, Node, topo_sort
+
+__all__ = ["IndexedGraph", "infer_shapes", "infer_types", "parse_shape_attr", "parse_dtype_attr",
+           "InferTypeError"]
+
+
+class InferTypeError(PlexnetError, TypeError):
+    """Data types of an operator's inputs are inconsistent."""
+
+
+class IndexedGraph:
+    """Nodes in topological order with integer ids for nodes and entries."""
+
+    def __init__(self, heads: Sequence[Entry]) -> None:
+        self.heads = [Entry(h[0], h[1]) for h in heads]
+        self.nodes: list[Node] = topo_sort(self.heads)
+        self.node_id: dict[int, int] = {id(n): i for i, n in enumerate(self.nodes)}
+        self.row_ptr: list[int] = [0]
+        for n in self.nodes:
+            self.row_ptr.append(self.row_ptr[-1] + n.num_outputs())
+        self.num_entries = self.row_ptr[-1]
+        nid = self.node_id
+        #: input entry ids of every node (arguments then auxiliary states)
+        self.inputs: list[list[int]] = [[self.row_ptr[nid[id(e[0])]] + e[1] for e in n.inputs]
+                                        for n in self.nodes]
+        self.nargs: list[int] = [n.num_args() for n in self.nodes]
+        self.outputs: list[int] = [self.entry_id(h) for h in self.heads]
+        # variables: arguments (read only) vs auxiliary states (mutated by an operator)
+        mutated: set[int] = set()
+        for i, n in enumerate(self.nodes):
+            if n.op is not None:
+                for e in self.inputs[i][self.nargs[i]:]:
+                    mutated.add(e)
+        self.var_nids = [i for i, n in enumerate(self.nodes) if n.op is None]
+        self.arg_nids = [i for i in self.var_nids if self.row_ptr[i] not in mutated]
+        self.aux_nids = [i for i in self.var_nids if self.row_ptr[i] in mutated]
+        self.op_nids = [i for i, n in enumerate(self.nodes) if n.op is not None]
+
+    def entry_id(self, e: Entry) -> int:
+        return self.row_ptr[self.node_id[id(e[0])]] + e[1]
+
+    def entry_name(self, eid: int) -> str:
+        nid = self.entry_node(eid)
+        return self.nodes[nid].output_name(eid - self.row_ptr[nid])
+
+    def entry_node(self, eid: int) -> int:
+        # row_ptr is sorted: binary search
+        lo, hi = 0, len(self.nodes) - 1
+        rp = self.row_ptr
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if rp[mid] <= eid:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def arg_names(self) -> list[str]:
+        return [self.nodes[i].name for i in self.arg_nids]
+
+    def aux_names(self) -> list[str]:
+        return [self.nodes[i].name for i in self.aux_nids]
+
+    def output_names(self) -> list[str]:
+        return [h[0].output_name(h[1]) for h in self.heads]
+
+
+# -- attribute parsing ----------------------------------------------------------------------------
+
+def parse_shape_attr(s: str | None) -> tuple[int, ...] | None:
+    """``__shape__`` attribute -> shape; ``None`` when absent or with unknown (0) dims."""
+    if not s:
+        return None
+    try:
+        v = ast.literal_eval(s.strip())
+    except (ValueError, SyntaxError):
+        raise ShapeError(f"invalid __shape__ attribute {s!r}") from None
+    if isinstance(v, int):
+        v = (v,)
+    shape = tuple(int(d) for d in v)
+    if any(d <= 0 for d in shape):
+        return None
+    return shape
+
+
+def parse_dtype_attr(s: str | None) -> np.dtype | None:
+    """``__dtype__`` attribute (MXNet's numeric code or a dtype name) -> numpy dtype."""
+    if s is None or s == "":
+        return None
+    s = s.strip()
+    if s.lstrip("-").isdigit():
+        code = int(s)
+        if code < 0:
+            return None
+        if code not in DTYPE_MX_TO_NP:
+            raise TypeError(f"unknown MXNet dtype code {code} in __dtype__ attribute")
+        return DTYPE_MX_TO_NP[code]
+    return np.dtype(s)
+
+
+# -- inference --------------------------------------------------------------------------------------
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "unknown"
+    if isinstance(v, np.dtype):
+        return v.name
+    return str(tuple(v))
+
+
+def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple], what: str,
+           norm: Callable[[Any], Any], err_cls: type) -> list[Any]:
+    """Fixpoint of ``call(prop, in_values) -> (ins, outs, auxs)`` over the graph."""
+    order = g.op_nids
+    if not order:
+        return values
+    rev = order[::-1]
+    nodes, inputs, nargs, row_ptr = g.nodes, g.inputs, g.nargs, g.row_ptr
+    for sweep in range(2 * len(order) + 2):
+        changed = False
+        for nid in (order if sweep % 2 == 0 else rev):
+            node = nodes[nid]
+            prop = node.prop
+            ins = inputs[nid]
+            na = nargs[nid]
+            nout = row_ptr[nid + 1] - row_ptr[nid]
+            in_vals = [values[e] for e in ins[:na]]
+            out_known = [values[row_ptr[nid] + k] for k in range(nout)]
+            # nothing to learn from a node whose inputs are all unknown and outputs too
+            if in_vals and all(v is None for v in in_vals) and all(v is None for v in out_known):
+                continue
+            try:
+                r_in, r_out, r_aux = call(prop, list(in_vals))
+            except err_cls as e:
+                raise err_cls(f"Error in operator {node.name} ({node.op}): {e}") from None
+            except (ValueError, TypeError, IndexError) as e:
+                if what == "shape" and any(v is None for v in in_vals):
+                    continue  # an operator that cannot handle unknown inputs yet
+                raise err_cls(f"Error in operator {node.name} ({node.op}): {type(e).__name__}: {e} "
+                              f"(input {what}s: {', '.join(_fmt(v) for v in in_vals)})") from None
+            names = None
+            triples = ((ins[:na], r_in, "argument"), (list(range(row_ptr[nid], row_ptr[nid] + nout)), r_out,
+                                                         "output"), (ins[na:], r_aux, "auxiliary state"))
+            for eids, got, kind in triples:
+                if got is None:
+                    continue
+                for k, (e, v) in enumerate(zip(eids, got)):
+                    if v is None:
+                        continue
+                    v = norm(v)
+                    cur = values[e]
+                    if cur is None:
+                        values[e] = v
+                        changed = True
+                    elif cur != v:
+                        if names is None:
+                            names = (prop.list_arguments(), prop.list_outputs(), prop.list_auxiliary_states())
+                        label = {"argument": names[0], "output": names[1],
+                                 "auxiliary state": names[2]}[kind]
+                        nm = label[k] if k < len(label) else str(k)
+                        src = g.entry_name(e)
+                        raise err_cls(
+                            f"Error in operator {node.name} ({node.op}): {what} inconsistent for {kind} "
+                            f"{nm!r} (entry {src!r}): provided {_fmt(cur)}, inferred {_fmt(v)}; "
+                            f"input {what}s: "
+                            + ", ".join(f"{a}={_fmt(values[x])}" for a, x in zip(names[0], ins[:na])))
+        if not changed and sweep >= 1:
+            break
+    return values
+
+
+def _norm_shape(v: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in v)
+
+
+def infer_shapes(g: IndexedGraph, known: dict[int, tuple] | None = None) -> list[tuple | None]:
+    """Shapes of every entry (``None`` where unknown). ``known`` maps entry ids of
+    variables to shapes; variables' ``__shape__`` attributes count as known too."""
+    values: list[Any] = [None] * g.num_entries
+    for nid in g.var_nids:
+        s = parse_shape_attr(g.nodes[nid].attrs.get("__shape__"))
+        if s is not None:
+            values[g.row_ptr[nid]] = s
+    for e, s in (known or {}).items():
+        if s is not None:
+            s = _norm_shape(s)
+            if any(d <= 0 for d in s):
+                continue
+            values[e] = s
+    return _infer(g, values, lambda p, v: p.infer_shape(v), "shape", _norm_shape, ShapeError)
+
+
+def _norm_dtype(v: Any) -> np.dtype:
+    return np.dtype(v)
+
+
+def infer_types(g: IndexedGraph, known: dict[int, Any] | None = None) -> list[np.dtype | None]:
+    """Data types of every entry (``None`` where unknown); like ``infer_shapes``."""
+    values: list[Any] = [None] * g.num_entries
+    for nid in g.var_nids:
+        t = parse_dtype_attr(g.nodes[nid].attrs.get("__dtype__"))
+        if t is not None:
+            values[g.row_ptr[nid]] = t
+    for e, t in (known or {}).items():
+        if t is not None:
+            values[e] = np.dtype(t)
+    return _infer(g, values, lambda p, v: p.infer_type(v), "type", _norm_dtype, InferTypeError)

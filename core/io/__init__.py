@@ -1,0 +1,50 @@
+"""``plexnet.io`` (``mx.io``): data iterators with MXNet 1.x names and semantics.
+
+Built-in: ``NDArrayIter``, ``CSVIter``, ``MNISTIter``, ``ImageRecordIter`` (needs
+Pillow), ``ImageRecordUInt8Iter``, ``PrefetchingIter``, ``ResizeIter``. Iterators that
+plugins register through ``plexnet_register_data_iters`` appear here by name too
+(``plexnet.io.<Name>``). See docs/io.md.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import DataBatch, DataDesc, DataIter, ResizeIter
+from .csv_iter import CSVIter
+from .image_record_iter import ImageRecordIter, ImageRecordUInt8Iter
+from .mnist_iter import MNISTIter
+from .ndarray_iter import NDArrayIter
+from .partition import partition_indices, partition_range
+from .prefetch import PrefetchingIter
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "CSVIter", "MNISTIter",
+           "ImageRecordIter", "ImageRecordUInt8Iter", "PrefetchingIter", "ResizeIter",
+           "partition_range", "partition_indices", "list_data_iters"]
+
+
+def list_data_iters() -> list[str]:
+    """Names of every registered data iterator (built-in and from plugins)."""
+    from ..plugins import registries
+    return sorted(registries().data_iters)
+
+
+def __getattr__(name: str) -> Any:
+    # only public, iterator-like names go to the registry (keeps import machinery and
+    # attribute probes such as __path__ from loading every plugin)
+    if name.startswith("_"):
+        raise AttributeError(f"module 'plexnet.io' has no attribute {name!r}")
+    from ..plugins import registries
+    cls = registries().data_iters.get(name)
+    if cls is None:
+        raise AttributeError(f"module 'plexnet.io' has no attribute {name!r}; registered data "
+                             f"iterators: {', '.join(sorted(registries().data_iters))}")
+    return cls
+
+
+def __dir__() -> list[str]:
+    try:
+        from ..plugins import registries
+        names = set(registries().data_iters)
+    except Exception:  # noqa: BLE001 - dir() must not fail
+        names = set()
+    return sorted(set(globals()) | names)

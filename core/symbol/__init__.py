@@ -1,0 +1,109 @@
+"""``plexnet.sym`` / ``plexnet.symbol``: symbolic graphs (MXNet 1.x ``mx.sym``).
+
+Every registered operator is a function here: ``sym.FullyConnected(data, num_hidden=10,
+name='fc1')`` (inputs positionally or by argument name, parameters by keyword); a
+third-party plugin's operators appear as soon as it is installed. Missing inputs become
+variables named ``<node>_<argument>`` (``fc1_weight``, ``softmax_label``,
+``bn_moving_mean``); a node without ``name=`` is named by the ``NameManager``
+(``fullyconnected0``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .attribute import AttrScope
+from .name import NameManager, Prefix
+from .node import Entry, Node
+from .symbol import Group, Symbol, Variable, create, load, load_json, var
+
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager",
+           "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]
+
+_fn_cache: dict[str, Any] = {}
+
+#: Symbol method names that MXNet maps to differently named operators
+_METHOD_ALIASES = {"reshape": "Reshape", "flatten": "Flatten", "swapaxes": "SwapAxis", "split": "SliceChannel",
+                   "slice_channel": "SliceChannel", "cast": "Cast"}
+
+
+def op_function(name: str) -> Any | None:
+    """The ``sym.<name>`` function of a registered operator, or ``None``."""
+    fn = _fn_cache.get(name)
+    if fn is None:
+        from ..plugins import registries
+        reg = registries().operators
+        if name not in reg:
+            return None
+        fn = _fn_cache[name] = _make_function(name)
+        reg.add_listener(_fn_cache.clear)
+    return fn
+
+
+def _make_function(name: str) -> Any:
+    from ..plugins import registries
+
+    def fn(*args: Any, **kwargs: Any) -> Symbol:
+        return create(name, args, kwargs)
+    cls = registries().operators.property_class(name)
+    fn.__name__ = fn.__qualname__ = name
+    pdoc = cls.param_cls.doc() if cls.param_cls is not None else ""
+    fn.__doc__ = ((cls.__doc__ or f"The {name} operator (symbolic).")
+                  + ("\n\nParameters\n----------\n" + pdoc if pdoc else ""))
+    return fn
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    fn = op_function(name)
+    if fn is None:
+        raise AttributeError(f"plexnet.sym has no operator or function {name!r} (is the plugin that provides "
+                             f"it installed? `plexnet plugins` lists what is)")
+    return fn
+
+
+def __dir__() -> list[str]:
+    from ..plugins import registries
+    return sorted(set(globals()) | set(registries().operators))
+
+
+def _need(name: str) -> Any:
+    fn = op_function(name)
+    if fn is None:
+        raise AttributeError(f"plexnet.sym: operator {name!r} is not registered")
+    return fn
+
+
+def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A symbol of zeros (operator ``_zeros``)."""
+    return _need("_zeros")(shape=shape, dtype=dtype, **kwargs)
+
+
+def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A symbol of ones (operator ``_ones``)."""
+    return _need("_ones")(shape=shape, dtype=dtype, **kwargs)
+
+
+def _scalar_or_sym(lhs: Any, rhs: Any, op: str, sop: str, name: str | None) -> Symbol:
+    kw = {"name": name} if name else {}
+    if isinstance(lhs, Symbol) and isinstance(rhs, Symbol):
+        return _need(op)(lhs, rhs, **kw)
+    if isinstance(lhs, Symbol):
+        return _need(sop)(lhs, scalar=rhs, **kw)
+    if isinstance(rhs, Symbol):
+        return _need(sop)(rhs, scalar=lhs, **kw)
+    raise TypeError("at least one operand must be a Symbol")
+
+
+def maximum(left: Any, right: Any, name: str | None = None) -> Symbol:
+    return _scalar_or_sym(left, right, "_maximum", "_maximum_scalar", name)
+
+
+def minimum(left: Any, right: Any, name: str | None = None) -> Symbol:
+    return _scalar_or_sym(left, right, "_minimum", "_minimum_scalar", name)
+
+
+def pow(base: Any, exp: Any, name: str | None = None) -> Symbol:  # noqa: A001 - MXNet's name
+    if isinstance(base, Symbol):
+        return base ** exp
+    return exp.__rpow__(base)

@@ -1,0 +1,682 @@
+"""``Symbol``: a symbolic graph (MXNet 1.x ``mx.sym.Symbol``).
+
+A symbol is a list of outputs ``(node, index)`` of a DAG of ``Node`` objects. Symbols
+share nodes: composing never copies, except ``__call__``/``__copy__``, which copy the
+graph before substituting variables. See ``plexnet.symbol`` for creating symbols.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from ..base import PlexnetError
+from . import attribute as _attribute
+from . import name as _name
+from .node import DTYPE_NP_TO_MX, Entry, Node, is_hidden, op_registry, param_string, topo_sort
+
+__all__ = ["Symbol", "Variable", "var", "Group", "create", "load", "load_json", "arith_op_name"]
+
+
+class Symbol:
+    """A symbolic graph with one or more outputs."""
+
+    __slots__ = ("_outputs", "__weakref__")
+    # numpy should defer to our reflected operators (2 * sym)
+    __array_priority__ = 1000.0
+
+    def __init__(self, outputs: Sequence[Entry]) -> None:
+        self._outputs: list[Entry] = [Entry(e[0], e[1]) for e in outputs]
+
+    # -- structure ---------------------------------------------------------------------------------
+    def _topo(self) -> list[Node]:
+        return topo_sort(self._outputs)
+
+    def _heads_node(self) -> Node | None:
+        """The node all outputs come from, if there is one such node."""
+        nodes = {id(e[0]): e[0] for e in self._outputs}
+        return next(iter(nodes.values())) if len(nodes) == 1 else None
+
+    @property
+    def name(self) -> str | None:
+        """The node name of a single-output symbol, else ``None``."""
+        if len(self._outputs) != 1:
+            return None
+        return self._outputs[0][0].name
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+    def __iter__(self) -> Iterator["Symbol"]:
+        return (Symbol([e]) for e in self._outputs)
+
+    def __getitem__(self, index: int | str | slice) -> "Symbol":
+        if isinstance(index, str):
+            names = self.list_outputs()
+            hits = [i for i, n in enumerate(names) if n == index]
+            if not hits:
+                raise ValueError(f"no output named {index!r}; outputs are {names}")
+            if len(hits) > 1:
+                raise ValueError(f"more than one output is named {index!r}")
+            return Symbol([self._outputs[hits[0]]])
+        if isinstance(index, slice):
+            return Symbol(self._outputs[index])
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"symbol index must be an int, a slice or an output name, not {type(index).__name__}")
+        n = len(self._outputs)
+        if not -n <= int(index) < n:
+            raise IndexError(f"symbol output index {index} out of range for {n} output(s)")
+        return Symbol([self._outputs[int(index)]])
+
+    def __repr__(self) -> str:
+        if len(self._outputs) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(e[0].name for e in self._outputs)}]>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __copy__(self) -> "Symbol":
+        return self._deepcopy()
+
+    def __deepcopy__(self, memo: Any = None) -> "Symbol":
+        return self._deepcopy()
+
+    copy = __copy__
+
+    def _deepcopy(self) -> "Symbol":
+        """A copy of the graph (new nodes, same names and attributes)."""
+        mapping: dict[int, Node] = {}
+        for n in self._topo():
+            new = Node(n.op, n.name, dict(n.attrs), [Entry(mapping[id(e[0])], e[1]) for e in n.inputs], n._prop)
+            mapping[id(n)] = new
+        return Symbol([Entry(mapping[id(e[0])], e[1]) for e in self._outputs])
+
+    def __getstate__(self) -> dict:
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state: dict) -> None:
+        self._outputs = load_json(state["json"])._outputs
+
+    # -- listing ----------------------------------------------------------------------------------
+    def _mutated(self, nodes: list[Node]) -> set[int]:
+        out: set[int] = set()
+        for n in nodes:
+            if n.op is not None:
+                na = n.num_args()
+                for e in n.inputs[na:]:
+                    out.add(id(e[0]))
+        return out
+
+    def list_arguments(self) -> list[str]:
+        """Names of the arguments (input variables that no operator mutates), in
+        topological order."""
+        nodes = self._topo()
+        mut = self._mutated(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) not in mut]
+
+    def list_auxiliary_states(self) -> list[str]:
+        """Names of the auxiliary states (variables mutated by an operator, e.g.
+        BatchNorm's moving statistics)."""
+        nodes = self._topo()
+        mut = self._mutated(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) in mut]
+
+    def list_inputs(self) -> list[str]:
+        """Every input variable: arguments and auxiliary states, in topological order."""
+        return [n.name for n in self._topo() if n.op is None]
+
+    def list_outputs(self) -> list[str]:
+        return [e[0].output_name(e[1]) for e in self._outputs]
+
+    def get_internals(self) -> "Symbol":
+        """A symbol whose outputs are every node's (visible) outputs."""
+        outs: list[Entry] = []
+        for n in self._topo():
+            outs.extend(Entry(n, i) for i in range(n.num_visible_outputs()))
+        return Symbol(outs)
+
+    def get_children(self) -> "Symbol | None":
+        """The inputs of this symbol's output node(s), or ``None`` for a variable."""
+        ins: list[Entry] = []
+        seen: set[int] = set()
+        for e in self._outputs:
+            if id(e[0]) in seen:
+                continue
+            seen.add(id(e[0]))
+            ins.extend(e[0].inputs)
+        return Symbol(ins) if ins else None
+
+    # -- attributes --------------------------------------------------------------------------------
+    def attr(self, key: str) -> str | None:
+        """The string attribute ``key`` of this symbol's node (``None`` if absent)."""
+        node = self._heads_node()
+        if node is None:
+            return None
+        v = node.attrs.get(key)
+        if v is None and not is_hidden(key):
+            v = node.attrs.get(f"__{key}__")
+        return v
+
+    @staticmethod
+    def _node_attrs(node: Node) -> dict[str, str]:
+        out = dict(node.attrs)
+        for k, v in node.attrs.items():
+            if is_hidden(k):
+                out.setdefault(k[2:-2], v)
+        return out
+
+    def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        """Attributes of this symbol's node; hidden keys (``__lr_mult__``) also appear
+        without underscores (``lr_mult``), as in MXNet."""
+        if recursive:
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
+                                     "Please use attr_dict instead.")
+        node = self._heads_node()
+        return {} if node is None else self._node_attrs(node)
+
+    def attr_dict(self) -> dict[str, dict[str, str]]:
+        """``{node name: attributes}`` for every node of the graph that has any."""
+        return {n.name: self._node_attrs(n) for n in self._topo() if n.attrs}
+
+    def _set_attr(self, **kwargs: Any) -> None:
+        """Set string attributes on this symbol's node (operator parameters included)."""
+        node = self._heads_node()
+        if node is None:
+            raise PlexnetError("_set_attr needs a symbol with a single output node")
+        old = dict(node.attrs)
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise ValueError(f"attribute {k!r} must be a string, got {type(v).__name__}")
+            node.attrs[k] = v
+        if node.op is not None and any(not is_hidden(k) for k in kwargs):
+            node.reset_prop()
+            try:
+                node.prop  # validate now, like MXNet
+            except Exception:
+                node.attrs = old
+                node.reset_prop()
+                raise
+
+    # -- composition --------------------------------------------------------------------------------
+    def __call__(self, *args: "Symbol", **kwargs: Any) -> "Symbol":
+        """A copy of this symbol with input variables replaced: positional symbols
+        replace the arguments in ``list_arguments()`` order, keywords replace inputs by
+        name. ``name=`` renames the output node."""
+        s = self._deepcopy()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args: "Symbol", **kwargs: Any) -> None:
+        name = kwargs.pop("name", None)
+        nodes = self._topo()
+        mut = self._mutated(nodes)
+        var_nodes = [n for n in nodes if n.op is None]
+        arg_nodes = [n for n in var_nodes if id(n) not in mut]
+        repl: dict[int, Entry] = {}
+        if len(args) > len(arg_nodes):
+            raise PlexnetError(f"compose: {len(args)} positional symbols given, but the symbol has only "
+                               f"{len(arg_nodes)} arguments ({', '.join(n.name for n in arg_nodes)})")
+        for n, s in zip(arg_nodes, args):
+            repl[id(n)] = _single_entry(s, f"compose argument {n.name!r}")
+        by_name: dict[str, list[Node]] = {}
+        for n in var_nodes:
+            by_name.setdefault(n.name, []).append(n)
+        for k, s in kwargs.items():
+            if k not in by_name:
+                raise PlexnetError(f"compose: keyword argument {k!r} matches no input of the symbol; inputs are "
+                                   f"{', '.join(n.name for n in var_nodes)}")
+            for n in by_name[k]:
+                if id(n) in repl:
+                    raise PlexnetError(f"compose: input {k!r} given twice")
+                repl[id(n)] = _single_entry(s, f"compose argument {k!r}")
+        if repl:
+            for n in nodes:
+                if n.op is not None:
+                    n.inputs = [repl.get(id(e[0]), e) for e in n.inputs]
+            self._outputs = [repl.get(id(e[0]), e) for e in self._outputs]
+        if name:
+            node = self._heads_node()
+            if node is not None and node.op is not None:
+                node.name = name
+
+    # -- arithmetic -------------------------------------------------------------------------------
+    def _binary(self, other: Any, key: str, reflect: bool = False) -> "Symbol":
+        sym_op, sym_hint, sc_op, sc_hint, rsc_op, rsc_hint = _ARITH[key]
+        if isinstance(other, Symbol):
+            lhs, rhs = (other, self) if reflect else (self, other)
+            return _create_hinted(arith_op_name(sym_op), sym_hint, [lhs, rhs], {})
+        if isinstance(other, (numbers.Number, np.generic)):
+            if reflect:
+                if rsc_op is None:
+                    return NotImplemented
+                return _create_hinted(arith_op_name(rsc_op), rsc_hint, [self], {"scalar": _scalar(other)})
+            return _create_hinted(arith_op_name(sc_op), sc_hint, [self], {"scalar": _scalar(other)})
+        return NotImplemented
+
+    def __add__(self, o: Any) -> "Symbol":
+        return self._binary(o, "add")
+
+    def __radd__(self, o: Any) -> "Symbol":
+        return self._binary(o, "add", reflect=True)
+
+    def __sub__(self, o: Any) -> "Symbol":
+        return self._binary(o, "sub")
+
+    def __rsub__(self, o: Any) -> "Symbol":
+        return self._binary(o, "sub", reflect=True)
+
+    def __mul__(self, o: Any) -> "Symbol":
+        return self._binary(o, "mul")
+
+    def __rmul__(self, o: Any) -> "Symbol":
+        return self._binary(o, "mul", reflect=True)
+
+    def __truediv__(self, o: Any) -> "Symbol":
+        return self._binary(o, "div")
+
+    def __rtruediv__(self, o: Any) -> "Symbol":
+        return self._binary(o, "div", reflect=True)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __mod__(self, o: Any) -> "Symbol":
+        return self._binary(o, "mod")
+
+    def __rmod__(self, o: Any) -> "Symbol":
+        return self._binary(o, "mod", reflect=True)
+
+    def __pow__(self, o: Any) -> "Symbol":
+        return self._binary(o, "pow")
+
+    def __rpow__(self, o: Any) -> "Symbol":
+        return self._binary(o, "pow", reflect=True)
+
+    def __neg__(self) -> "Symbol":
+        return self._binary(-1.0, "mul")
+
+    def __pos__(self) -> "Symbol":
+        return self
+
+    def __abs__(self) -> "Symbol":
+        return _create_hinted(arith_op_name("abs"), "abs", [self], {})
+
+    def __eq__(self, o: Any) -> "Symbol":  # type: ignore[override]
+        return self._binary(o, "eq")
+
+    def __ne__(self, o: Any) -> "Symbol":  # type: ignore[override]
+        return self._binary(o, "ne")
+
+    def __gt__(self, o: Any) -> "Symbol":
+        return self._binary(o, "gt")
+
+    def __ge__(self, o: Any) -> "Symbol":
+        return self._binary(o, "ge")
+
+    def __lt__(self, o: Any) -> "Symbol":
+        return self._binary(o, "lt")
+
+    def __le__(self, o: Any) -> "Symbol":
+        return self._binary(o, "le")
+
+    def __iadd__(self, o: Any) -> "Symbol":
+        return self.__add__(o)
+
+    def __isub__(self, o: Any) -> "Symbol":
+        return self.__sub__(o)
+
+    def __imul__(self, o: Any) -> "Symbol":
+        return self.__mul__(o)
+
+    def __itruediv__(self, o: Any) -> "Symbol":
+        return self.__truediv__(o)
+
+    def __getattr__(self, name: str) -> Any:
+        # operators as methods: s.reshape(shape=...), s.sum(axis=1), s.flatten() ...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from . import op_function, _METHOD_ALIASES
+        fn = op_function(_METHOD_ALIASES.get(name, name))
+        if fn is None:
+            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+    def astype(self, dtype: Any) -> "Symbol":
+        from . import op_function
+        return op_function("Cast")(self, dtype=dtype)  # type: ignore[misc]
+
+    # -- inference ----------------------------------------------------------------------------------
+    def _indexed(self) -> Any:
+        from ..executor.graph import IndexedGraph
+        return IndexedGraph(self._outputs)
+
+    def _known(self, g: Any, args: Sequence[Any], kwargs: dict[str, Any], what: str) -> dict[int, Any]:
+        arg_names = g.arg_names()
+        if args and kwargs:
+            raise ValueError(f"infer_{what}: give either positional or keyword arguments, not both")
+        known: dict[int, Any] = {}
+        if args:
+            if len(args) > len(arg_names):
+                raise ValueError(f"infer_{what}: {len(args)} positional values for {len(arg_names)} arguments "
+                                 f"({', '.join(arg_names)})")
+            for nid, v in zip(g.arg_nids, args):
+                if v is not None:
+                    known[g.row_ptr[nid]] = v
+            return known
+        by_name = {g.nodes[i].name: g.row_ptr[i] for i in g.var_nids}
+        for k, v in kwargs.items():
+            if k not in by_name:
+                raise ValueError(f"infer_{what}: {k!r} is not an input of the symbol; inputs are "
+                                 f"{', '.join(by_name)}")
+            if v is not None:
+                known[by_name[k]] = v
+        return known
+
+    def _infer_shape_impl(self, partial: bool, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple:
+        from ..executor.graph import infer_shapes
+        g = self._indexed()
+        known = self._known(g, args, kwargs, "shape")
+        for e, v in list(known.items()):
+            known[e] = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(d) for d in v)
+        shapes = infer_shapes(g, known)
+        arg = [shapes[g.row_ptr[i]] for i in g.arg_nids]
+        out = [shapes[e] for e in g.outputs]
+        aux = [shapes[g.row_ptr[i]] for i in g.aux_nids]
+        if not partial and any(s is None for s in arg + out + aux):
+            unknown = [f"{g.nodes[i].name}: unknown" for i in g.arg_nids + g.aux_nids
+                       if shapes[g.row_ptr[i]] is None]
+            warnings.warn("Cannot decide shape for the following arguments. Consider providing them as "
+                          "input:\n\t" + "\n\t".join(unknown), stacklevel=3)
+            return None, None, None
+        return arg, out, aux
+
+    def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
+        """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes of any subset of the
+        inputs (positional in ``list_arguments()`` order, or by name); ``(None, None,
+        None)`` with a warning when some shape cannot be decided. An inconsistency
+        raises ``ShapeError`` naming the operator node and the shapes."""
+        return self._infer_shape_impl(False, args, kwargs)
+
+    def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple:
+        """Like ``infer_shape`` but returns what is known, ``None`` for unknown shapes."""
+        return self._infer_shape_impl(True, args, kwargs)
+
+    def _infer_type_impl(self, partial: bool, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple:
+        from ..executor.graph import infer_types
+        g = self._indexed()
+        known = {e: _np_dtype(v) for e, v in self._known(g, args, kwargs, "type").items()}
+        types = infer_types(g, known)
+        conv = (lambda t: None if t is None else t.type)
+        arg = [conv(types[g.row_ptr[i]]) for i in g.arg_nids]
+        out = [conv(types[e]) for e in g.outputs]
+        aux = [conv(types[g.row_ptr[i]]) for i in g.aux_nids]
+        if not partial and any(t is None for t in arg + out + aux):
+            unknown = [f"{g.nodes[i].name}: None" for i in g.arg_nids + g.aux_nids if types[g.row_ptr[i]] is None]
+            warnings.warn("Cannot decide type for the following arguments. Consider providing them as "
+                          "input:\n\t" + "\n\t".join(unknown), stacklevel=3)
+            return None, None, None
+        return arg, out, aux
+
+    def infer_type(self, *args: Any, **kwargs: Any) -> tuple:
+        """``(arg_types, out_types, aux_types)`` (numpy scalar types) from the types of
+        any subset of the inputs; ``(None, None, None)`` when some type is undecided."""
+        return self._infer_type_impl(False, args, kwargs)
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple:
+        return self._infer_type_impl(True, args, kwargs)
+
+    # -- serialization ------------------------------------------------------------------------------
+    def tojson(self) -> str:
+        """MXNet 1.x symbol JSON (loadable by ``mx.sym.load_json`` of MXNet 1.9)."""
+        from .json_io import to_json
+        return to_json(self)
+
+    def save(self, fname: str, remove_amp_cast: bool = True) -> None:
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    def debug_str(self) -> str:
+        """A readable listing of the graph (one block per operator node)."""
+        lines = []
+        for n in self._topo():
+            if n.op is None:
+                lines.append(f"Variable:{n.name}")
+                continue
+            lines.append("-" * 40)
+            lines.append(f"Op:{n.op}, Name={n.name}")
+            lines.append("Inputs:")
+            for i, e in enumerate(n.inputs):
+                lines.append(f"\targ[{i}]={e[0].output_name(e[1])}")
+            params = n.params()
+            if params:
+                lines.append("Attrs:")
+                for k, v in params.items():
+                    lines.append(f"\t{k}={v}")
+        return "\n".join(lines) + "\n"
+
+    # -- execution ----------------------------------------------------------------------------------
+    def simple_bind(self, ctx: Any = None, grad_req: Any = "write", type_dict: dict | None = None,
+                    stype_dict: dict | None = None, group2ctx: dict | None = None,
+                    shared_arg_names: Sequence[str] | None = None, shared_exec: Any = None,
+                    shared_buffer: dict | None = None, **kwargs: Any) -> Any:
+        """Allocate every array from input shapes and bind: ``net.simple_bind(mx.cpu(),
+        data=(128, 784))``. Extra keywords ``plan_memory=`` and ``bulk_exec=`` (bools)
+        override ``PLEXNET_EXEC_PLAN_MEMORY`` and ``PLEXNET_EXEC_BULK_EXEC_*``."""
+        from ..executor import Executor
+        return Executor.simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, stype_dict=stype_dict,
+                                    group2ctx=group2ctx, shared_arg_names=shared_arg_names,
+                                    shared_exec=shared_exec, shared_buffer=shared_buffer, **kwargs)
+
+    def bind(self, ctx: Any, args: Any, args_grad: Any = None, grad_req: Any = "write",
+             aux_states: Any = None, group2ctx: dict | None = None, shared_exec: Any = None,
+             **kwargs: Any) -> Any:
+        """Bind to given arrays (lists in ``list_arguments()`` order or dicts by name)."""
+        from ..executor import Executor
+        return Executor.bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
+                             group2ctx=group2ctx, shared_exec=shared_exec, **kwargs)
+
+    def eval(self, ctx: Any = None, **kwargs: Any) -> list:
+        """Bind to the given arrays (by name) and run forward once; returns the outputs."""
+        exe = self.bind(ctx, kwargs, grad_req="null")
+        return exe.forward()
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+def _np_dtype(v: Any) -> np.dtype:
+    return np.dtype(v)
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, np.generic):
+        v = v.item()
+    return str(v)
+
+
+def _single_entry(s: Any, what: str) -> Entry:
+    if not isinstance(s, Symbol):
+        raise TypeError(f"{what} must be a Symbol, got {type(s).__name__}")
+    if len(s._outputs) != 1:
+        raise PlexnetError(f"{what}: symbol {s!r} has {len(s._outputs)} outputs; pick one with s[i]")
+    return s._outputs[0]
+
+
+# key -> (symbol op, hint, scalar op, hint, reflected scalar op, hint) as MXNet 1.x writes them
+_ARITH: dict[str, tuple] = {
+    "add": ("elemwise_add", "_plus", "_plus_scalar", "_plusscalar", "_plus_scalar", "_plusscalar"),
+    "sub": ("elemwise_sub", "_minus", "_minus_scalar", "_minusscalar", "_rminus_scalar", "_rminusscalar"),
+    "mul": ("elemwise_mul", "_mul", "_mul_scalar", "_mulscalar", "_mul_scalar", "_mulscalar"),
+    "div": ("elemwise_div", "_div", "_div_scalar", "_divscalar", "_rdiv_scalar", "_rdivscalar"),
+    "mod": ("_mod", "_mod", "_mod_scalar", "_modscalar", "_rmod_scalar", "_rmodscalar"),
+    "pow": ("_power", "_power", "_power_scalar", "_powerscalar", "_rpower_scalar", "_rpower_scalar"),
+    "eq": ("_equal", "_equal", "_equal_scalar", "_equal_scalar", "_equal_scalar", "_equal_scalar"),
+    "ne": ("_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar", "_not_equal_scalar",
+           "_not_equal_scalar"),
+    "gt": ("_greater", "_greater", "_greater_scalar", "_greater_scalar", "_lesser_scalar", "_lesser_scalar"),
+    "ge": ("_greater_equal", "_greater_equal", "_greater_equal_scalar", "_greater_equal_scalar",
+           "_lesser_equal_scalar", "_lesser_equal_scalar"),
+    "lt": ("_lesser", "_lesser", "_lesser_scalar", "_lesser_scalar", "_greater_scalar", "_greater_scalar"),
+    "le": ("_lesser_equal", "_lesser_equal", "_lesser_equal_scalar", "_lesser_equal_scalar",
+           "_greater_equal_scalar", "_greater_equal_scalar"),
+}
+
+#: MXNet's operator name -> other registered names meaning the same (first registered wins)
+_ARITH_FALLBACK: dict[str, tuple[str, ...]] = {
+    "elemwise_add": ("_plus", "_Plus", "_add", "broadcast_add"),
+    "elemwise_sub": ("_minus", "_Minus", "_sub", "broadcast_sub"),
+    "elemwise_mul": ("_mul", "_Mul", "broadcast_mul"),
+    "elemwise_div": ("_div", "_Div", "broadcast_div"),
+    "_mod": ("_Mod", "broadcast_mod"),
+    "_power": ("_Power", "broadcast_power"),
+    "_equal": ("broadcast_equal",), "_not_equal": ("broadcast_not_equal",),
+    "_greater": ("broadcast_greater",), "_greater_equal": ("broadcast_greater_equal",),
+    "_lesser": ("broadcast_lesser",), "_lesser_equal": ("broadcast_lesser_equal",),
+    "_plus_scalar": ("_PlusScalar",), "_minus_scalar": ("_MinusScalar",), "_rminus_scalar": ("_RMinusScalar",),
+    "_mul_scalar": ("_MulScalar",), "_div_scalar": ("_DivScalar",), "_rdiv_scalar": ("_RDivScalar",),
+    "_mod_scalar": ("_ModScalar",), "_rmod_scalar": ("_RModScalar",), "_power_scalar": ("_PowerScalar",),
+    "_rpower_scalar": ("_RPowerScalar",),
+}
+
+
+def arith_op_name(name: str) -> str:
+    """The registered operator to use for MXNet operator ``name`` (itself when
+    registered, else a registered equivalent)."""
+    reg = op_registry()
+    if name in reg:
+        return name
+    for alt in _ARITH_FALLBACK.get(name, ()):
+        if alt in reg:
+            return alt
+    return name  # let create() report it
+
+
+def _create_hinted(op: str, hint: str, args: list, params: dict[str, Any]) -> Symbol:
+    return create(op, args, params, hint=hint)
+
+
+def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
+           hint: str | None = None) -> Symbol:
+    """Apply registered operator ``op_name``: positional symbols bind the operator's
+    arguments in order, symbol keywords bind arguments or auxiliary states by name,
+    other keywords are parameters. Missing inputs become variables named
+    ``<name>_<argument>``. ``name=`` names the node (default from the ``NameManager``),
+    ``attr=`` adds attributes."""
+    kwargs = dict(kwargs or {})
+    name = kwargs.pop("name", None)
+    attr = kwargs.pop("attr", None)
+    sym_kwargs: dict[str, Symbol] = {}
+    params: dict[str, str] = {}
+    for k, v in kwargs.items():
+        if isinstance(v, Symbol):
+            sym_kwargs[k] = v
+        elif v is not None:
+            params[k] = param_string(v)
+    pos: list[Symbol] = []
+    for a in args:
+        if isinstance(a, (list, tuple)) and a and all(isinstance(x, Symbol) for x in a):
+            pos.extend(a)
+        elif isinstance(a, Symbol):
+            pos.append(a)
+        else:
+            raise TypeError(f"{op_name}: positional arguments must be Symbols, got {type(a).__name__}; "
+                            f"pass parameters by keyword")
+    reg = op_registry()
+    cls = reg.property_class(op_name)
+    pcls = cls.param_cls
+    if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
+        params["num_args"] = str(len(pos) + len(sym_kwargs))
+    prop = reg.create_property(op_name, params)
+    arg_names = list(prop.list_arguments())
+    aux_names = list(prop.list_auxiliary_states())
+    if len(pos) > len(arg_names):
+        raise PlexnetError(f"{op_name}: takes {len(arg_names)} input symbols ({', '.join(arg_names)}), "
+                           f"got {len(pos)}")
+    node_name = _name.current().get(name, hint if hint is not None else op_name.lower())
+    bound: dict[str, Entry] = {}
+    for n, s in zip(arg_names, pos):
+        bound[n] = _single_entry(s, f"{op_name} argument {n!r}")
+    for k, s in sym_kwargs.items():
+        if k not in arg_names and k not in aux_names:
+            raise PlexnetError(f"{op_name}: unknown input {k!r}; inputs are "
+                               f"{', '.join(arg_names + aux_names)}")
+        if k in bound:
+            raise PlexnetError(f"{op_name}: input {k!r} given both positionally and by keyword")
+        bound[k] = _single_entry(s, f"{op_name} argument {k!r}")
+    if attr is not None and not isinstance(attr, dict):
+        raise TypeError(f"{op_name}: attr must be a dict of strings")
+    attrs = _attribute.current().get(attr)
+    for k, v in (attr or {}).items():
+        if not isinstance(v, str):
+            raise ValueError(f"{op_name}: attribute {k!r} must be a string, got {type(v).__name__}")
+    attrs.update(params)
+    inputs: list[Entry] = []
+    for n in arg_names + aux_names:
+        e = bound.get(n)
+        if e is None:
+            # MXNet gives the automatic variable the node's attributes
+            e = Entry(Node(None, f"{node_name}_{n}", dict(attrs)), 0)
+        inputs.append(e)
+    node = Node(op_name, node_name, attrs, inputs, prop)
+    return Symbol([Entry(node, i) for i in range(prop.num_visible_outputs())])
+
+
+def Variable(name: str, attr: dict[str, str] | None = None, shape: Any = None, lr_mult: float | None = None,
+             wd_mult: float | None = None, dtype: Any = None, init: Any = None, stype: str | None = None,
+             **kwargs: Any) -> Symbol:
+    """A symbolic input. ``shape``/``dtype`` feed inference; ``lr_mult``, ``wd_mult``
+    and ``init`` are stored as hidden attributes for optimizers and initializers; extra
+    attributes must be given as ``__key__=value``."""
+    if not isinstance(name, str):
+        raise TypeError("Variable: name must be a string")
+    attrs = _attribute.current().get(attr)
+    if shape is not None:
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        attrs["__shape__"] = str(shape)
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attrs["__dtype__"] = str(DTYPE_NP_TO_MX[np.dtype(dtype)])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        attrs["__storage_type__"] = str({"default": 0, "row_sparse": 1, "csr": 2}.get(stype, stype))
+    for k, v in kwargs.items():
+        if not is_hidden(k):
+            raise ValueError(f"Attribute name={k} is not supported. Additional attributes must start and end "
+                             f"with double underscores, e.g, __yourattr__")
+        attrs[k] = str(v)
+    return Symbol([Entry(Node(None, name, attrs), 0)])
+
+
+var = Variable
+
+
+def Group(symbols: Sequence[Symbol]) -> Symbol:
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    if not symbols or any(not isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Group expects a non-empty list of Symbols")
+    outs: list[Entry] = []
+    for s in symbols:
+        outs.extend(s._outputs)
+    return Symbol(outs)
+
+
+def load_json(json_str: str) -> Symbol:
+    """A symbol from MXNet symbol JSON (``Symbol.tojson`` here or in MXNet)."""
+    from .json_io import from_json
+    return from_json(json_str)
+
+
+def load(fname: str) -> Symbol:
+    """A symbol from a JSON file (``Symbol.save`` here or in MXNet)."""
+    with open(fname) as f:
+        return load_json(f.read())
+

@@ -1,0 +1,335 @@
+"""The Ray transport: server shards are Ray actors, workers are Ray drivers.
+
+* Servers: one async actor per shard (``RayServer``), named
+  ``plexnet-kv-<job>-server-<i>`` in the job's namespace, owned by the process that
+  created it (the launcher), ``num_cpus=0``, not restarted by Ray (a restarted actor
+  would come back empty; a job restart resumes from the servers' checkpoints instead).
+* Data: numpy arrays travel as Ray call arguments and results (large ones through the
+  shared-memory object store, read zero-copy by the receiver); nothing but arrays,
+  tuples, ints and strings is sent, and the optimizer goes as JSON.
+* Membership: each worker sends a heartbeat to every server each second from a daemon
+  thread; a server that hears nothing from a worker for ``heartbeat_timeout`` seconds,
+  or that the launcher tells about a dead worker process, fails the job; a dead server
+  shows up as ``RayActorError`` at once. Every wait has a timeout.
+* Loopback only: a local Ray instance is started on 127.0.0.1 without dashboard, in its
+  own temp dir (``local_ray_init``).
+"""
+from __future__ import annotations
+
+import os
+
+# Ray picks the machine's external address unless told otherwise; keep everything on
+# loopback (this must be set before ray is imported).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+import atexit  # noqa: E402
+import collections  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from typing import Any, Sequence  # noqa: E402
+
+import ray  # noqa: E402
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError  # noqa: E402
+
+from plexnet.kvstore.base import KVStoreError  # noqa: E402
+
+from .server import ServerCore, ServerError  # noqa: E402
+from .transport import PullHandle, Transport  # noqa: E402
+
+__all__ = ["RayServer", "RayTransport", "local_ray_init", "start_servers", "server_name", "translate_error",
+           "NAMESPACE"]
+
+NAMESPACE = "plexnet-kvstore"
+
+
+def server_name(job: str, i: int) -> str:
+    return f"plexnet-kv-{job}-server-{i}"
+
+
+def local_ray_init(temp_dir: str | None = None, num_cpus: int | None = None, namespace: str = NAMESPACE,
+                   quiet: bool = True) -> dict[str, Any]:
+    """Start a private Ray instance on 127.0.0.1 (no dashboard, own temp dir); returns
+    ``ray.init``'s address info."""
+    if temp_dir is None:
+        # short: Ray's unix socket paths must stay under ~107 characters
+        temp_dir = tempfile.mkdtemp(prefix="pxray-", dir="/tmp")
+    kw: dict[str, Any] = dict(_node_ip_address="127.0.0.1", include_dashboard=False, _temp_dir=temp_dir,
+                              namespace=namespace, log_to_driver=not quiet, configure_logging=True,
+                              logging_level="WARNING")
+    if num_cpus is not None:
+        kw["num_cpus"] = num_cpus
+    ctx = ray.init(**kw)
+    return dict(ctx.address_info)
+
+
+@ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)
+class RayServer:
+    """A server shard: forwards every call to a ``ServerCore``."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.core = ServerCore(**kw)
+
+    async def hello(self, rank: int) -> dict:
+        return await self.core.hello(rank)
+
+    async def heartbeat(self, rank: int) -> str | None:
+        return await self.core.heartbeat(rank)
+
+    async def leave(self, rank: int) -> None:
+        await self.core.leave(rank)
+
+    async def worker_failed(self, rank: int, reason: str) -> None:
+        await self.core.worker_failed(rank, reason)
+
+    async def ping(self) -> int:
+        return await self.core.ping()
+
+    async def info(self) -> dict:
+        return await self.core.info()
+
+    async def init(self, rank: int, items: list) -> None:
+        await self.core.init(rank, items)
+
+    async def set_optimizer(self, config_json: str) -> None:
+        await self.core.set_optimizer(config_json)
+
+    async def push(self, rank: int, items: list) -> None:
+        await self.core.push(rank, items)
+
+    async def pull(self, rank: int, items: list) -> list:
+        return await self.core.pull(rank, items)
+
+    async def barrier(self, rank: int, gen: int) -> None:
+        await self.core.barrier(rank, gen)
+
+    async def checkpoint(self) -> int:
+        return await self.core.checkpoint()
+
+
+def start_servers(job: str, num_servers: int, num_workers: int, mode: str, *, namespace: str | None = None,
+                  **core_kw: Any) -> list[Any]:
+    """Create the job's server actors (named, in ``namespace``) and wait until they run."""
+    handles = []
+    for i in range(num_servers):
+        opts: dict[str, Any] = {"name": server_name(job, i)}
+        if namespace is not None:
+            opts["namespace"] = namespace
+        handles.append(RayServer.options(**opts).remote(server_id=i, num_servers=num_servers,
+                                                        num_workers=num_workers, mode=mode, **core_kw))
+    ray.get([h.ping.remote() for h in handles], timeout=120)
+    return handles
+
+
+def translate_error(e: BaseException, server: int | None = None) -> KVStoreError:
+    """A clear ``KVStoreError`` for a Ray failure."""
+    where = f"kvstore server {server}" if server is not None else "a kvstore server"
+    if isinstance(e, KVStoreError):
+        return e
+    if isinstance(e, RayTaskError):
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, ServerError):
+            return KVStoreError(str(cause))
+        if isinstance(cause, BaseException):
+            return KVStoreError(f"{where} failed: {type(cause).__name__}: {cause}")
+    if isinstance(e, RayActorError):
+        return KVStoreError(f"{where} died ({type(e).__name__}); the job can not go on. Restart it: servers resume "
+                            f"from their last checkpoint when PLEXNET_KVSTORE_CHECKPOINT_DIR is set")
+    if isinstance(e, GetTimeoutError):
+        return KVStoreError(f"timed out waiting for {where}")
+    return KVStoreError(f"{where}: {type(e).__name__}: {e}")
+
+
+class _RayPull(PullHandle):
+    __slots__ = ("transport", "server", "ref")
+
+    def __init__(self, transport: "RayTransport", server: int, ref: Any) -> None:
+        self.transport, self.server, self.ref = transport, server, ref
+
+    def result(self, timeout: float) -> list[Any]:
+        return self.transport.wait([self], timeout)[0]
+
+
+class RayTransport(Transport):
+    """Worker side of the Ray transport (see the module docstring)."""
+
+    def __init__(self, job: str, rank: int, num_workers: int, servers: Sequence[Any], *,
+                 heartbeat_interval: float = 1.0, wait_timeout: float = 150.0, owned: bool = False) -> None:
+        self.job = job
+        self.rank = rank
+        self.num_workers = num_workers
+        self.servers = list(servers)
+        self.num_servers = len(self.servers)
+        self.wait_timeout = wait_timeout
+        self.owned = owned  # standalone: this process created the servers
+        self.failure: KVStoreError | None = None
+        self._pushes: collections.deque = collections.deque()  # (server, ref) not yet checked
+        self._lock = threading.Lock()
+        self._barrier_gen = 0
+        self._closed = False
+        try:
+            infos = ray.get([s.hello.remote(rank) for s in self.servers], timeout=60)
+        except Exception as e:  # noqa: BLE001
+            raise translate_error(e) from e
+        self.info = {"restored_round": min(i["restored_round"] for i in infos), "servers": infos}
+        self._stop = threading.Event()
+        self._hb_interval = heartbeat_interval
+        self._hb = threading.Thread(target=self._heartbeat_loop, name=f"plexnet-kv-heartbeat-{rank}", daemon=True)
+        self._hb.start()
+        atexit.register(self.close)
+
+    @classmethod
+    def connect(cls, job: str, rank: int, num_workers: int, num_servers: int, namespace: str,
+                timeout: float = 60.0, **kw: Any) -> "RayTransport":
+        deadline = time.monotonic() + timeout
+        servers = []
+        for i in range(num_servers):
+            while True:
+                try:
+                    servers.append(ray.get_actor(server_name(job, i), namespace=namespace))
+                    break
+                except ValueError:
+                    if time.monotonic() > deadline:
+                        raise KVStoreError(f"kvstore server {i} of job {job!r} was not found in Ray namespace "
+                                           f"{namespace!r} within {timeout:.0f} s; start workers with "
+                                           f"`plexnet launch`") from None
+                    time.sleep(0.2)
+        return cls(job, rank, num_workers, servers, **kw)
+
+    # -- membership ------------------------------------------------------------------------------
+    def _set_failure(self, err: KVStoreError) -> None:
+        with self._lock:
+            if self.failure is None:
+                self.failure = err
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+    def _heartbeat_loop(self) -> None:
+        while not self._stop.wait(self._hb_interval):
+            refs = [s.heartbeat.remote(self.rank) for s in self.servers]
+            for i, ref in enumerate(refs):
+                try:
+                    msg = ray.get(ref, timeout=max(10.0, 5 * self._hb_interval))
+                except Exception as e:  # noqa: BLE001
+                    if not self._stop.is_set():
+                        self._set_failure(translate_error(e, i))
+                    continue
+                if msg:
+                    self._set_failure(KVStoreError(msg))
+            self._collect_pushes(block=False)
+
+    def _collect_pushes(self, block: bool, servers: Sequence[int] | None = None, timeout: float = 0.0) -> None:
+        """Surface errors of finished pushes (all of them, or those to ``servers``)."""
+        with self._lock:
+            items = list(self._pushes)
+        if not items:
+            return
+        pick = [(s, r) for s, r in items if servers is None or s in servers]
+        if not pick:
+            return
+        refs = [r for _, r in pick]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout if block else 0)
+        if not ready:
+            return
+        ready_set = set(ready)
+        for s, r in pick:
+            if r in ready_set:
+                try:
+                    ray.get(r)
+                except Exception as e:  # noqa: BLE001
+                    self._set_failure(translate_error(e, s))
+        with self._lock:
+            self._pushes = collections.deque((s, r) for s, r in self._pushes if r not in ready_set)
+
+    # -- data ----------------------------------------------------------------------------------------
+    def init(self, per_server: dict[int, list[tuple[tuple, Any]]]) -> None:
+        self.check()
+        refs = {s: self.servers[s].init.remote(self.rank, items) for s, items in per_server.items()}
+        self._get_all(refs)
+
+    def push(self, server: int, items: list[tuple[tuple, Any]]) -> None:
+        ref = self.servers[server].push.remote(self.rank, items)
+        with self._lock:
+            self._pushes.append((server, ref))
+            n = len(self._pushes)
+        if n > 256:  # bound the refs we hold
+            self._collect_pushes(block=True, timeout=1.0)
+
+    def pull(self, server: int, items: list[tuple[tuple, int]]) -> PullHandle:
+        return _RayPull(self, server, self.servers[server].pull.remote(self.rank, items))
+
+    def wait(self, handles: Sequence[PullHandle], timeout: float | None = None) -> list[list[Any]]:
+        refs = [h.ref for h in handles]  # type: ignore[attr-defined]
+        timeout = self.wait_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return ray.get(refs, timeout=0.5)
+            except GetTimeoutError:
+                self.check()
+                if time.monotonic() > deadline:
+                    raise KVStoreError(f"worker {self.rank}: no answer from the kvstore servers within "
+                                       f"{timeout:.0f} s") from None
+            except Exception as e:  # noqa: BLE001
+                server = self._server_of_failed(handles)
+                err = translate_error(e, server)
+                self._collect_pushes(block=False)
+                if self.failure is not None:
+                    raise self.failure from e
+                raise err from e
+
+    def _server_of_failed(self, handles: Sequence[PullHandle]) -> int | None:
+        for h in handles:
+            try:
+                ray.get(h.ref, timeout=0)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001
+                return h.server  # type: ignore[attr-defined]
+        return None
+
+    def _get_all(self, refs: dict[int, Any], timeout: float | None = None) -> dict[int, Any]:
+        out = {}
+        deadline = time.monotonic() + (self.wait_timeout if timeout is None else timeout)
+        for s, ref in refs.items():
+            while True:
+                try:
+                    out[s] = ray.get(ref, timeout=0.5)
+                    break
+                except GetTimeoutError:
+                    self.check()
+                    if time.monotonic() > deadline:
+                        raise KVStoreError(f"worker {self.rank}: kvstore server {s} did not answer in time") from None
+                except Exception as e:  # noqa: BLE001
+                    raise translate_error(e, s) from e
+        return out
+
+    def command(self, name: str, *args: Any, servers: Sequence[int] | None = None) -> list[Any]:
+        self.check()
+        idx = range(self.num_servers) if servers is None else servers
+        refs = {s: getattr(self.servers[s], name).remote(*args) for s in idx}
+        res = self._get_all(refs)
+        return [res[s] for s in idx]
+
+    def barrier(self) -> None:
+        self.check()
+        self._barrier_gen += 1
+        self._get_all({0: self.servers[0].barrier.remote(self.rank, self._barrier_gen)})
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        try:
+            if self.failure is None:
+                self._collect_pushes(block=True, timeout=5.0)
+            ray.get([s.leave.remote(self.rank) for s in self.servers], timeout=5)
+        except Exception:  # noqa: BLE001 - best effort at shutdown
+            pass
+        if self.owned:
+            for s in self.servers:
+                try:
+                    ray.kill(s)
+                except Exception:  # noqa: BLE001
+                    pass

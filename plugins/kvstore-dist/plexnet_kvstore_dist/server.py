@@ -1,0 +1,461 @@
+"""The parameter-server logic, independent of the transport.
+
+``ServerCore`` holds the slices of keys that live on one server and implements the
+protocol as coroutines (one event loop, no locks): ``init``, ``push``, ``pull``,
+``barrier``, ``set_optimizer``, membership (``hello``, ``heartbeat``, ``leave``,
+``worker_failed``) and checkpoints. The Ray actor in ``ray_transport.py`` forwards
+its methods here; another transport (MPI, raw sockets) can do the same.
+
+Consistency:
+
+* ``sync`` (``dist_sync``): the n-th push of a key from each worker belongs to round
+  n. A round completes when every worker has pushed into it; then the sum is applied
+  (optimizer update, or the stored value is replaced by it). A pull carries, per key,
+  how many pushes the worker has made, and waits until that many rounds completed, so
+  a worker always reads the result of its own pushes (and everyone else's of the same
+  round). Pushes return at once; a worker may run ahead into later rounds.
+* ``async`` (``dist_async``): every push is applied when it arrives (an optimizer is
+  required, as in MXNet); a pull waits only until the worker's own pushes are applied.
+
+Failures: every wait has a timeout; a dead worker (reported by the launcher, or silent
+for ``heartbeat_timeout`` seconds) fails the whole job: pending and later calls raise
+``ServerError`` naming it. A worker that leaves (finished) while a round still misses
+its push makes the waits on that round fail at once ("uneven pushes").
+"""
+from __future__ import annotations
+
+import asyncio
+import glob
+import io
+import json
+import os
+import re
+import time
+from collections import deque
+from typing import Any, Callable
+
+import numpy as np
+
+from plexnet.kvstore.compression import dequantize_2bit
+from plexnet.optimizer import Updater, from_config
+from plexnet.optimizer._plain import from_plain, to_plain
+
+__all__ = ["ServerCore", "ServerError", "choose_restore_round", "checkpoint_path"]
+
+_CKPT_FORMAT = "plexnet-kvstore-server-checkpoint/1"
+_CKPT_RE = re.compile(r"server-(\d+)-of-(\d+)\.r(\d+)\.npz$")
+
+
+class ServerError(Exception):
+    """A protocol error or a job failure, raised to the calling worker."""
+
+
+def checkpoint_path(directory: str, server_id: int, num_servers: int, rnd: int) -> str:
+    return os.path.join(directory, f"server-{server_id}-of-{num_servers}.r{rnd:08d}.npz")
+
+
+def choose_restore_round(directory: str | None, num_servers: int) -> int | None:
+    """The newest round for which every one of ``num_servers`` servers has a checkpoint
+    in ``directory`` (None when there is none). Checkpoints written for another number
+    of servers are an error."""
+    if not directory or not os.path.isdir(directory):
+        return None
+    have: dict[int, set[int]] = {}
+    for f in glob.glob(os.path.join(directory, "server-*-of-*.r*.npz")):
+        m = _CKPT_RE.search(f)
+        if not m:
+            continue
+        sid, n, rnd = (int(x) for x in m.groups())
+        if n != num_servers:
+            raise ServerError(f"checkpoint directory {directory} holds checkpoints of {n} servers; this job "
+                              f"has {num_servers} (use the same number of servers to resume)")
+        have.setdefault(rnd, set()).add(sid)
+    full = [r for r, sids in have.items() if len(sids) == num_servers]
+    return max(full) if full else None
+
+
+class _Round:
+    __slots__ = ("ranks", "first", "sum")
+
+    def __init__(self) -> None:
+        self.ranks: set[int] = set()
+        self.first: np.ndarray | None = None
+        self.sum: np.ndarray | None = None
+
+
+class ServerCore:
+    """One server's state and protocol (see the module docstring)."""
+
+    def __init__(self, server_id: int, num_servers: int, num_workers: int, mode: str = "sync", *,
+                 timeout: float = 120.0, heartbeat_timeout: float = 10.0, checkpoint_dir: str | None = None,
+                 checkpoint_every: int = 10, checkpoint_seconds: float = 30.0,
+                 restore_round: int | None = None) -> None:
+        if mode not in ("sync", "async"):
+            raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
+        self.server_id = server_id
+        self.num_servers = num_servers
+        self.num_workers = num_workers
+        self.mode = mode
+        self.timeout = float(timeout)
+        self.heartbeat_timeout = float(heartbeat_timeout)
+        self.checkpoint_dir = checkpoint_dir
+        self.checkpoint_every = int(checkpoint_every)
+        self.checkpoint_seconds = float(checkpoint_seconds)
+        self.store: dict[tuple, np.ndarray] = {}
+        self.rounds: dict[tuple, int] = {}
+        self.pending: dict[tuple, deque[_Round]] = {}
+        self.free_bufs: dict[tuple, list[np.ndarray]] = {}
+        self.applied: dict[tuple, int] = {}
+        self.updater: Updater | None = None
+        self.restored_keys: set[tuple] = set()
+        self.base: dict[tuple, int] = {}  # rounds completed before this job (resumed keys)
+        self.restored_round = 0
+        self.failure: str | None = None
+        self.left: set[int] = set()
+        self.last_seen: dict[int, float] = {}
+        self.barrier_arrivals: dict[int, set[int]] = {}
+        self.barrier_done = -1
+        self.last_checkpoint = 0
+        self.last_checkpoint_time = time.monotonic()
+        self.dirty = False
+        self.stats = {"pushes": 0, "pulls": 0, "rounds": 0, "checkpoints": 0}
+        self._changed: asyncio.Event | None = None
+        self._monitor_task: asyncio.Task | None = None
+        if restore_round is not None:
+            self.restore(checkpoint_path(checkpoint_dir or ".", server_id, num_servers, restore_round))
+
+    # -- waiting ------------------------------------------------------------------------------
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        if self._monitor_task is None:
+            self._monitor_task = asyncio.get_running_loop().create_task(self._monitor())
+        return self._changed
+
+    def _notify(self) -> None:
+        ev = self._changed
+        if ev is not None:
+            self._changed = asyncio.Event()
+            ev.set()
+
+    def fail(self, reason: str) -> None:
+        """Fail the job: every pending and later call raises ``reason``."""
+        if self.failure is None:
+            self.failure = reason
+        self._notify()
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise ServerError(self.failure)
+
+    async def _wait_until(self, pred: Callable[[], bool], describe: Callable[[], str],
+                          impossible: Callable[[], str | None] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while True:
+            self._check()
+            if pred():
+                return
+            if impossible is not None:
+                why = impossible()
+                if why:
+                    raise ServerError(why)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise ServerError(f"server {self.server_id}: timed out after {self.timeout:.0f} s waiting for "
+                                  f"{describe()}")
+            ev = self._event()
+            try:
+                await asyncio.wait_for(ev.wait(), min(remaining, 1.0))
+            except asyncio.TimeoutError:
+                pass
+
+    async def _monitor(self) -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            self.check_heartbeats()
+            if (self.mode == "async" and self.checkpoint_dir and self.dirty
+                    and time.monotonic() - self.last_checkpoint_time >= self.checkpoint_seconds):
+                self.save_checkpoint(sum(self.rounds.values()))
+
+    def check_heartbeats(self) -> None:
+        if self.failure is not None or self.heartbeat_timeout <= 0:
+            return
+        now = time.monotonic()
+        for rank, t in list(self.last_seen.items()):
+            if rank not in self.left and now - t > self.heartbeat_timeout:
+                self.fail(f"worker {rank} sent no heartbeat for {now - t:.1f} s (killed or hung); the job "
+                          f"is stopped")
+                return
+
+    # -- membership -----------------------------------------------------------------------------
+    async def hello(self, rank: int) -> dict[str, Any]:
+        self._event()
+        self._check()
+        self.last_seen[rank] = time.monotonic()
+        return {"server_id": self.server_id, "mode": self.mode, "num_workers": self.num_workers,
+                "restored_round": self.restored_round}
+
+    async def heartbeat(self, rank: int) -> str | None:
+        """Record that ``rank`` is alive; returns the job failure, if any."""
+        self._event()
+        self.last_seen[rank] = time.monotonic()
+        return self.failure
+
+    async def leave(self, rank: int) -> None:
+        """``rank`` finished (closed its kvstore or exited cleanly)."""
+        self.left.add(rank)
+        self.last_seen.pop(rank, None)
+        self._notify()
+
+    async def worker_failed(self, rank: int, reason: str) -> None:
+        """The launcher saw worker ``rank`` die."""
+        if rank in self.left and "exit code 0" in reason:
+            return
+        self.fail(f"worker {rank} died ({reason}); the job is stopped")
+
+    async def ping(self) -> int:
+        return self.server_id
+
+    async def info(self) -> dict[str, Any]:
+        return {"server_id": self.server_id, "keys": len(self.store), "failure": self.failure,
+                "restored_round": self.restored_round, "rounds": sorted(set(self.rounds.values())),
+                "stats": dict(self.stats), "left": sorted(self.left)}
+
+    # -- data -------------------------------------------------------------------------------------
+    async def init(self, rank: int, items: list[tuple[tuple, np.ndarray]]) -> None:
+        self._check()
+        for skey, arr in items:
+            if skey in self.store:
+                if skey in self.restored_keys:
+                    continue  # resumed from a checkpoint: keep the checkpointed value
+                raise ServerError(f"init: key {skey[0]!r} is already initialised on server {self.server_id}")
+            self.store[skey] = np.array(arr, copy=True).reshape(-1)
+            self.rounds[skey] = 0
+        self._notify()
+
+    async def set_optimizer(self, config_json: str) -> None:
+        """Install the optimizer from its plain-data config (JSON); a server resumed from
+        a checkpoint keeps its restored states and update counters."""
+        self._check()
+        opt = from_config(json.loads(config_json))
+        if self.updater is not None and self.restored_keys:
+            old = self.updater.optimizer
+            for attr in ("num_update", "_all_index_update_counts", "_current_device"):
+                if hasattr(old, attr):
+                    setattr(opt, attr, getattr(old, attr))
+            opt._index_update_count = opt._all_index_update_counts.setdefault(opt._current_device, {})
+            self.updater.optimizer = opt
+        else:
+            self.updater = Updater(opt)
+
+    def _decode(self, skey: tuple, data: Any) -> np.ndarray:
+        store = self.store[skey]
+        if isinstance(data, tuple):
+            kind, threshold, n, packed = data
+            if kind != "2bit":
+                raise ServerError(f"unknown payload kind {kind!r}")
+            if n != store.size:
+                raise ServerError(f"push: key {skey[0]!r} slice has {store.size} elements, got {n}")
+            return dequantize_2bit(np, packed, n, threshold, store.dtype)
+        g = data.reshape(-1)
+        if g.size != store.size:
+            raise ServerError(f"push: key {skey[0]!r} slice has {store.size} elements on server "
+                              f"{self.server_id}, got {g.size}")
+        return g
+
+    async def push(self, rank: int, items: list[tuple[tuple, Any]]) -> None:
+        self._check()
+        self.stats["pushes"] += 1
+        for skey, data in items:
+            if skey not in self.store:
+                raise ServerError(f"push: key {skey[0]!r} is not initialised on server {self.server_id}")
+            g = self._decode(skey, data)
+            if self.mode == "sync":
+                self._add_to_round(skey, rank, g)
+            else:
+                if self.updater is None:
+                    raise ServerError("dist_async needs an optimizer on the servers: call kv.set_optimizer() "
+                                      "before pushing")
+                self.updater(skey[0], g, self.store[skey])
+                self.applied[(skey, rank)] = self.applied.get((skey, rank), 0) + 1
+                self.rounds[skey] += 1
+                self.dirty = True
+        self._notify()
+
+    def _add_to_round(self, skey: tuple, rank: int, g: np.ndarray) -> None:
+        q = self.pending.setdefault(skey, deque())
+        for r in q:
+            if rank not in r.ranks:
+                break
+        else:
+            r = _Round()
+            q.append(r)
+        r.ranks.add(rank)
+        if r.first is None:
+            r.first = g
+        elif r.sum is None:
+            bufs = self.free_bufs.setdefault(skey, [])
+            buf = bufs.pop() if bufs else np.empty(self.store[skey].size, self.store[skey].dtype)
+            np.add(r.first, g, out=buf)
+            r.sum, r.first = buf, None
+        else:
+            r.sum += g
+        while q and len(q[0].ranks) >= self.num_workers:
+            self._complete(skey, q.popleft())
+
+    def _complete(self, skey: tuple, r: _Round) -> None:
+        total = r.sum if r.sum is not None else r.first
+        store = self.store[skey]
+        if self.updater is not None:
+            self.updater(skey[0], total, store)
+        else:
+            np.copyto(store, total)
+        if r.sum is not None:
+            self.free_bufs.setdefault(skey, []).append(r.sum)
+        self.rounds[skey] += 1
+        self.stats["rounds"] += 1
+        self.dirty = True
+        self._maybe_checkpoint()
+
+    def _round_status(self, skey: tuple, need: int) -> tuple[set[int], set[int]]:
+        """(ranks that pushed, ranks missing) for round ``need`` of ``skey`` (1-based)."""
+        idx = need - self.rounds[skey] - 1
+        q = self.pending.get(skey, ())
+        got = set(q[idx].ranks) if 0 <= idx < len(q) else set()
+        return got, set(range(self.num_workers)) - got
+
+    async def pull(self, rank: int, items: list[tuple[tuple, int]]) -> list[np.ndarray]:
+        self._check()
+        self.stats["pulls"] += 1
+        for skey, _ in items:
+            if skey not in self.store:
+                raise ServerError(f"pull: key {skey[0]!r} is not initialised on server {self.server_id}")
+        if self.mode == "sync":
+            base = self.base
+
+            def ready() -> bool:
+                return all(self.rounds[s] - base.get(s, 0) >= v for s, v in items)
+
+            def first_waiting() -> tuple[tuple, int]:
+                return next((s, v) for s, v in items if self.rounds[s] - base.get(s, 0) < v)
+
+            def describe() -> str:
+                s, v = first_waiting()
+                got, missing = self._round_status(s, self.rounds[s] + 1)
+                return (f"dist_sync round {self.rounds[s] + 1} of key {s[0]!r} (worker {rank} needs round "
+                        f"{v + base.get(s, 0)}): "
+                        f"pushes from workers {sorted(got)}, none yet from {sorted(missing)}; every worker must "
+                        f"push each key equally often")
+
+            def impossible() -> str | None:
+                s, v = first_waiting()
+                got, missing = self._round_status(s, self.rounds[s] + 1)
+                gone = missing & self.left
+                if gone:
+                    return (f"dist_sync: worker(s) {sorted(gone)} finished without pushing key {s[0]!r} for round "
+                            f"{self.rounds[s] + 1}, which worker {rank} waits for: the workers pushed this key "
+                            f"unequally often")
+                return None
+
+            await self._wait_until(ready, describe, impossible)
+            return [self.store[s] for s, _ in items]
+
+        def ready_async() -> bool:
+            return all(self.applied.get((s, rank), 0) >= v for s, v in items)
+
+        await self._wait_until(ready_async, lambda: f"worker {rank}'s own pushes to be applied")
+        return [self.store[s].copy() for s, _ in items]
+
+    async def barrier(self, rank: int, gen: int) -> None:
+        self._check()
+        arrived = self.barrier_arrivals.setdefault(gen, set())
+        arrived.add(rank)
+        self._notify()
+
+        def done() -> bool:
+            return self.barrier_done >= gen or len(self.barrier_arrivals.get(gen, ())) >= self.num_workers
+
+        def missing() -> set[int]:
+            return set(range(self.num_workers)) - self.barrier_arrivals.get(gen, set())
+
+        def impossible() -> str | None:
+            gone = missing() & self.left
+            return f"barrier {gen}: worker(s) {sorted(gone)} finished without reaching it" if gone else None
+
+        await self._wait_until(done, lambda: f"barrier {gen}: workers {sorted(missing())} have not arrived",
+                               impossible)
+        if self.barrier_done < gen:
+            self.barrier_done = gen
+            self.barrier_arrivals = {g: s for g, s in self.barrier_arrivals.items() if g > gen}
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def _maybe_checkpoint(self) -> None:
+        if not self.checkpoint_dir or self.checkpoint_every <= 0 or self.mode != "sync":
+            return
+        rs = set(self.rounds.values())
+        if len(rs) != 1:
+            return
+        r = rs.pop()
+        if r > self.last_checkpoint and r % self.checkpoint_every == 0:
+            self.save_checkpoint(r)
+
+    async def checkpoint(self) -> int:
+        """Write a checkpoint now (returns its round)."""
+        r = min(self.rounds.values()) if self.mode == "sync" and self.rounds else sum(self.rounds.values())
+        self.save_checkpoint(r)
+        return r
+
+    def save_checkpoint(self, rnd: int) -> str | None:
+        """Weights and optimizer states (npz + JSON, no pickle), written atomically; the
+        two newest checkpoints are kept."""
+        if not self.checkpoint_dir:
+            return None
+        os.makedirs(self.checkpoint_dir, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {}
+        keys = []
+        for i, (skey, arr) in enumerate(self.store.items()):
+            arrays[f"k{i}"] = arr
+            keys.append([to_plain(skey), f"k{i}", int(self.rounds.get(skey, 0))])
+        if self.updater is not None:
+            arrays["optimizer"] = np.frombuffer(self.updater.get_states(dump_optimizer=True), np.uint8)
+        meta = {"format": _CKPT_FORMAT, "server_id": self.server_id, "num_servers": self.num_servers,
+                "mode": self.mode, "round": rnd, "keys": keys}
+        arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+        path = checkpoint_path(self.checkpoint_dir, self.server_id, self.num_servers, rnd)
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+        self.last_checkpoint = rnd
+        self.last_checkpoint_time = time.monotonic()
+        self.dirty = False
+        self.stats["checkpoints"] += 1
+        mine = sorted(glob.glob(os.path.join(self.checkpoint_dir, f"server-{self.server_id}-of-{self.num_servers}.r*.npz")))
+        for old in mine[:-2]:
+            try:
+                os.remove(old)
+            except OSError:
+                pass
+        return path
+
+    def restore(self, path: str) -> None:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["__meta__"]).decode())
+            if meta.get("format") != _CKPT_FORMAT:
+                raise ServerError(f"{path}: not a plexnet kvstore checkpoint")
+            if meta["server_id"] != self.server_id or meta["num_servers"] != self.num_servers:
+                raise ServerError(f"{path}: written by server {meta['server_id']} of {meta['num_servers']}")
+            for skey_plain, name, rnd in meta["keys"]:
+                skey = from_plain(skey_plain)
+                skey = tuple(skey) if isinstance(skey, list) else skey
+                self.store[skey] = np.array(z[name])
+                self.rounds[skey] = rnd if self.mode == "sync" else 0
+                self.base[skey] = self.rounds[skey]
+                self.restored_keys.add(skey)
+            if "optimizer" in z.files:
+                u = Updater(from_config({"type": "sgd", "attrs": {}}))
+                u.set_states(bytes(z["optimizer"]))
+                self.updater = u
+        self.restored_round = int(meta["round"])
+        self.last_checkpoint = self.restored_round

@@ -1,0 +1,145 @@
+"""BatchNorm, MXNet 1.x semantics: arguments ``data, gamma, beta``, auxiliary states
+``moving_mean, moving_var``, outputs ``output`` plus (visible with
+``output_mean_var``) ``mean`` and ``var``; ``var`` holds the *inverse standard
+deviation* ``1/sqrt(var + eps)`` as in MXNet.
+
+Training (``is_train`` and not ``use_global_stats``): normalise with the batch mean and
+biased variance over every axis but ``axis``, and update the moving statistics *in
+forward*: ``moving = moving * momentum + batch * (1 - momentum)``. Otherwise normalise
+with the moving statistics. ``fix_gamma`` uses gamma = 1 (and gives gamma a zero
+gradient) without writing into the gamma array.
+"""
+from __future__ import annotations
+
+from plexnet.base import ShapeError
+from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+
+from ._common import shape_assign, writes
+
+
+class BatchNormParam(Params):
+    eps = Field(float, default=1e-3, low=0.0, doc="added to the variance")
+    momentum = Field(float, default=0.9, doc="momentum of the moving averages")
+    fix_gamma = Field(bool, default=True, doc="use gamma = 1 and do not learn it")
+    use_global_stats = Field(bool, default=False, doc="normalise with the moving statistics also in training")
+    output_mean_var = Field(bool, default=False, doc="also output the mean and the inverse std")
+    axis = Field(int, default=1, doc="the channel axis")
+    cudnn_off = Field(bool, default=False)
+    min_calib_range = Field(float, default=None, optional=True, doc="quantisation only (ignored)")
+    max_calib_range = Field(float, default=None, optional=True, doc="quantisation only (ignored)")
+
+
+def _store(xp, out, req, value):
+    if req == OpReqType.null:
+        return
+    if writes(req):
+        xp.copyto(out, value)
+    else:
+        out += value
+
+
+class BatchNormOp(Operator):
+    def __init__(self, param: BatchNormParam) -> None:
+        self.p = param
+
+    def _geom(self, x):
+        ax = self.p.axis % x.ndim
+        axes = tuple(i for i in range(x.ndim) if i != ax)
+        bshape = tuple(x.shape[i] if i == ax else 1 for i in range(x.ndim))
+        return ax, axes, bshape
+
+    def _batch_stats(self, ctx):
+        return ctx.is_train and not self.p.use_global_stats
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        xp = ctx.xp
+        p = self.p
+        x, gamma, beta = in_data
+        mm, mv = aux_states
+        ax, axes, bshape = self._geom(x)
+        if self._batch_stats(ctx):
+            mean = x.mean(axis=axes)
+            xc = x - mean.reshape(bshape)
+            var = (xc * xc).mean(axis=axes)
+            mm *= p.momentum
+            mm += (1 - p.momentum) * mean
+            mv *= p.momentum
+            mv += (1 - p.momentum) * var
+        else:
+            mean, var = mm, mv
+            xc = x - mean.reshape(bshape)
+        invstd = 1.0 / xp.sqrt(var + p.eps)
+        scale = invstd if p.fix_gamma else gamma * invstd
+        y = xc
+        y *= scale.reshape(bshape).astype(x.dtype, copy=False)
+        y += beta.reshape(bshape)
+        _store(xp, out_data[0], req[0], y)
+        _store(xp, out_data[1], req[1], mean)
+        _store(xp, out_data[2], req[2], invstd.astype(out_data[2].dtype, copy=False))
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        xp = ctx.xp
+        p = self.p
+        x, gamma = in_data[0], in_data[1]
+        dy = out_grad[0]
+        ax, axes, bshape = self._geom(x)
+        if self._batch_stats(ctx):
+            mean, invstd = out_data[1], out_data[2]
+        else:
+            mean = aux_states[0]
+            invstd = 1.0 / xp.sqrt(aux_states[1] + p.eps)
+        xhat = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
+        dbeta = dy.sum(axis=axes)
+        dgamma = (dy * xhat).sum(axis=axes)
+        g = 1.0 if p.fix_gamma else gamma
+        if req[0] != OpReqType.null:
+            if self._batch_stats(ctx):
+                m = x.size // x.shape[ax]
+                dx = dy - (dbeta / m).reshape(bshape)
+                dx -= xhat * (dgamma / m).reshape(bshape)
+                dx *= (g * invstd).reshape(bshape) if not p.fix_gamma else invstd.reshape(bshape)
+            else:
+                dx = dy * ((g * invstd).reshape(bshape) if not p.fix_gamma else invstd.reshape(bshape))
+            _store(xp, in_grad[0], req[0], dx)
+        if req[1] != OpReqType.null:
+            _store(xp, in_grad[1], req[1], xp.zeros_like(dgamma) if p.fix_gamma else dgamma)
+        _store(xp, in_grad[2], req[2], dbeta)
+
+
+class BatchNormProp(OperatorProperty):
+    param_cls = BatchNormParam
+
+    def list_arguments(self):
+        return ["data", "gamma", "beta"]
+
+    def list_outputs(self):
+        return ["output", "mean", "var"]
+
+    def num_visible_outputs(self):
+        return 3 if self.param.output_mean_var else 1
+
+    def list_auxiliary_states(self):
+        return ["moving_mean", "moving_var"]
+
+    def infer_shape(self, in_shape):
+        op, names = self.op_name, self.list_arguments()
+        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
+        d = shapes[0]
+        if d is None:
+            return shapes, [None] * 3, [None, None]
+        if len(d) == 0:
+            raise ShapeError(f"{op}: data must have at least one dimension")
+        if not -len(d) <= self.param.axis < len(d):
+            raise ShapeError(f"{op}: axis {self.param.axis} out of range for data shape {d}")
+        c = (d[self.param.axis % len(d)],)
+        shape_assign(op, shapes, 1, names, c)
+        shape_assign(op, shapes, 2, names, c)
+        return shapes, [d, c, c], [c, c]
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return [out_grad[0], in_data[0], in_data[1], out_data[1], out_data[2]]
+
+
+def register(registry):
+    registry.register_property("BatchNorm", BatchNormProp)
+    registry.register_impl("BatchNorm", "*", lambda prop, ctx: BatchNormOp(prop.param), impl_name="xp")

@@ -1,0 +1,199 @@
+"""LeakyReLU (leaky, elu, selu, gelu, prelu, rrelu), MXNet 1.x semantics.
+
+* ``leaky``: ``x > 0 ? x : slope * x``; ``elu``: ``x > 0 ? x : slope * (exp(x) - 1)``;
+  ``selu``: ``lambda * (x > 0 ? x : alpha * (exp(x) - 1))``; ``gelu``:
+  ``0.5 * x * (1 + erf(x / sqrt(2)))``.
+* ``prelu``: learnable ``gamma`` (second argument), shape ``(C,)`` for data
+  ``(N, C, ...)`` (``(1,)`` or the data's shape are accepted too).
+* ``rrelu``: in training each negative element gets a slope drawn uniformly from
+  ``[lower_bound, upper_bound]`` (stored in the second output ``mask``); otherwise the
+  mean slope is used. Uses the ``kRandom`` resource.
+"""
+from __future__ import annotations
+
+import math
+
+from plexnet.base import ShapeError
+from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+from plexnet.resource import ResourceRequest
+
+from ._common import writes
+
+SELU_LAMBDA = 1.0507009873554804934193349852946
+SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+class LeakyReLUParam(Params):
+    act_type = Field(str, default="leaky", choices=("elu", "gelu", "leaky", "prelu", "rrelu", "selu"))
+    slope = Field(float, default=0.25, doc="slope of leaky / alpha of elu")
+    lower_bound = Field(float, default=0.125, doc="rrelu: lower bound of the random slope")
+    upper_bound = Field(float, default=0.334, doc="rrelu: upper bound of the random slope")
+
+
+def erf(xp, x):
+    """erf through xp (numpy has none): the Chebyshev fit of erfc from Numerical Recipes
+    (``erfcc``), fractional error below 1.2e-7 everywhere."""
+    z = xp.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = (-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+            -0.82215223 + t * 0.17087277)))))))))
+    erfc = t * xp.exp(poly)
+    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0)
+
+
+def _gelu(xp, x):
+    return 0.5 * x * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+
+
+def _gelu_grad(xp, x):
+    cdf = 0.5 * (1.0 + erf(xp, x * (1.0 / math.sqrt(2.0))))
+    return cdf + x * xp.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
+
+
+class LeakyReLUOp(Operator):
+    def __init__(self, param: LeakyReLUParam) -> None:
+        self.p = param
+
+    def _gamma(self, gamma, x):
+        if gamma.shape == x.shape:
+            return gamma
+        if gamma.size == 1:
+            return gamma.reshape((1,) * x.ndim)
+        return gamma.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        xp = ctx.xp
+        p = self.p
+        x = in_data[0]
+        act = p.act_type
+        if act == "leaky":
+            y = xp.where(x > 0, x, x * p.slope)
+        elif act == "elu":
+            y = xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)) * p.slope)
+        elif act == "selu":
+            y = xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)) * SELU_ALPHA) * SELU_LAMBDA
+        elif act == "gelu":
+            y = _gelu(xp, x)
+        elif act == "prelu":
+            y = xp.where(x > 0, x, x * self._gamma(in_data[1], x))
+        else:  # rrelu
+            if ctx.is_train:
+                rng = ctx.requested[0].get_random()
+                r = rng.random(x.shape, dtype=x.dtype) if x.dtype.kind == "f" and x.itemsize in (4, 8) else \
+                    rng.random(x.shape)
+                mask = (r * (p.upper_bound - p.lower_bound) + p.lower_bound).astype(x.dtype, copy=False)
+            else:
+                mask = xp.full(x.shape, (p.lower_bound + p.upper_bound) / 2.0, dtype=x.dtype)
+            y = xp.where(x > 0, x, x * mask)
+            if writes(req[1]):
+                xp.copyto(out_data[1], mask)
+            elif req[1] == OpReqType.add:
+                out_data[1] += mask
+        y = y.astype(x.dtype, copy=False)
+        if req[0] == OpReqType.null:
+            return
+        if writes(req[0]):
+            xp.copyto(out_data[0], y)
+        else:
+            out_data[0] += y
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        xp = ctx.xp
+        p = self.p
+        act = p.act_type
+        dy = out_grad[0]
+        gx = None
+        if act == "leaky":
+            y = out_data[0]
+            gx = xp.where(y > 0, dy, dy * p.slope)
+        elif act == "elu":
+            y = out_data[0]
+            gx = xp.where(y > 0, dy, dy * (y + p.slope))
+        elif act == "selu":
+            y = out_data[0]
+            gx = xp.where(y > 0, dy * SELU_LAMBDA, dy * (y + SELU_LAMBDA * SELU_ALPHA))
+        elif act == "gelu":
+            gx = dy * _gelu_grad(xp, in_data[0])
+        elif act == "rrelu":
+            y = out_data[0]
+            gx = xp.where(y > 0, dy, dy * out_data[1])
+        else:  # prelu
+            x = in_data[0]
+            g = self._gamma(in_data[1], x)
+            neg = x <= 0
+            gx = xp.where(neg, dy * g, dy)
+            if req[1] != OpReqType.null:
+                gg = dy * x * neg
+                gshape = in_data[1].shape
+                if gshape != x.shape:
+                    if in_data[1].size == 1:
+                        gg = gg.sum().reshape(gshape)
+                    else:
+                        axes = (0,) + tuple(range(2, x.ndim))
+                        gg = gg.sum(axis=axes).reshape(gshape)
+                if writes(req[1]):
+                    xp.copyto(in_grad[1], gg)
+                else:
+                    in_grad[1] += gg
+        if req[0] == OpReqType.null:
+            return
+        gx = gx.astype(in_grad[0].dtype, copy=False)
+        if writes(req[0]):
+            xp.copyto(in_grad[0], gx)
+        else:
+            in_grad[0] += gx
+
+
+class LeakyReLUProp(OperatorProperty):
+    param_cls = LeakyReLUParam
+
+    def list_arguments(self):
+        return ["data", "gamma"] if self.param.act_type == "prelu" else ["data"]
+
+    def list_outputs(self):
+        return ["output", "mask"] if self.param.act_type == "rrelu" else ["output"]
+
+    def infer_shape(self, in_shape):
+        op = self.op_name
+        d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
+        ins = [d] + [None if s is None else tuple(s) for s in in_shape[1:]]
+        if d is None:
+            return ins, [None] * self.num_outputs(), []
+        if self.param.act_type == "prelu":
+            if len(d) < 2 and ins[1] is None:
+                ins[1] = (1,)
+            elif ins[1] is None:
+                ins[1] = (d[1],)
+            g = ins[1]
+            ok = g == d or (len(g) == 1 and (g[0] == 1 or (len(d) > 1 and g[0] == d[1])))
+            if not ok:
+                raise ShapeError(f"{op}: prelu gamma has shape {g}; expected ({d[1] if len(d) > 1 else 1},), (1,) "
+                                 f"or the data shape {d}")
+        return ins, [d] * self.num_outputs(), []
+
+    def forward_resource(self, in_shape):
+        return [ResourceRequest(ResourceRequest.kRandom)] if self.param.act_type == "rrelu" else []
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        act = self.param.act_type
+        if act == "prelu":
+            return [out_grad[0], in_data[0], in_data[1]]
+        if act == "gelu":
+            return [out_grad[0], in_data[0]]
+        if act == "rrelu":
+            return [out_grad[0], out_data[0], out_data[1]]
+        return [out_grad[0], out_data[0]]
+
+    def forward_inplace_option(self, in_data, out_data):
+        if self.param.act_type in ("prelu", "gelu"):
+            return []
+        return [(in_data[0], out_data[0])]
+
+    def backward_inplace_option(self, out_grad, in_data, out_data, in_grad):
+        return [(out_grad[0], in_grad[0])]
+
+
+def register(registry):
+    registry.register_property("LeakyReLU", LeakyReLUProp)
+    registry.register_impl("LeakyReLU", "*", lambda prop, ctx: LeakyReLUOp(prop.param), impl_name="xp")

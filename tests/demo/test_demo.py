@@ -1,0 +1,95 @@
+"""``plexnet demo``: accuracy of a shortened run, the CLI, options and clear errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("sklearn", reason="the demo needs scikit-learn (pip install 'plexnet[demo]')")
+
+from plexnet import cli, demo  # noqa: E402
+
+
+@pytest.mark.timeout(120)
+def test_short_run_reaches_accuracy():
+    r = demo.run(epochs=3, progress=False)
+    # the full default run (10 epochs) reaches >= 97 %; 3 epochs are well above 90 %
+    assert r["test_accuracy"] >= 0.93, r
+    assert r["test_samples"] == 360 and r["train_samples"] == 1437
+    assert r["samples_per_sec"] > 0 and r["train_seconds"] > 0
+    assert r["peak_storage_bytes"] > 0
+    assert len(r["per_epoch"]) == 3
+    table = demo.format_table(r)
+    for word in ("test accuracy", "train time", "throughput", "peak memory"):
+        assert word in table
+
+
+@pytest.mark.timeout(120)
+def test_cli_json_and_profile(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    trace = tmp_path / "trace.json"
+    rc = cli.main(["demo", "--epochs", "1", "-q", "--json", str(out), "--profile", str(trace)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "test accuracy" in printed and "samples/s" in printed and "ui.perfetto.dev" in printed
+    r = json.loads(out.read_text())
+    assert r["epochs"] == 1 and 0.0 <= r["test_accuracy"] <= 1.0
+    events = json.loads(trace.read_text())["traceEvents"]
+    ops = [e for e in events if e["ph"] == "X"]
+    assert ops and {"name", "ts", "dur", "pid", "tid"} <= set(ops[0])
+    assert any(e["name"].startswith(("Convolution", "FullyConnected")) for e in ops)
+
+
+@pytest.mark.timeout(60)
+def test_help():
+    with pytest.raises(SystemExit) as e:
+        demo.main(["--help"])
+    assert e.value.code == 0
+    assert cli.main(["demo", "--help"]) == 0
+
+
+@pytest.mark.timeout(60)
+def test_gpu_without_backend_is_a_clear_error(capsys):
+    import plexnet as mx
+    if mx.num_gpus() > 0:
+        pytest.skip("a GPU is available here")
+    assert demo.main(["--ctx", "gpu", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--ctx gpu" in err and ("device-cuda" in err or "unavailable" in err)
+
+
+@pytest.mark.timeout(60)
+def test_dist_without_plugin_is_a_clear_error(capsys, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_dist(name, *a, **k):
+        if name.startswith("plexnet_kvstore_dist"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_dist)
+    for k in ("PLEXNET_KVSTORE_DIST_ROLE", "DMLC_ROLE", "PLEXNET_DIST_RANK"):
+        monkeypatch.delenv(k, raising=False)
+    assert demo.main(["--kvstore", "dist_sync", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "kvstore-dist" in err and "pip install" in err
+
+
+@pytest.mark.timeout(60)
+def test_missing_sklearn_is_a_clear_error(capsys, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_sklearn(name, *a, **k):
+        if name.startswith("sklearn"):
+            raise ImportError("No module named 'sklearn'")
+        return real_import(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_sklearn)
+    assert demo.main(["-q"]) == 2
+    assert "plexnet[demo]" in capsys.readouterr().err
+
+
+def test_bad_arguments(capsys):
+    assert demo.main(["--epochs", "0"]) == 2
+    with pytest.raises(SystemExit):
+        demo.main(["--kvstore", "bogus"])
