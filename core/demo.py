@@ -76,7 +76,8 @@ def _context(kind: str) -> Any:
 
 
 def _dist_launcher() -> Any:
-    """The kvstore-dist plugin's launcher function, or a DemoError that says why not."""
+    """``plexnet_kvstore_dist.launch.main`` (the ``plexnet launch`` command), or a
+    DemoError that says what to install."""
     try:
         import plexnet_kvstore_dist  # noqa: F401
     except ImportError as e:
@@ -86,19 +87,18 @@ def _dist_launcher() -> Any:
     try:
         from plexnet_kvstore_dist import launch as launch_mod  # type: ignore[import-not-found]
     except ImportError as e:
-        raise DemoError(f"--kvstore dist_*: plexnet-kvstore-dist is installed but has no launcher "
-                        f"(plexnet_kvstore_dist.launch: {e}); start the workers yourself with "
-                        f"`plexnet launch`") from e
-    for name in ("launch_local", "launch"):
-        fn = getattr(launch_mod, name, None)
-        if callable(fn):
-            return fn
-    raise DemoError("--kvstore dist_*: plexnet_kvstore_dist.launch has no launch_local()/launch() function; "
-                    "start the workers yourself with `plexnet launch -n 2 plexnet demo --kvstore dist_sync`")
+        raise DemoError(f"--kvstore dist_*: plexnet-kvstore-dist is installed but its launcher does not load "
+                        f"({type(e).__name__}: {e}); is Ray installed?") from e
+    fn = getattr(launch_mod, "main", None)
+    if not callable(fn):
+        raise DemoError("--kvstore dist_*: plexnet_kvstore_dist.launch has no main(argv); start the workers "
+                        "yourself: plexnet launch -n 2 -- plexnet demo --kvstore dist_sync")
+    return fn
 
 
 def _in_dist_worker() -> bool:
-    return any(os.environ.get(k) for k in ("PLEXNET_KVSTORE_DIST_ROLE", "DMLC_ROLE", "PLEXNET_DIST_RANK"))
+    """True inside a worker started by ``plexnet launch`` (or any MXNet-style launcher)."""
+    return bool(os.environ.get("PLEXNET_WORKER_RANK")) or os.environ.get("DMLC_ROLE") == "worker"
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -135,13 +135,21 @@ def run(epochs: int = 10, batch_size: int = 64, kvstore: str = "local", ctx: str
         kv = kvs.create(kvstore)
         rank, nworkers = kv.rank, kv.num_workers
         train_x, train_y = train_x[rank::nworkers], train_y[rank::nworkers]
+    else:
+        rank, nworkers = 0, 1
     np.random.seed(seed)
     mxrandom.seed(seed)
 
     train_iter = mxio.NDArrayIter(train_x, train_y, batch_size, shuffle=True)
     val_iter = mxio.NDArrayIter(split.test_data, split.test_label, batch_size)
     mod = Module(lenet(), context=context, logger=logger or log)
+    saved_env: dict[str, str | None] = {}
     if profile:
+        # one trace event per operator: executors bound from here on do not bulk
+        # consecutive operators into one engine operation (as MXNet advises for profiling)
+        for k in ("PLEXNET_EXEC_BULK_EXEC_TRAIN", "PLEXNET_EXEC_BULK_EXEC_INFERENCE"):
+            saved_env[k] = os.environ.get(k)
+            os.environ.setdefault(k, "0")
         profiler.set_config(filename=profile, profile_all=True)
         profiler.set_state("run")
     t0 = time.time()
@@ -154,6 +162,11 @@ def run(epochs: int = 10, batch_size: int = 64, kvstore: str = "local", ctx: str
     finally:
         if profile:
             profiler.set_state("stop")
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
     train_seconds = time.time() - t0
     stats = dict(mod.last_fit_stats)
 
@@ -172,6 +185,7 @@ def run(epochs: int = 10, batch_size: int = 64, kvstore: str = "local", ctx: str
         "epochs": epochs,
         "batch_size": batch_size,
         "kvstore": kvstore,
+        "workers": nworkers,
         "context": str(context),
         "train_seconds": train_seconds,
         "fit_seconds": stats.get("seconds", train_seconds),
@@ -195,7 +209,8 @@ def format_table(r: dict[str, Any]) -> str:
         ("throughput", f"{r['samples_per_sec']:.0f} samples/s  ({r['train_samples']} training digits/epoch)"),
         ("peak memory", f"{_mib(r['peak_storage_bytes'])} plexnet storage on {r['context']}, "
                         f"{_mib(r['peak_rss_bytes'])} process peak RSS"),
-        ("kvstore / device", f"{r['kvstore']} / {r['context']}"),
+        ("kvstore / device", f"{r['kvstore']} / {r['context']}"
+                             + (f"  ({r['workers']} workers, figures of worker 0)" if r.get("workers", 1) > 1 else "")),
     ]
     if r.get("profile"):
         rows.append(("profile", f"{r['profile']} (open in https://ui.perfetto.dev or chrome://tracing)"))
@@ -222,7 +237,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ctx", default="cpu", choices=["cpu", "gpu"], help="device (gpu needs plexnet-device-cuda)")
     p.add_argument("--profile", metavar="TRACE.json", help="write a Chrome trace of the training here")
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' for stdout)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="always show the progress bar (default: when stderr is a terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="only the final table")
     return p
 
@@ -233,24 +250,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.epochs < 1 or args.batch_size < 1:
         sys.stderr.write("plexnet demo: --epochs and --batch-size must be >= 1\n")
         return 2
-    if not args.quiet and not logging.getLogger().handlers:
+    worker_rank = int(os.environ.get("PLEXNET_WORKER_RANK", os.environ.get("DMLC_WORKER_ID", "0")) or 0)
+    quiet = args.quiet or worker_rank != 0  # in a distributed run only worker 0 reports
+    if not quiet and not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if not args.quiet:
+    if not quiet:
         log.setLevel(logging.INFO)
+    silent = logging.getLogger("plexnet.demo.quiet")
+    silent.setLevel(logging.WARNING)
     try:
         from . import datasets
         datasets.require_sklearn()
         if args.kvstore.startswith("dist") and not _in_dist_worker():
-            launcher = _dist_launcher()
-            cmd = [sys.executable, "-m", "plexnet.demo"] + [a for a in list(argv or sys.argv[1:])]
-            return int(launcher(cmd, num_workers=args.num_workers) or 0)
+            launch_main = _dist_launcher()
+            if args.num_workers < 1:
+                raise DemoError("--num-workers must be >= 1")
+            worker_cmd = [sys.executable, "-m", "plexnet.demo"] + list(sys.argv[1:] if argv is None else argv)
+            launch_argv = ["-n", str(args.num_workers), "-s", "1"] + (["--quiet"] if args.quiet else [])
+            return int(launch_main(launch_argv + ["--"] + worker_cmd) or 0)
+        lead = worker_rank == 0
         r = run(epochs=args.epochs, batch_size=args.batch_size, kvstore=args.kvstore, ctx=args.ctx,
-                seed=args.seed, lr=args.lr, profile=args.profile,
-                progress=False if (args.no_progress or args.quiet) else True,
-                logger=log if not args.quiet else logging.getLogger("plexnet.demo.quiet"))
+                seed=args.seed, lr=args.lr, profile=args.profile if lead else None,
+                progress=False if quiet else args.progress,
+                logger=log if not quiet else silent)
     except (DemoError, ImportError) as e:
         sys.stderr.write(f"plexnet demo: {e}\n")
         return 2
+    if not lead:
+        return 0
     print(format_table(r))
     if args.json:
         text = json.dumps(r, indent=1, default=str)

@@ -201,12 +201,58 @@ class _ThreadedBase(Engine):
     def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                   priority: int = 0, name: str | None = None) -> None:
+        # The hottest entry point: ``_push`` inlined for synchronous functions (keep the
+        # two in step).
         if const_vars or len(mutate_vars) != 1:
             c, m = _norm(const_vars, mutate_vars)
-            self._push(fn, ctx, c, m, prop, priority, name, True)
-        else:   # the common "one output, nothing read" case, without a call
-            self._push(fn, ctx, (), mutate_vars if mutate_vars.__class__ is tuple else tuple(mutate_vars),
-                       prop, priority, name, True)
+        else:
+            c, m = (), (mutate_vars if mutate_vars.__class__ is tuple else tuple(mutate_vars))
+        try:
+            pool = self._fast[ctx.device_type][ctx.device_id][prop]
+            if pool is None:
+                pool = self._make_pool(ctx, prop)
+        except (KeyError, AttributeError, TypeError, IndexError):
+            pool = self._pool_of(ctx, int(prop))
+        op = _Op(fn, c, m, prop, priority, name, pool, ctx, True)
+        wait = 0
+        lock = self._lock
+        lock.acquire()
+        try:
+            for v in c:
+                if v.writing or v.queue:
+                    if v.deleted:
+                        self._abort(op, v)
+                    q = v.queue
+                    if q is None:
+                        q = v.queue = deque()
+                    q.append(op)
+                    wait += 1
+                else:
+                    v.readers += 1
+            for v in m:
+                if v.writing or v.readers or v.queue:
+                    if v.deleted:
+                        self._abort(op, v)
+                    q = v.queue
+                    if q is None:
+                        q = v.queue = deque()
+                    q.append(op)
+                    wait += 1
+                else:
+                    v.writing = True
+            self._pending += 1
+            if wait:
+                op.wait = wait
+            elif priority:
+                heapq.heappush(pool.heap, (-priority, next(self._seq), op))
+                if pool.parked:
+                    pool.parked.pop().sem.release()
+            else:
+                pool.q.append(op)
+                if pool.parked:
+                    pool.parked.pop().sem.release()
+        finally:
+            lock.release()
 
     def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
         if opr.deleted:
@@ -257,7 +303,6 @@ class _ThreadedBase(Engine):
             if wait:
                 op.wait = wait
                 return
-            op.wait = 0
             if prop == _ASYNC:
                 pass                                 # run below, on this thread
             elif pri:
@@ -663,6 +708,8 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
     heap = pool.heap
     popleft = q.popleft
     finish = eng._finish
+    release = eng._release
+    lock = eng._lock
     fixed = rc is not None
     last_ctx = None
     wname = w.name
@@ -695,7 +742,26 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
             except BaseException as e:  # noqa: BLE001 - stored, raised at a wait point
                 eng._fail(op, e, pool)
             else:
-                finish(op, None, pool)
+                if op.prop == _DELETE_VAR:
+                    finish(op, None, pool)
+                else:
+                    # eng._finish(op, None, pool) inlined (keep the two in step)
+                    lock.acquire()
+                    try:
+                        for v in op.c:
+                            v.readers -= 1
+                            if not v.readers and v.queue:
+                                release(v, pool)
+                        for v in op.m:
+                            v.error = None
+                            v.writing = False
+                            if v.queue:
+                                release(v, pool)
+                        eng._pending -= 1
+                        if not eng._pending and eng._nwait:
+                            eng._all_cv.notify_all()
+                    finally:
+                        lock.release()
         else:
             eng._execute(op, rc, wname, pool)
         op = None          # drop the closure now, outside the engine lock

@@ -320,6 +320,15 @@ def _build_backward(xg: ExecGraph, g: IndexedGraph, grad_reqs: Sequence[OpReqTyp
         while pending_private:
             p, target = pending_private.pop()
             sum_node(f"{ents[target].name}_add_part", [p], target, _ADD)
+    _finish_arguments(xg, g, grad_reqs, acc, sum_node, zeros_node)
+    # head gradients nobody reads (loss outputs) are not allocated
+    used = {e for xn in xg.backward for e in xn.reads}
+    xg.head_grads = {pos: h for pos, h in xg.head_grads.items() if h in used}
+
+
+def _finish_arguments(xg: ExecGraph, g: IndexedGraph, grad_reqs: Sequence[OpReqType], acc: dict,
+                      sum_node: Any, zeros_node: Any) -> None:
+    ents = xg.entries
     # arguments: head gradients given directly on a variable, and arguments without
     # any contribution
     for pos, nid in enumerate(g.arg_nids):

@@ -152,6 +152,7 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
                 continue
             try:
                 r_in, r_out, r_aux = call(prop, list(in_vals))
+                r_in = _backfill(prop, r_in, r_out, out_known, what)
             except err_cls as e:
                 raise err_cls(f"Error in operator {node.name} ({node.op}): {e}") from None
             except (ValueError, TypeError, IndexError) as e:
@@ -188,6 +189,23 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
         if not changed and sweep >= 1:
             break
     return values
+
+
+def _backfill(prop: Any, r_in: Any, r_out: Any, out_known: list[Any], what: str) -> Any:
+    """Shapes/types flowing backwards through SimpleOps with the default shape function
+    (inputs equal the output), which the ``infer_shape(in_shape)`` contract cannot
+    express."""
+    op = getattr(type(prop), "simple", None)
+    if op is None or r_in is None or all(v is not None for v in r_in):
+        return r_in
+    if (op.shape_fn if what == "shape" else op.type_fn) is not None:
+        return r_in
+    out = (r_out[0] if r_out and r_out[0] is not None else None)
+    if out is None and out_known:
+        out = out_known[0]
+    if out is None:
+        return r_in
+    return [out if v is None else v for v in r_in]
 
 
 def _norm_shape(v: Any) -> tuple[int, ...]:

@@ -1,22 +1,31 @@
-"""Static memory planning (MXNet's ``PlanMemory`` pass with its ``GraphAllocator``).
+"""Static memory planning (MXNet's ``PlanMemory`` pass, plus an arena packer).
 
-The planner walks the whole schedule (forward, then backward) once and gives every
-internal entry a *storage block*:
+Planning runs over the whole schedule (forward, then backward), in three steps.
 
-* **in place**: an output may take over the block of an input when the operator allows
-  it (``forward_inplace_option`` / ``backward_inplace_option``, sum nodes), the input is
-  internal, not a graph output, read by nobody after this node (and only once by it),
-  and both have the same dtype and byte size;
-* **co-sharing**: otherwise the output gets a block released earlier (its last reader
-  has run): the smallest free block at least as large within ``match_range``, else the
-  largest smaller one, which grows; else a new block;
-* a block is released after the node that last reads (or adds into) the entries that
-  live on it; graph outputs are never released.
+1. **Liveness.** Every internal entry is *defined* by the node that first writes it and
+   *last used* by the last node that reads it (or adds into it). Graph outputs stay
+   alive to the end. A forward value that a backward node needs therefore lives until
+   that backward node; one that backward does not need dies with its last forward
+   reader.
+2. **In place.** Walking the schedule, an output takes over the storage of an input
+   when the operator allows it (``forward_inplace_option`` / ``backward_inplace_option``
+   and sum nodes), the input is internal, not a graph output, read by nobody after this
+   node and only once by it, and both have the same dtype and byte size. Entries chained
+   this way form one *storage group* whose lifetime is the union of theirs.
+3. **Co-sharing.** Groups whose lifetimes do not overlap share memory:
 
-Liveness spans the whole forward+backward schedule, so a forward value that backward
-needs stays alive until that backward node has run, and values backward does not need
-are reused at once. With planning off, every internal entry gets its own block.
-``Plan.verify()`` checks that no two simultaneously live entries share a block.
+   * ``pool`` -- MXNet's ``GraphAllocator``: walking the schedule, a group takes the
+     smallest free block at least as large (within ``match_range``), else the largest
+     smaller one, which grows, else a new block; blocks are freed after their group's
+     last use. Each block is one storage handle.
+   * ``arena`` -- greedy by size (as TensorFlow Lite's arena planner): groups, largest
+     first, are placed at the lowest offset of one arena where they overlap no placed
+     group that is alive at the same time. Graph outputs get blocks of their own.
+
+   ``auto`` (default, ``PLEXNET_EXEC_MEMORY_STRATEGY``) keeps whichever needs less.
+
+With planning off every internal entry gets a block of its own. ``Plan.verify()`` checks
+that no two simultaneously live entries overlap in memory.
 """
 from __future__ import annotations
 
@@ -26,7 +35,15 @@ from typing import Sequence
 from ..operator.contract import OpReqType
 from .gradient import ExecEntry, ExecNode
 
-__all__ = ["Plan", "plan_memory", "PlanError"]
+__all__ = ["Plan", "plan_memory", "PlanError", "STRATEGIES", "ALIGN"]
+
+STRATEGIES = ("auto", "pool", "arena")
+#: byte alignment of entries inside the arena
+ALIGN = 64
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
 
 
 class PlanError(AssertionError):
@@ -34,179 +51,282 @@ class PlanError(AssertionError):
 
 
 class Plan:
-    """Result of planning: ``storage[eid]`` (block id, -1 for external entries) and
-    ``block_sizes``; ``defined``/``last_use`` steps per entry; ``inplace_of[eid]`` the
-    input whose block the entry took over (-1 if none)."""
+    """Where every internal entry lives.
+
+    ``unit[eid]`` is the storage unit (one allocation; -1 for external entries) and
+    ``offset[eid]`` the byte offset in it; ``unit_sizes`` the bytes of every unit.
+    ``defined``/``last_use`` are schedule steps; ``inplace_of[eid]`` is the input whose
+    storage the entry took over (-1 if none); ``group[eid]`` the storage group.
+    """
 
     def __init__(self, n_entries: int, n_steps: int) -> None:
-        self.storage = [-1] * n_entries
-        self.block_sizes: list[int] = []
+        self.unit = [-1] * n_entries
+        self.offset = [0] * n_entries
+        self.unit_sizes: list[int] = []
         self.defined = [-1] * n_entries
         self.last_use = [-1] * n_entries
         self.inplace_of = [-1] * n_entries
+        self.group = [-1] * n_entries
         self.n_steps = n_steps
         self.enabled = True
+        self.strategy = "none"
         self.naive_bytes = 0
+        self.peak_live_bytes = 0
+        #: figures of every strategy that was tried
+        self.alternatives: dict[str, int] = {}
+
+    # compatibility names (one unit per block in the ``pool`` strategy)
+    @property
+    def storage(self) -> list[int]:
+        return self.unit
+
+    @property
+    def block_sizes(self) -> list[int]:
+        return self.unit_sizes
 
     @property
     def planned_bytes(self) -> int:
-        return sum(self.block_sizes)
+        return sum(self.unit_sizes)
 
     @property
     def num_blocks(self) -> int:
-        return len(self.block_sizes)
+        return len(self.unit_sizes)
 
     @property
     def num_inplace(self) -> int:
         return sum(1 for x in self.inplace_of if x >= 0)
 
-    def entries_of_block(self, b: int) -> list[int]:
-        return [e for e, s in enumerate(self.storage) if s == b]
+    def entries_of_unit(self, u: int) -> list[int]:
+        return [e for e, s in enumerate(self.unit) if s == u]
 
-    def verify(self, entries: Sequence[ExecEntry] | None = None) -> None:
-        """Raise ``PlanError`` if two entries whose lifetimes overlap share a block
-        (an in-place hand-over at a single step is the only allowed contact), or if a
-        block is smaller than an entry on it."""
-        by_block: dict[int, list[int]] = {}
-        for e, b in enumerate(self.storage):
-            if b >= 0:
-                by_block.setdefault(b, []).append(e)
-                if entries is not None and entries[e].nbytes > self.block_sizes[b]:
-                    raise PlanError(f"entry {e} ({entries[e].nbytes} bytes) on block {b} of "
-                                    f"{self.block_sizes[b]} bytes")
-        for b, es in by_block.items():
-            es.sort(key=lambda e: (self.defined[e], self.last_use[e]))
+    def verify(self, entries: Sequence[ExecEntry]) -> None:
+        """Raise ``PlanError`` if two entries that are alive at the same step overlap in
+        memory (an in-place hand-over at one step, to the same bytes, is the only allowed
+        contact) or if an entry does not fit in its unit."""
+        by_unit: dict[int, list[int]] = {}
+        for e, u in enumerate(self.unit):
+            if u < 0:
+                continue
+            by_unit.setdefault(u, []).append(e)
+            if self.offset[e] + entries[e].nbytes > self.unit_sizes[u]:
+                raise PlanError(f"entry {entries[e].name} ({entries[e].nbytes} bytes at offset {self.offset[e]}) "
+                                f"does not fit unit {u} of {self.unit_sizes[u]} bytes")
+            if self.defined[e] < 0:
+                raise PlanError(f"entry {entries[e].name} has storage but is never written")
+        for u, es in by_unit.items():
             for i in range(len(es)):
+                a = es[i]
+                lo_a, hi_a = self.defined[a], self.last_use[a]
+                sa, ea = self.offset[a], self.offset[a] + entries[a].nbytes
                 for j in range(i + 1, len(es)):
-                    a, c = es[i], es[j]
-                    lo_a, hi_a = self.defined[a], self.last_use[a]
+                    c = es[j]
                     lo_c, hi_c = self.defined[c], self.last_use[c]
                     if hi_a < lo_c or hi_c < lo_a:
-                        continue
-                    if hi_a == lo_c and self.inplace_of[c] == a:
-                        continue
-                    if hi_c == lo_a and self.inplace_of[a] == c:
-                        continue
-                    raise PlanError(f"entries {a} [{lo_a}, {hi_a}] and {c} [{lo_c}, {hi_c}] are live at the "
-                                    f"same time on block {b}")
+                        continue  # never alive at the same time
+                    sc, ec = self.offset[c], self.offset[c] + entries[c].nbytes
+                    if ea <= sc or ec <= sa:
+                        continue  # disjoint bytes
+                    if (hi_a == lo_c and self.inplace_of[c] == a) or (hi_c == lo_a and self.inplace_of[a] == c):
+                        if sa == sc:
+                            continue  # in-place hand-over
+                    raise PlanError(f"entries {entries[a].name} [{lo_a}, {hi_a}] and {entries[c].name} "
+                                    f"[{lo_c}, {hi_c}] overlap in unit {u} while both are alive")
 
 
-class _Pool:
-    """Free blocks ordered by size (MXNet's ``GraphAllocator`` free list)."""
+class _Group:
+    __slots__ = ("gid", "size", "lo", "hi", "pinned", "entries")
 
-    def __init__(self, sizes: list[int], match_range: float) -> None:
-        self.sizes = sizes
-        self.free: list[tuple[int, int]] = []  # (size, block)
-        self.match = match_range
-
-    def request(self, nbytes: int) -> int:
-        free = self.free
-        if free and self.match > 0:
-            i = bisect.bisect_left(free, (nbytes, -1))
-            if i < len(free) and free[i][0] <= nbytes * self.match:
-                return free.pop(i)[1]
-            if i > 0 and free[i - 1][0] * self.match >= nbytes:
-                size, b = free.pop(i - 1)
-                self.sizes[b] = nbytes  # grow it
-                return b
-        self.sizes.append(nbytes)
-        return len(self.sizes) - 1
-
-    def release(self, b: int) -> None:
-        bisect.insort(self.free, (self.sizes[b], b))
+    def __init__(self, gid: int) -> None:
+        self.gid = gid
+        self.size = 0
+        self.lo = 1 << 60
+        self.hi = -1
+        self.pinned = False
+        self.entries: list[int] = []
 
 
-def plan_memory(entries: Sequence[ExecEntry], schedule: Sequence[ExecNode], enable: bool = True,
-                match_range: float = 16.0) -> Plan:
-    """Plan the internal entries of ``schedule`` (see the module docstring)."""
+def _liveness(entries: Sequence[ExecEntry], schedule: Sequence[ExecNode], plan: Plan) -> list[int]:
+    """Fill ``defined``/``last_use``; return reference counts (reads + later adds)."""
     n = len(entries)
-    plan = Plan(n, len(schedule))
-    plan.enabled = enable
-    internal = [not e.external for e in entries]
-    plan.naive_bytes = sum(e.nbytes for e in entries if not e.external)
-    # definition steps and reference counts
     refc = [0] * n
-    defined = plan.defined
-    last = plan.last_use
+    defined, last = plan.defined, plan.last_use
     for step, node in enumerate(schedule):
         for e in node.reads:
             refc[e] += 1
             last[e] = step
         for e, req in node.writes:
             if defined[e] < 0:
-                if req == OpReqType.add and internal[e]:
+                if req == OpReqType.add and not entries[e].external:
                     raise PlanError(f"entry {entries[e].name} is first written with req 'add' by {node.name}")
                 defined[e] = step
                 if last[e] < step:
                     last[e] = step
             else:
-                refc[e] += 1  # a later 'add' is a read-modify-write use
+                refc[e] += 1  # a later 'add' reads and writes it
                 last[e] = step
     for e, ent in enumerate(entries):
-        if ent.pinned:
+        if ent.pinned and not ent.external:
             last[e] = len(schedule)
-        if defined[e] < 0 and ent.kind in ("arg", "aux", "head_grad"):
-            defined[e] = -1
-    sizes: list[int] = []
-    pool = _Pool(sizes, match_range if enable else 0.0)
-    storage = plan.storage
-    live_on: list[int] = []       # live entries per block
-    pinned_block: list[bool] = []
+    return refc
 
-    def take_new(e: int) -> None:
-        b = pool.request(entries[e].nbytes)
-        while len(live_on) < len(sizes):
-            live_on.append(0)
-            pinned_block.append(False)
-        storage[e] = b
-        live_on[b] = 1
-        if entries[e].pinned:
-            pinned_block[b] = True
 
-    def release(e: int) -> None:
-        b = storage[e]
-        live_on[b] -= 1
-        if live_on[b] == 0 and not pinned_block[b]:
-            pool.release(b)
+def _inplace_groups(entries: Sequence[ExecEntry], schedule: Sequence[ExecNode], plan: Plan, refc: list[int],
+                    enable: bool) -> list[_Group]:
+    """Decide in-place hand-overs; return the storage groups of internal entries."""
+    internal = [not e.external for e in entries]
+    defined = plan.defined
+    group = plan.group
+    groups: list[_Group] = []
+    live = [False] * len(entries)
+    refc = list(refc)
+
+    def new_group(e: int) -> None:
+        g = _Group(len(groups))
+        groups.append(g)
+        group[e] = g.gid
 
     for step, node in enumerate(schedule):
-        # 1. storage for the entries this node defines
         taken: set[int] = set()
-        for e, req in node.writes:
-            if defined[e] != step or not internal[e] or storage[e] >= 0:
+        for e, _req in node.writes:
+            if defined[e] != step or not internal[e] or group[e] >= 0:
                 continue
             if enable:
                 for i, o in node.inplace:
-                    if o != e or i in taken or not internal[i] or storage[i] < 0 or entries[i].pinned:
+                    if o != e or i in taken or not internal[i] or group[i] < 0 or not live[i] or entries[i].pinned:
                         continue
                     if refc[i] != 1 or node.reads.count(i) != 1:
                         continue
                     if entries[i].nbytes != entries[e].nbytes or entries[i].dtype != entries[e].dtype:
                         continue
-                    b = storage[i]
-                    if live_on[b] != 1:
-                        continue
-                    storage[e] = b
-                    live_on[b] += 1
-                    if entries[e].pinned:
-                        pinned_block[b] = True
+                    group[e] = group[i]
                     plan.inplace_of[e] = i
                     taken.add(i)
                     break
-            if storage[e] < 0:
-                take_new(e)
-        # 2. release what this node was the last to use
+            if group[e] < 0:
+                new_group(e)
+            live[e] = True
         for e in node.reads:
             refc[e] -= 1
-            if refc[e] == 0 and internal[e] and not entries[e].pinned and storage[e] >= 0:
-                release(e)
-        for e, req in node.writes:
-            if defined[e] == step:
-                if refc[e] == 0 and internal[e] and not entries[e].pinned and storage[e] >= 0:
-                    release(e)
-            elif internal[e]:
+            if refc[e] == 0:
+                live[e] = False
+        for e, _req in node.writes:
+            if defined[e] != step and internal[e]:
                 refc[e] -= 1
-                if refc[e] == 0 and not entries[e].pinned and storage[e] >= 0:
-                    release(e)
-    plan.block_sizes = sizes
+                if refc[e] == 0:
+                    live[e] = False
+    for e, gid in enumerate(group):
+        if gid < 0:
+            continue
+        g = groups[gid]
+        g.entries.append(e)
+        g.size = max(g.size, entries[e].nbytes)
+        g.lo = min(g.lo, plan.defined[e])
+        g.hi = max(g.hi, plan.last_use[e])
+        g.pinned = g.pinned or entries[e].pinned
+    return groups
+
+
+def _pool_strategy(groups: list[_Group], n_steps: int, match_range: float) -> tuple[list[int], list[int]]:
+    """MXNet's GraphAllocator over groups; returns (unit per group, unit sizes)."""
+    sizes: list[int] = []
+    free: list[tuple[int, int]] = []
+    unit = [-1] * len(groups)
+    by_def: dict[int, list[_Group]] = {}
+    by_end: dict[int, list[_Group]] = {}
+    for g in groups:
+        by_def.setdefault(g.lo, []).append(g)
+        if not g.pinned:
+            by_end.setdefault(g.hi, []).append(g)
+    for step in range(n_steps + 1):
+        for g in by_def.get(step, ()):
+            nbytes = g.size
+            b = -1
+            if free and match_range > 0:
+                i = bisect.bisect_left(free, (nbytes, -1))
+                if i < len(free) and free[i][0] <= nbytes * match_range:
+                    b = free.pop(i)[1]
+                elif i > 0 and free[i - 1][0] * match_range >= nbytes:
+                    b = free.pop(i - 1)[1]
+                    sizes[b] = nbytes  # grow it
+            if b < 0:
+                sizes.append(nbytes)
+                b = len(sizes) - 1
+            unit[g.gid] = b
+        for g in by_end.get(step, ()):
+            bisect.insort(free, (sizes[unit[g.gid]], unit[g.gid]))
+    return unit, sizes
+
+
+def _arena_strategy(groups: list[_Group]) -> tuple[list[int], list[int], list[int]]:
+    """Greedy-by-size offsets in one arena (unit 0); pinned groups get units of their
+    own. Returns (unit per group, offset per group, unit sizes)."""
+    unit = [-1] * len(groups)
+    offset = [0] * len(groups)
+    sizes: list[int] = [0]
+    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
+    order = sorted((g for g in groups if not g.pinned), key=lambda g: (-g.size, g.lo, g.gid))
+    arena = 0
+    for g in order:
+        need = _align(g.size)
+        conflicts = sorted((o, e) for (o, e, lo, hi) in placed if not (hi < g.lo or g.hi < lo))
+        best = 0
+        for o, e in conflicts:
+            if o - best >= need:
+                break
+            best = max(best, e)
+        unit[g.gid] = 0
+        offset[g.gid] = best
+        placed.append((best, best + need, g.lo, g.hi))
+        arena = max(arena, best + need)
+    sizes[0] = arena
+    for g in groups:
+        if g.pinned:
+            sizes.append(g.size)
+            unit[g.gid] = len(sizes) - 1
+    return unit, offset, sizes
+
+
+def plan_memory(entries: Sequence[ExecEntry], schedule: Sequence[ExecNode], enable: bool = True,
+                match_range: float = 16.0, strategy: str = "auto") -> Plan:
+    """Plan the internal entries of ``schedule`` (see the module docstring)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"memory strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    plan = Plan(len(entries), len(schedule))
+    plan.enabled = enable
+    plan.naive_bytes = sum(e.nbytes for e in entries if not e.external)
+    refc = _liveness(entries, schedule, plan)
+    # peak of simultaneously live bytes: a lower bound for any plan
+    delta = [0] * (len(schedule) + 2)
+    for e, ent in enumerate(entries):
+        if not ent.external and plan.defined[e] >= 0:
+            delta[plan.defined[e]] += ent.nbytes
+            delta[plan.last_use[e] + 1] -= ent.nbytes
+    cur = 0
+    for d in delta:
+        cur += d
+        plan.peak_live_bytes = max(plan.peak_live_bytes, cur)
+    groups = _inplace_groups(entries, schedule, plan, refc, enable)
+    if not enable:
+        plan.strategy = "none"
+        for g in groups:
+            plan.unit_sizes.append(g.size)
+            for e in g.entries:
+                plan.unit[e] = len(plan.unit_sizes) - 1
+        return plan
+    choice: tuple[str, list[int], list[int], list[int]] | None = None
+    if strategy in ("auto", "pool"):
+        u, s = _pool_strategy(groups, len(schedule), match_range)
+        plan.alternatives["pool"] = sum(s)
+        choice = ("pool", u, [0] * len(groups), s)
+    if strategy in ("auto", "arena"):
+        u, o, s = _arena_strategy(groups)
+        plan.alternatives["arena"] = sum(s)
+        if choice is None or sum(s) < sum(choice[3]):
+            choice = ("arena", u, o, s)
+    assert choice is not None
+    plan.strategy, gunit, goff, plan.unit_sizes = choice[0], choice[1], choice[2], choice[3]
+    for g in groups:
+        for e in g.entries:
+            plan.unit[e] = gunit[g.gid]
+            plan.offset[e] = goff[g.gid]
     return plan

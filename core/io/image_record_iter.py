@@ -22,7 +22,6 @@ import concurrent.futures as cf
 import io
 import logging
 import os
-import threading
 import warnings
 from typing import Any, Sequence
 
@@ -375,7 +374,6 @@ class ImageRecordIter(DataIter):
         self._exhausted = False
         self._pool = cf.ThreadPoolExecutor(self.preprocess_threads,
                                            thread_name_prefix="plexnet-io-ImageRecordIter")
-        self._lock = threading.Lock()
         b = self.batch_size
         self._provide_data = [DataDesc(data_name, (b,) + self.data_shape, out_dtype.type)]
         lshape = (b,) if self.label_width == 1 else (b, self.label_width)

@@ -26,7 +26,6 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .. import metric
-from ..context import cpu
 from ..initializer import Uniform
 from ..model import BatchEndParam
 

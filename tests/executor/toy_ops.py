@@ -10,7 +10,6 @@ gradient tests).
 from __future__ import annotations
 
 import sys
-import types
 from typing import Any
 
 import numpy as np
@@ -358,6 +357,9 @@ class PoolProp(OperatorProperty):
 
 # -- Flatten, SliceChannel, add ---------------------------------------------------------------------------
 class FlattenOp(Operator):
+    def __init__(self, p: Any = None) -> None:
+        pass
+
     def forward(self, ctx, in_data, req, out_data, aux):
         _put(out_data[0], req[0], in_data[0].reshape(out_data[0].shape))
 
@@ -423,6 +425,9 @@ class ConcatParam(Params):
 
 
 class ConcatOp(Operator):
+    def __init__(self, p: Any = None) -> None:
+        pass
+
     def forward(self, ctx, in_data, req, out_data, aux):
         _put(out_data[0], req[0], np.concatenate(list(in_data), axis=1))
 
@@ -496,10 +501,6 @@ class DropProp(OperatorProperty):
 
     def backward_inplace_option(self, out_grad, in_data, out_data, in_grad):
         return [(out_grad[0], in_grad[0])]
-
-
-def _stateless(cls: type, op_cls: type) -> Any:
-    return lambda prop, ctx: op_cls(prop.param) if prop.param is not None else op_cls()
 
 
 # -- SimpleOps: add (out_grad kind, in-place), mul (in_data kind), square (in_data), exp (out_value) ------
@@ -588,5 +589,3 @@ def register() -> None:
     if rec.status != "ok":
         raise RuntimeError(f"toy operators failed to register: {rec.error}")
 
-
-_ = types

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gzip
-import os
 import struct
 
 import numpy as np

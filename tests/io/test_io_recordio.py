@@ -7,7 +7,6 @@ import os
 import pickle
 import struct
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -19,6 +18,13 @@ from plexnet import recordio
 from plexnet.recordio import IRHeader, MXIndexedRecordIO, MXRecordIO, RecordIOError
 
 MAGIC = struct.pack("<I", 0xCED7230A)
+
+try:
+    import PIL  # noqa: F401
+    HAVE_PIL = True
+except ImportError:  # the image extra is not installed
+    HAVE_PIL = False
+needs_pil = pytest.mark.skipif(not HAVE_PIL, reason="needs Pillow (the image extra)")
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +165,7 @@ def test_pack_unpack_headers(raw_expected):
         recordio.pack(IRHeader(5, 2.0, 1, 0), b"")  # scalar label: flag forced to 0
 
 
+@needs_pil
 def test_pack_img_png_roundtrip_is_exact_and_bgr():
     rng = np.random.default_rng(0)
     bgr = rng.integers(0, 256, (7, 9, 3), dtype=np.uint8)
@@ -172,6 +179,7 @@ def test_pack_img_png_roundtrip_is_exact_and_bgr():
     assert gray.shape == (7, 9)
 
 
+@needs_pil
 def test_pack_img_jpeg_and_gray(fixtures_dir):
     y, x = np.mgrid[0:16, 0:16]
     img = np.stack([x * 15, y * 15, (x + y) * 7], -1).astype(np.uint8)
@@ -186,6 +194,7 @@ def test_pack_img_jpeg_and_gray(fixtures_dir):
     assert g3.shape == (4, 5, 3)
 
 
+@needs_pil
 def test_unpack_img_of_mxnet_fixture(fixtures_dir):
     r = MXIndexedRecordIO(os.path.join(fixtures_dir, "images.idx"),
                           os.path.join(fixtures_dir, "images.rec"), "r")
@@ -210,8 +219,25 @@ def test_pillow_missing_gives_install_hint(monkeypatch):
         recordio.unpack_img(recordio.pack(IRHeader(0, 0, 0, 0), b"\x89PNG"))
 
 
+def test_image_record_iter_without_pillow_says_how_to_install(fixtures_dir, monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name == "PIL" or name.startswith("PIL."):
+            raise ImportError("No module named 'PIL'")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    from plexnet.io import ImageRecordIter
+    with pytest.raises(ImportError, match=r"pip install 'plexnet\[image\]'"):
+        ImageRecordIter(path_imgrec=os.path.join(fixtures_dir, "images.rec"), data_shape=(3, 16, 16),
+                        batch_size=2)
+
+
 # -- the other direction: plexnet writes, Apache MXNet reads -------------------------------
 
+@needs_pil
 def test_mxnet_reads_plexnet_files(tmp_path, mxnet_python, raw_expected):
     idx, rec = str(tmp_path / "p.idx"), str(tmp_path / "p.rec")
     w = MXIndexedRecordIO(idx, rec, "w")
@@ -237,6 +263,7 @@ def test_mxnet_reads_plexnet_files(tmp_path, mxnet_python, raw_expected):
     np.testing.assert_array_equal(np.asarray(got["img"]), img[:, :, 0])
 
 
+@needs_pil
 def test_mxnet_image_record_iter_reads_plexnet_rec(tmp_path, mxnet_python):
     idx, rec = str(tmp_path / "i.idx"), str(tmp_path / "i.rec")
     w = MXIndexedRecordIO(idx, rec, "w")

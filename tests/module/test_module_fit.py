@@ -36,7 +36,7 @@ def test_fit_score_predict(digits, seeded, caplog):
     res = dict(mod.score(val, "acc"))
     assert res["accuracy"] > 0.9
     # predict drops the padding of the last batch and merges batches
-    vx, vy = digits[2], digits[3]
+    vy = digits[3]
     prob = mod.predict(val)
     assert prob.shape == (len(vy), 10)
     np.testing.assert_allclose(prob.asnumpy().sum(axis=1), 1.0, rtol=1e-5)
@@ -259,3 +259,42 @@ def test_progress_falls_back_without_tqdm(digits, seeded, monkeypatch, capsys):
     train, _ = _iters(digits)
     mod.fit(train, num_epoch=1, progress=True, optimizer_params={"learning_rate": 0.1})
     assert "Epoch 0" not in capsys.readouterr().err
+
+
+def _bn_net():
+    data = mx.sym.Variable("data")
+    c = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, name="c1")
+    bn = mx.sym.BatchNorm(c, name="bn1")
+    f = mx.sym.FullyConnected(mx.sym.Flatten(bn), num_hidden=10, name="fc")
+    return mx.sym.SoftmaxOutput(f, name="softmax")
+
+
+def test_aux_states_and_shared_module(tmp_path, seeded):
+    """BatchNorm's moving statistics are initialised by name (mean 0, var 1), updated
+    in training, returned as aux params and checkpointed as ``aux:``; a module bound
+    with ``shared_module`` uses the same parameters and optimizer."""
+    net = _bn_net()
+    mod = mx.mod.Module(net)
+    mod.bind(data_shapes=[("data", (10, 1, 8, 8))], label_shapes=[("softmax_label", (10,))])
+    mod.init_params(mx.init.Xavier())
+    _, aux = mod.get_params()
+    assert sorted(aux) == ["bn1_moving_mean", "bn1_moving_var"]
+    np.testing.assert_array_equal(aux["bn1_moving_mean"].asnumpy(), np.zeros(4))
+    np.testing.assert_array_equal(aux["bn1_moving_var"].asnumpy(), np.ones(4))
+    x = np.random.rand(40, 1, 8, 8).astype("f") + 1.0
+    y = np.random.randint(0, 10, 40).astype("f")
+    mod.fit(mx.io.NDArrayIter(x, y, 10), num_epoch=2, progress=False)
+    _, aux = mod.get_params()
+    assert not np.allclose(aux["bn1_moving_mean"].asnumpy(), 0)
+
+    prefix = str(tmp_path / "bn")
+    mod.save_checkpoint(prefix, 2)
+    keys = sorted(mx.nd.load(prefix + "-0002.params"))
+    assert "aux:bn1_moving_mean" in keys and "aux:bn1_moving_var" in keys and "arg:c1_weight" in keys
+
+    m2 = mx.mod.Module(net)
+    m2.bind(data_shapes=[("data", (5, 1, 8, 8))], label_shapes=[("softmax_label", (5,))], shared_module=mod)
+    assert m2.params_initialized and m2.optimizer_initialized
+    m2.forward(mx.io.DataBatch([mx.nd.array(x[:5])], [mx.nd.array(y[:5])]), is_train=False)
+    mod.forward(mx.io.DataBatch([mx.nd.array(x[:10])], [mx.nd.array(y[:10])]), is_train=False)
+    np.testing.assert_allclose(m2.get_outputs()[0].asnumpy(), mod.get_outputs()[0].asnumpy()[:5], rtol=1e-5)

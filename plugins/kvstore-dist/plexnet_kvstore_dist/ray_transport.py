@@ -67,11 +67,27 @@ def local_ray_init(temp_dir: str | None = None, num_cpus: int | None = None, nam
 class RayServer:
     """A server shard: forwards every call to a ``ServerCore``."""
 
-    def __init__(self, **kw: Any) -> None:
-        self.core = ServerCore(**kw)
+    def __init__(self, shm_dir: str | None = None, **kw: Any) -> None:
+        self.dp = None
+        if shm_dir:
+            from .shm_transport import DataPlaneServer, ShmAllocator
+            alloc = ShmAllocator(shm_dir, kw["server_id"])
+            self.core = ServerCore(alloc=alloc, **kw)
+            self.dp = DataPlaneServer(self.core, shm_dir, alloc)
+        else:
+            self.core = ServerCore(**kw)
+        self.shm_dir = shm_dir
+        self.socket: str | None = None
+
+    async def start_data_plane(self) -> str | None:
+        if self.dp is not None:
+            self.socket = await self.dp.start()
+        return self.socket
 
     async def hello(self, rank: int) -> dict:
-        return await self.core.hello(rank)
+        info = await self.core.hello(rank)
+        info.update(socket=self.socket, shm_dir=self.shm_dir)
+        return info
 
     async def heartbeat(self, rank: int) -> str | None:
         return await self.core.heartbeat(rank)
@@ -93,6 +109,9 @@ class RayServer:
 
     async def set_optimizer(self, config_json: str) -> None:
         await self.core.set_optimizer(config_json)
+
+    async def set_mode(self, mode: str) -> None:
+        await self.core.set_mode(mode)
 
     async def push(self, rank: int, items: list) -> None:
         await self.core.push(rank, items)
@@ -118,7 +137,27 @@ def start_servers(job: str, num_servers: int, num_workers: int, mode: str, *, na
         handles.append(RayServer.options(**opts).remote(server_id=i, num_servers=num_servers,
                                                         num_workers=num_workers, mode=mode, **core_kw))
     ray.get([h.ping.remote() for h in handles], timeout=120)
+    ray.get([h.start_data_plane.remote() for h in handles], timeout=60)
     return handles
+
+
+def make_job_dir(job: str) -> str | None:
+    """The job's directory for the shared-memory data plane (None: use Ray only, when
+    ``PLEXNET_KVSTORE_TRANSPORT=ray`` or /dev/shm is missing)."""
+    if os.environ.get("PLEXNET_KVSTORE_TRANSPORT", "shm").lower() == "ray":
+        return None
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    if base is None:
+        return None
+    path = os.path.join(base, f"pxkv-{job}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def remove_job_dir(path: str | None) -> None:
+    if path and os.path.basename(path).startswith("pxkv-"):
+        import shutil
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def translate_error(e: BaseException, server: int | None = None) -> KVStoreError:
@@ -172,6 +211,12 @@ class RayTransport(Transport):
         except Exception as e:  # noqa: BLE001
             raise translate_error(e) from e
         self.info = {"restored_round": min(i["restored_round"] for i in infos), "servers": infos}
+        self.dp = None
+        socks = [i.get("socket") for i in infos]
+        if (all(socks) and all(os.path.exists(p) for p in socks)
+                and os.environ.get("PLEXNET_KVSTORE_TRANSPORT", "shm").lower() != "ray"):
+            from .shm_transport import DataPlaneClient
+            self.dp = DataPlaneClient(self, infos[0]["shm_dir"], socks)
         self._stop = threading.Event()
         self._hb_interval = heartbeat_interval
         self._hb = threading.Thread(target=self._heartbeat_loop, name=f"plexnet-kv-heartbeat-{rank}", daemon=True)
@@ -218,7 +263,11 @@ class RayTransport(Transport):
                     continue
                 if msg:
                     self._set_failure(KVStoreError(msg))
-            self._collect_pushes(block=False)
+            if self.dp is not None:
+                self.dp.collect()
+                self.dp.expire(self.wait_timeout, self.failure)
+            else:
+                self._collect_pushes(block=False)
 
     def _collect_pushes(self, block: bool, servers: Sequence[int] | None = None, timeout: float = 0.0) -> None:
         """Surface errors of finished pushes (all of them, or those to ``servers``)."""
@@ -249,7 +298,14 @@ class RayTransport(Transport):
         refs = {s: self.servers[s].init.remote(self.rank, items) for s, items in per_server.items()}
         self._get_all(refs)
 
+    def send_buffer(self, server: int, skey: tuple, n: int, dtype: Any) -> Any:
+        """A buffer to write a pushed slice into (shared memory), or None."""
+        return self.dp.send_buffer(server, skey, n, dtype) if self.dp is not None else None
+
     def push(self, server: int, items: list[tuple[tuple, Any]]) -> None:
+        if self.dp is not None:
+            self.dp.push(server, items)
+            return
         ref = self.servers[server].push.remote(self.rank, items)
         with self._lock:
             self._pushes.append((server, ref))
@@ -258,9 +314,13 @@ class RayTransport(Transport):
             self._collect_pushes(block=True, timeout=1.0)
 
     def pull(self, server: int, items: list[tuple[tuple, int]]) -> PullHandle:
+        if self.dp is not None:
+            return self.dp.pull(server, items)
         return _RayPull(self, server, self.servers[server].pull.remote(self.rank, items))
 
     def wait(self, handles: Sequence[PullHandle], timeout: float | None = None) -> list[list[Any]]:
+        if self.dp is not None:
+            return self._wait_futures(handles, self.wait_timeout if timeout is None else timeout)
         refs = [h.ref for h in handles]  # type: ignore[attr-defined]
         timeout = self.wait_timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
@@ -279,6 +339,57 @@ class RayTransport(Transport):
                 if self.failure is not None:
                     raise self.failure from e
                 raise err from e
+
+    def when_done(self, handles: Sequence[PullHandle], callback: Any) -> bool:
+        """Call ``callback(results, error)`` from the thread that completes the last
+        handle; False when this transport can not (then the caller waits itself)."""
+        if self.dp is None:
+            return False
+        n = len(handles)
+        results: list[Any] = [None] * n
+        state = {"left": n, "err": None}
+        lock = threading.Lock()
+
+        def done(i: int, fut: Any) -> None:
+            e = fut.exception()
+            with lock:
+                if e is not None and state["err"] is None:
+                    state["err"] = e
+                else:
+                    results[i] = None if e is not None else fut.result()
+                state["left"] -= 1
+                last = state["left"] == 0
+            if last:
+                err = state["err"]
+                if err is not None and self.failure is not None:
+                    err = self.failure
+                callback(results, err)
+
+        for i, h in enumerate(handles):
+            self.dp.track(h.fut)  # type: ignore[attr-defined]
+            h.fut.add_done_callback(lambda f, i=i: done(i, f))  # type: ignore[attr-defined]
+        return True
+
+    def _wait_futures(self, handles: Sequence[PullHandle], timeout: float) -> list[list[Any]]:
+        import concurrent.futures as cf
+        deadline = time.monotonic() + timeout
+        out = []
+        for h in handles:
+            while True:
+                try:
+                    out.append(h.fut.result(0.5))  # type: ignore[attr-defined]
+                    break
+                except cf.TimeoutError:
+                    self.check()
+                    if time.monotonic() > deadline:
+                        raise KVStoreError(f"worker {self.rank}: no answer from kvstore server "
+                                           f"{h.server} within {timeout:.0f} s") from None  # type: ignore[attr-defined]
+                except KVStoreError:
+                    self.dp.collect()
+                    if self.failure is not None:
+                        raise self.failure from None
+                    raise
+        return out
 
     def _server_of_failed(self, handles: Sequence[PullHandle]) -> int | None:
         for h in handles:
@@ -323,7 +434,12 @@ class RayTransport(Transport):
         self._stop.set()
         try:
             if self.failure is None:
-                self._collect_pushes(block=True, timeout=5.0)
+                if self.dp is not None:
+                    self.dp.collect(wait=5.0)
+                else:
+                    self._collect_pushes(block=True, timeout=5.0)
+            if self.dp is not None:
+                self.dp.close()
             ray.get([s.leave.remote(self.rank) for s in self.servers], timeout=5)
         except Exception:  # noqa: BLE001 - best effort at shutdown
             pass
@@ -333,3 +449,4 @@ class RayTransport(Transport):
                     ray.kill(s)
                 except Exception:  # noqa: BLE001
                     pass
+            remove_job_dir(getattr(self, "job_dir", None))

@@ -89,7 +89,8 @@ class ServerCore:
     def __init__(self, server_id: int, num_servers: int, num_workers: int, mode: str = "sync", *,
                  timeout: float = 120.0, heartbeat_timeout: float = 10.0, checkpoint_dir: str | None = None,
                  checkpoint_every: int = 10, checkpoint_seconds: float = 30.0,
-                 restore_round: int | None = None) -> None:
+                 restore_round: int | None = None,
+                 alloc: Callable[[tuple, int, Any], np.ndarray] | None = None) -> None:
         if mode not in ("sync", "async"):
             raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
         self.server_id = server_id
@@ -101,6 +102,8 @@ class ServerCore:
         self.checkpoint_dir = checkpoint_dir
         self.checkpoint_every = int(checkpoint_every)
         self.checkpoint_seconds = float(checkpoint_seconds)
+        #: allocates a key's stored slice (the shared-memory data plane maps it in workers)
+        self.alloc = alloc or (lambda skey, n, dtype: np.empty(n, dtype))
         self.store: dict[tuple, np.ndarray] = {}
         self.rounds: dict[tuple, int] = {}
         self.pending: dict[tuple, deque[_Round]] = {}
@@ -230,9 +233,22 @@ class ServerCore:
                 if skey in self.restored_keys:
                     continue  # resumed from a checkpoint: keep the checkpointed value
                 raise ServerError(f"init: key {skey[0]!r} is already initialised on server {self.server_id}")
-            self.store[skey] = np.array(arr, copy=True).reshape(-1)
+            src = np.asarray(arr).reshape(-1)
+            dst = self.alloc(skey, src.size, src.dtype)
+            np.copyto(dst, src)
+            self.store[skey] = dst
             self.rounds[skey] = 0
         self._notify()
+
+    async def set_mode(self, mode: str) -> None:
+        """``'sync'`` or ``'async'``, as the workers' kvstore type says (before any push)."""
+        if mode not in ("sync", "async"):
+            raise ServerError(f"unknown mode {mode!r}")
+        if mode != self.mode:
+            if self.stats["pushes"]:
+                raise ServerError(f"server {self.server_id} already runs in {self.mode} mode; a job can not mix "
+                                  f"dist_sync and dist_async kvstores")
+            self.mode = mode
 
     async def set_optimizer(self, config_json: str) -> None:
         """Install the optimizer from its plain-data config (JSON); a server resumed from
@@ -264,7 +280,13 @@ class ServerCore:
                               f"{self.server_id}, got {g.size}")
         return g
 
-    async def push(self, rank: int, items: list[tuple[tuple, Any]]) -> None:
+    async def push(self, rank: int, items: list[tuple[tuple, Any]], borrowed: bool = False) -> None:
+        """Merge (sync) or apply (async) pushed values. ``borrowed``: the arrays belong to
+        the sender and may change once this returns, so nothing keeps a reference."""
+        self.push_now(rank, items, borrowed)
+
+    def push_now(self, rank: int, items: list[tuple[tuple, Any]], borrowed: bool = False) -> None:
+        """``push`` without the coroutine (it never waits)."""
         self._check()
         self.stats["pushes"] += 1
         for skey, data in items:
@@ -272,7 +294,7 @@ class ServerCore:
                 raise ServerError(f"push: key {skey[0]!r} is not initialised on server {self.server_id}")
             g = self._decode(skey, data)
             if self.mode == "sync":
-                self._add_to_round(skey, rank, g)
+                self._add_to_round(skey, rank, g, borrowed and not isinstance(data, tuple))
             else:
                 if self.updater is None:
                     raise ServerError("dist_async needs an optimizer on the servers: call kv.set_optimizer() "
@@ -283,7 +305,11 @@ class ServerCore:
                 self.dirty = True
         self._notify()
 
-    def _add_to_round(self, skey: tuple, rank: int, g: np.ndarray) -> None:
+    def _buf(self, skey: tuple) -> np.ndarray:
+        bufs = self.free_bufs.setdefault(skey, [])
+        return bufs.pop() if bufs else np.empty(self.store[skey].size, self.store[skey].dtype)
+
+    def _add_to_round(self, skey: tuple, rank: int, g: np.ndarray, borrowed: bool = False) -> None:
         q = self.pending.setdefault(skey, deque())
         for r in q:
             if rank not in r.ranks:
@@ -292,11 +318,14 @@ class ServerCore:
             r = _Round()
             q.append(r)
         r.ranks.add(rank)
-        if r.first is None:
-            r.first = g
+        if r.first is None and r.sum is None:
+            if borrowed:
+                r.sum = self._buf(skey)
+                np.copyto(r.sum, g)
+            else:
+                r.first = g
         elif r.sum is None:
-            bufs = self.free_bufs.setdefault(skey, [])
-            buf = bufs.pop() if bufs else np.empty(self.store[skey].size, self.store[skey].dtype)
+            buf = self._buf(skey)
             np.add(r.first, g, out=buf)
             r.sum, r.first = buf, None
         else:
@@ -325,12 +354,29 @@ class ServerCore:
         got = set(q[idx].ranks) if 0 <= idx < len(q) else set()
         return got, set(range(self.num_workers)) - got
 
-    async def pull(self, rank: int, items: list[tuple[tuple, int]]) -> list[np.ndarray]:
+    def pull_ready(self, rank: int, items: list[tuple[tuple, int]]) -> list[np.ndarray] | None:
+        """The pulled arrays if they are ready now, else None (then await ``pull``)."""
         self._check()
-        self.stats["pulls"] += 1
+        store = self.store
         for skey, _ in items:
-            if skey not in self.store:
+            if skey not in store:
                 raise ServerError(f"pull: key {skey[0]!r} is not initialised on server {self.server_id}")
+        if self.mode == "sync":
+            base, rounds = self.base, self.rounds
+            if all(rounds[s] - base.get(s, 0) >= v for s, v in items):
+                self.stats["pulls"] += 1
+                return [store[s] for s, _ in items]
+            return None
+        if all(self.applied.get((s, rank), 0) >= v for s, v in items):
+            self.stats["pulls"] += 1
+            return [store[s].copy() for s, _ in items]
+        return None
+
+    async def pull(self, rank: int, items: list[tuple[tuple, int]]) -> list[np.ndarray]:
+        ready_now = self.pull_ready(rank, items)
+        if ready_now is not None:
+            return ready_now
+        self.stats["pulls"] += 1
         if self.mode == "sync":
             base = self.base
 
@@ -449,7 +495,9 @@ class ServerCore:
             for skey_plain, name, rnd in meta["keys"]:
                 skey = from_plain(skey_plain)
                 skey = tuple(skey) if isinstance(skey, list) else skey
-                self.store[skey] = np.array(z[name])
+                src = z[name]
+                self.store[skey] = self.alloc(skey, src.size, src.dtype)
+                np.copyto(self.store[skey], src)
                 self.rounds[skey] = rnd if self.mode == "sync" else 0
                 self.base[skey] = self.rounds[skey]
                 self.restored_keys.add(skey)

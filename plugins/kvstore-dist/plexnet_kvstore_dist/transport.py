@@ -46,6 +46,15 @@ class Transport(ABC):
     def wait(self, handles: Sequence[PullHandle], timeout: float) -> list[list[Any]]:
         return [h.result(timeout) for h in handles]
 
+    def when_done(self, handles: Sequence[PullHandle], callback: Any) -> bool:
+        """Optionally call ``callback(results, error)`` when every handle finished, from
+        the transport's own thread; return False to let the caller wait instead."""
+        return False
+
+    def send_buffer(self, server: int, skey: tuple, n: int, dtype: Any) -> Any:
+        """Optionally a buffer to write a pushed slice into (e.g. shared memory)."""
+        return None
+
     @abstractmethod
     def command(self, name: str, *args: Any, servers: Sequence[int] | None = None) -> list[Any]:
         """Run a control method on servers (all by default) and wait for the results."""

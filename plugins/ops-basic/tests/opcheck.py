@@ -106,9 +106,11 @@ class Grads(list):
     prop: Any
 
 
-def _parse_req(req: Any, n: int, what: str) -> list[OpReqType]:
+def _parse_req(req: Any, n: int, what: str, nvis: int | None = None) -> list[OpReqType]:
     if isinstance(req, (str, int, OpReqType)):
-        return [OpReqType.parse(req)] * n
+        r = OpReqType.parse(req)
+        nv = n if nvis is None else nvis
+        return [r] * nv + [OpReqType.write] * (n - nv)  # hidden outputs are always written
     reqs = [OpReqType.parse(r) for r in req]
     if len(reqs) != n:
         raise ValueError(f"expected {n} {what} req values, got {len(reqs)}")
@@ -186,7 +188,8 @@ def run_forward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None,
                 is_train: bool = True, req: Any = "write", out: Sequence[np.ndarray] | None = None,
                 seed: int | None = 0, aux_init: Mapping[str, float] | None = None,
                 check_inputs: bool = True) -> Outputs:
-    """Run forward once. ``req``: one value or one per output; ``out``: preallocated
+    """Run forward once. ``req``: one value for the visible outputs (hidden ones get
+    ``write``, as an executor gives them) or a list with one per output; ``out``: preallocated
     outputs (default: NaN garbage for write, zeros for add/null); ``seed``: seed of a
     private random resource (``None``: the global one). ``req="inplace"`` aliases the
     outputs named by ``forward_inplace_option`` to their inputs."""
@@ -195,7 +198,7 @@ def run_forward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None,
     out_shapes, aux_shapes, out_types, aux_types = _infer(prop, ins)
     auxs = _aux_list(prop, aux, aux_shapes, aux_types, aux_init)
     nout = prop.num_outputs()
-    reqs = _parse_req(req, nout, "output")
+    reqs = _parse_req(req, nout, "output", prop.num_visible_outputs())
     rng = np.random.default_rng(1234)
     if out is None:
         outs = [(_garbage(s, t or ins[0].dtype, rng) if r in (OpReqType.write, OpReqType.inplace)
@@ -391,7 +394,7 @@ def check_req(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None, r
               rtol: float = 1e-5, atol: float = 1e-6) -> list[str]:
     """Each ``req`` value is honoured in forward (outputs) and backward (input grads):
     ``write`` overwrites garbage (NaN), ``add`` accumulates onto existing values, ``null``
-    leaves arrays untouched, ``inplace`` (only where the operator declares an in-place
+    leaves arrays untouched (hidden outputs are always requested with ``write``), ``inplace`` (only where the operator declares an in-place
     option) aliases and still gives the reference result. A single ``req="inplace"`` on an
     operator with no in-place option skips the test. Returns what was checked."""
     reqs = [req] if isinstance(req, str) else list(req)
@@ -411,17 +414,18 @@ def check_req(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None, r
                 outs_ip = {o - nin for _, o in pairs}
                 if not outs_ip:
                     continue
-                rq = ["inplace" if o in outs_ip else "write" for o in range(nout)]
+                rq = ["inplace" if o in outs_ip and o < nvis else "write" for o in range(nout)]
                 got = run_forward(name, ins, kwargs, fresh_aux(), req=rq, **kw)
                 for o in range(nout):
                     assert_close(got[o], ref[o], rtol, atol, f"{name}: forward req {rq[o]!r} output {o}")
             else:
                 init = [rng.uniform(-1, 1, o.shape).astype(o.dtype) for o in ref]
-                out = [np.full_like(o, np.nan) if r == "write" and o.dtype.kind == "f" else i.copy()
-                       for o, i in zip(ref, init)]
+                out = [np.full_like(o, np.nan) if (r == "write" or k >= nvis) and o.dtype.kind == "f" else i.copy()
+                       for k, (o, i) in enumerate(zip(ref, init))]
                 got = run_forward(name, ins, kwargs, fresh_aux(), req=r, out=out, **kw)
                 for o in range(nout):
-                    exp = {"write": ref[o], "add": init[o] + ref[o], "null": init[o]}[r]
+                    rr = r if o < nvis else "write"
+                    exp = {"write": ref[o], "add": init[o] + ref[o], "null": init[o]}[rr]
                     assert_close(got[o], exp, rtol, atol, f"{name}: forward req {r!r} output {o}")
                     assert got[o] is out[o]
             done.append(f"forward:{r}")

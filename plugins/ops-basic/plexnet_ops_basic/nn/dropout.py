@@ -45,11 +45,9 @@ class DropoutOp(Operator):
         rng = ctx.requested[0].get_random()
         dt = mask.dtype if mask.dtype in (np.float32, np.float64) else np.float64
         r = rng.random(mask.shape, dtype=dt)
+        m = (r < pkeep).astype(mask.dtype)
         if pkeep > 0:
-            m = (r < pkeep) * (1.0 / pkeep)
-        else:
-            m = xp.zeros(mask.shape, dtype=dt)
-        m = m.astype(mask.dtype, copy=False)
+            m *= 1.0 / pkeep
         if req[1] != OpReqType.null:
             xp.copyto(mask, m)
         if writes(req[0]):

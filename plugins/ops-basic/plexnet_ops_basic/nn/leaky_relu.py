@@ -30,9 +30,9 @@ class LeakyReLUParam(Params):
     upper_bound = Field(float, default=0.334, doc="rrelu: upper bound of the random slope")
 
 
-def erf(xp, x):
-    """erf through xp (numpy has none): the Chebyshev fit of erfc from Numerical Recipes
-    (``erfcc``), fractional error below 1.2e-7 everywhere."""
+def _erf_approx(xp, x):
+    """erf through xp alone: the Chebyshev fit of erfc from Numerical Recipes (``erfcc``),
+    fractional error below 1.2e-7 everywhere."""
     z = xp.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
     poly = (-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
@@ -40,6 +40,17 @@ def erf(xp, x):
             -0.82215223 + t * 0.17087277)))))))))
     erfc = t * xp.exp(poly)
     return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0)
+
+
+def erf(xp, x):
+    """``scipy.special.erf`` (numpy) / ``cupyx.scipy.special.erf`` (CuPy) when installed,
+    else ``_erf_approx``."""
+    try:
+        from ..tensor._common import special
+        fn = special(xp, "erf")
+    except Exception:  # noqa: BLE001 - optional
+        fn = None
+    return fn(x) if fn is not None else _erf_approx(xp, x)
 
 
 def _gelu(xp, x):

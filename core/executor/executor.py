@@ -1,0 +1,677 @@
+"""The graph executor (MXNet 1.x ``GraphExecutor`` behind ``mx.executor.Executor``).
+
+Binding does all the work once: shape/type inference, the execution graph with its
+gradient part (``gradient.py``), the memory plan (``planner.py``), storage blocks from
+the storage pool, one ``Operator`` per node with its ``OpContext`` resources, and the
+engine operations of the bulked segments (``bulk.py``). ``forward``/``backward`` then
+only push those prebuilt operations.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import engine as _engine_mod
+from ..base import PlexnetError, ShapeError
+from ..context import Context, current_context
+from ..ndarray.chunk import Chunk, alloc_chunk
+from ..ndarray.ndarray import NDArray
+from ..operator.contract import OpContext, OpReqType
+from ..resource import get as _resources
+from .bulk import bulk_settings, env_flag, env_int, make_segments
+from .gradient import ExecGraph, build_exec_graph
+from .graph import IndexedGraph, infer_shapes, infer_types
+from .planner import Plan, plan_memory
+
+__all__ = ["Executor"]
+
+_NULL, _WRITE, _INPLACE, _ADD = OpReqType.null, OpReqType.write, OpReqType.inplace, OpReqType.add
+
+
+def _parse_req(v: Any) -> OpReqType:
+    return OpReqType.parse(v) if not isinstance(v, OpReqType) else v
+
+
+def _view(chunk: Chunk, shape: tuple, dtype: np.dtype, offset: int = 0) -> NDArray:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    nbytes = n * dtype.itemsize
+    return NDArray(chunk, chunk.handle.buf[offset:offset + nbytes].view(dtype).reshape(shape))
+
+
+def _zeros(shape: tuple, ctx: Context, dtype: np.dtype) -> NDArray:
+    from ..ndarray.ndarray import zeros
+    return zeros(shape, ctx, dtype)
+
+
+class Executor:
+    """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
+    and the prebuilt operations that compute them."""
+
+    # -- construction -----------------------------------------------------------------------------
+    def __init__(self, symbol: Any, ctx: Context, arg_arrays: Sequence[NDArray],
+                 grad_arrays: Sequence[NDArray | None], grad_reqs: Sequence[OpReqType],
+                 aux_arrays: Sequence[NDArray], shared_exec: "Executor | None" = None,
+                 plan_memory_on: bool | None = None, bulk_exec: bool | None = None,
+                 _graph: IndexedGraph | None = None) -> None:
+        self._symbol = symbol
+        self._ctx = ctx
+        g = _graph if _graph is not None else IndexedGraph(symbol._outputs)
+        self._g = g
+        self._arg_names = g.arg_names()
+        self._aux_names = g.aux_names()
+        self._out_names = g.output_names()
+        _check_unique(self._arg_names + self._aux_names)
+        self.arg_arrays = list(arg_arrays)
+        self.grad_arrays = list(grad_arrays)
+        self.aux_arrays = list(aux_arrays)
+        self._grad_reqs = [_parse_req(r) for r in grad_reqs]
+        for i, r in enumerate(self._grad_reqs):
+            if r != _NULL and self.grad_arrays[i] is None:
+                self._grad_reqs[i] = _NULL
+        # shapes and types from the bound arrays
+        known_s = {g.row_ptr[nid]: a.shape for nid, a in zip(g.arg_nids, self.arg_arrays)}
+        known_s.update({g.row_ptr[nid]: a.shape for nid, a in zip(g.aux_nids, self.aux_arrays)})
+        shapes = infer_shapes(g, known_s)
+        known_t = {g.row_ptr[nid]: a._data.dtype for nid, a in zip(g.arg_nids, self.arg_arrays)}
+        known_t.update({g.row_ptr[nid]: a._data.dtype for nid, a in zip(g.aux_nids, self.aux_arrays)})
+        dtypes = infer_types(g, known_t)
+        for nid, a in list(zip(g.arg_nids, self.arg_arrays)) + list(zip(g.aux_nids, self.aux_arrays)):
+            s = shapes[g.row_ptr[nid]]
+            if s is not None and tuple(s) != a.shape:
+                raise ShapeError(f"bind: array for {g.nodes[nid].name!r} has shape {a.shape}, the graph needs "
+                                 f"{tuple(s)}")
+        missing = [g.entry_name(e) for e in range(g.num_entries) if shapes[e] is None]
+        if missing:
+            raise ShapeError(f"bind: cannot infer the shapes of {', '.join(missing[:10])}"
+                             + (" ..." if len(missing) > 10 else ""))
+        missing = [g.entry_name(e) for e in range(g.num_entries) if dtypes[e] is None]
+        if missing:
+            raise PlexnetError(f"bind: cannot infer the types of {', '.join(missing[:10])}")
+        for i, (a, gr) in enumerate(zip(self.arg_arrays, self.grad_arrays)):
+            if gr is not None and gr.shape != a.shape:
+                raise ShapeError(f"bind: gradient array for {self._arg_names[i]!r} has shape {gr.shape}, the "
+                                 f"argument has {a.shape}")
+        self._shapes = shapes
+        self._dtypes = dtypes
+        # execution graph and memory plan
+        xg = build_exec_graph(g, shapes, dtypes, self._grad_reqs)
+        self._xg = xg
+        self._training = bool(xg.backward)
+        if plan_memory_on is None:
+            plan_memory_on = env_flag("PLEXNET_EXEC_PLAN_MEMORY", True)
+        match = float(env_int("PLEXNET_EXEC_MATCH_RANGE", 16))
+        strategy = os.environ.get("PLEXNET_EXEC_MEMORY_STRATEGY", "auto").strip().lower() or "auto"
+        self._plan: Plan = plan_memory(xg.entries, xg.schedule, enable=bool(plan_memory_on), match_range=match,
+                                       strategy=strategy)
+        self._allocate(shared_exec)
+        self._build_calls(bulk_exec)
+        self._head_ones = True
+        self._monitor: Any = None
+
+    # -- storage ------------------------------------------------------------------------------------
+    def _allocate(self, shared_exec: "Executor | None") -> None:
+        xg, plan, ctx = self._xg, self._plan, self._ctx
+        # blocks: reuse the shared executor's blocks where large enough (bucketing)
+        # units holding graph outputs are neither lent nor borrowed
+        pinned = [False] * len(plan.unit_sizes)
+        for ent in xg.entries:
+            if ent.pinned and plan.unit[ent.eid] >= 0:
+                pinned[plan.unit[ent.eid]] = True
+        self._unit_pinned = pinned
+        avail: list[tuple[int, int, Chunk]] = []
+        if shared_exec is not None:
+            avail = sorted(((c.handle.size, i, c) for i, c in enumerate(shared_exec._blocks)
+                            if not shared_exec._unit_pinned[i]), key=lambda t: (t[0], t[1]))
+        blocks: list[Chunk] = []
+        self._shared_bytes = 0
+        for u, size in enumerate(plan.unit_sizes):
+            hit = None
+            for k, (s, _i, c) in enumerate(avail):
+                if s >= size and not pinned[u]:
+                    hit = avail.pop(k)[2]
+                    break
+            if hit is not None:
+                blocks.append(hit)
+                self._shared_bytes += size
+            else:
+                blocks.append(alloc_chunk(max(size, 1), ctx))
+        self._blocks = blocks
+        arrays: list[NDArray | None] = [None] * len(xg.entries)
+        for ent in xg.entries:
+            if ent.kind == "arg":
+                arrays[ent.eid] = self.arg_arrays[ent.ref]
+            elif ent.kind == "aux":
+                arrays[ent.eid] = self.aux_arrays[ent.ref]
+            elif ent.kind == "arg_grad":
+                arrays[ent.eid] = self.grad_arrays[ent.ref]
+            elif ent.kind == "head_grad":
+                if ent.ref in xg.head_grads and xg.head_grads[ent.ref] == ent.eid:
+                    from ..ndarray.ndarray import ones
+                    arrays[ent.eid] = ones(ent.shape, ctx, ent.dtype)
+            else:
+                b = plan.unit[ent.eid]
+                if b < 0:
+                    continue
+                arrays[ent.eid] = _view(blocks[b], ent.shape, ent.dtype, plan.offset[ent.eid])
+        self._arrays = arrays
+        for ent in xg.entries:
+            if ent.kind in ("arg", "aux", "arg_grad") and arrays[ent.eid]._chunk.ctx != ctx:
+                raise PlexnetError(f"bind: array {ent.name!r} is on {arrays[ent.eid]._chunk.ctx}, the executor "
+                                   f"on {ctx}")
+        self.outputs = [arrays[e] for e in self._g.outputs]
+        self._head_grad_arrays = {pos: arrays[e] for pos, e in xg.head_grads.items()}
+
+    # -- closures and segments -------------------------------------------------------------------------
+    def _build_calls(self, bulk_exec: bool | None) -> None:
+        xg, ctx, arrays = self._xg, self._ctx, self._arrays
+        raw = [None if a is None else a._data for a in arrays]
+        var = [None if a is None else a._chunk.var for a in arrays]
+        res_mgr = _resources()
+        shapes = self._shapes
+        self._ops: dict[int, Any] = {}
+        self._workspace: list[Any] = []
+
+        def op_of(fnid: int, prop: Any) -> Any:
+            op = self._ops.get(fnid)
+            if op is None:
+                op = self._ops[fnid] = prop.create_operator(ctx)
+            return op
+
+        plan = self._plan
+
+        def req_of(eid: int, req: OpReqType) -> OpReqType:
+            if req == _WRITE and plan.inplace_of[eid] >= 0:
+                return _INPLACE
+            return req
+
+        fwd_items: dict[bool, list] = {True: [], False: []}
+        for xn in xg.forward:
+            in_shapes = [shapes[e] for e in xn.in_data]
+            requested = [res_mgr.request(ctx, r) for r in xn.prop.forward_resource(in_shapes)]
+            op = op_of(xn.fnid, xn.prop)
+            ins = [raw[e] for e in xn.in_data]
+            outs = [raw[e] for e in xn.out_data]
+            aux = [raw[e] for e in xn.aux]
+            req = [req_of(e, r) for e, r in zip(xn.out_data, xn.reqs)]
+            reads = [var[e] for e in xn.in_data]
+            writes = [var[e] for e in xn.out_data] + [r.var for r in requested]
+            aux_vars = [var[e] for e in xn.aux]
+            for is_train in (True, False):
+                fwd_items[is_train].append((xn.name, _fwd_call(op.forward, is_train, requested, ins, req, outs, aux),
+                                            reads + ([] if is_train else aux_vars),
+                                            writes + (aux_vars if is_train else [])))
+        bwd_items: list = []
+        for xn in xg.backward:
+            if xn.kind == "backward":
+                in_shapes = [shapes[e] for e in self._g.inputs[xn.fnid][:len(xn.in_data)]]
+                requested = [res_mgr.request(ctx, r) for r in xn.prop.backward_resource(in_shapes)]
+                op = op_of(xn.fnid, xn.prop)
+                pick = (lambda es: [None if e is None else raw[e] for e in es])
+                og, ind, outd = pick(xn.out_grad), pick(xn.in_data), pick(xn.out_data)
+                ig = [raw[e] for e in xn.in_grad]
+                aux = [raw[e] for e in xn.aux]
+                req = [req_of(e, r) for e, r in zip(xn.in_grad, xn.reqs)]
+                call = _bwd_call(op.backward, requested, og, ind, outd, req, ig, aux)
+                reads = [var[e] for e in xn.reads]
+                writes = [var[e] for e, r in xn.writes] + [r.var for r in requested]
+                bwd_items.append((xn.name, call, reads, writes))
+            elif xn.kind == "sum":
+                out = raw[xn.in_grad[0]]
+                ins = [raw[e] for e in xn.sum_inputs]
+                req = req_of(xn.in_grad[0], xn.reqs[0])
+                bwd_items.append((xn.name, _sum_call(ins, out, req), [var[e] for e in xn.reads],
+                                  [var[xn.in_grad[0]]]))
+            elif xn.kind == "zeros":
+                out = raw[xn.in_grad[0]]
+                bwd_items.append((xn.name, _zeros_call(out), [], [var[xn.in_grad[0]]]))
+            else:  # pragma: no cover
+                raise PlexnetError(f"unknown node kind {xn.kind}")
+        on, nf, nb = bulk_settings(self._training, bulk_exec)
+        self._bulk = on
+        eng = _engine_mod.get()
+        self._engine = eng
+        self._fwd_segs = {t: make_segments(fwd_items[t], on, nf) for t in (True, False)}
+        self._bwd_segs = make_segments(bwd_items, on, nb)
+        self._fwd_oprs = {t: [s.build(eng, "forward") for s in self._fwd_segs[t]] for t in (True, False)}
+        self._bwd_oprs = [s.build(eng, "backward") for s in self._bwd_segs]
+        self._bwd_items = bwd_items
+        self._bwd_oprs_infer: list | None = None
+
+    # -- running ----------------------------------------------------------------------------------------
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
+        """Run the forward pass (asynchronously); keyword arrays are first copied into
+        the arguments of those names. Returns ``outputs``."""
+        if kwargs:
+            arg_dict = self.arg_dict
+            for k, v in kwargs.items():
+                if k not in arg_dict:
+                    raise ValueError(f"forward: unknown argument {k!r}; arguments are {self._arg_names}")
+                if not isinstance(v, (NDArray, np.ndarray)):
+                    raise ValueError(f"forward: value for {k!r} must be an NDArray or numpy array, "
+                                     f"got {type(v).__name__}")
+                arg_dict[k][:] = v
+        eng = self._engine
+        ctx = self._ctx
+        for opr in self._fwd_oprs[bool(is_train)]:
+            eng.push(opr, ctx)
+        return self.outputs
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Run the backward pass. ``out_grads`` (one per output, or one NDArray) are the
+        head gradients; where omitted, ones are used (loss operators such as
+        SoftmaxOutput do not read them)."""
+        if not self._training:
+            raise PlexnetError("backward: the executor was bound without gradients (grad_req 'null' for every "
+                               "argument, or no args_grad)")
+        heads = self._head_grad_arrays
+        if out_grads is not None:
+            if isinstance(out_grads, (NDArray, np.ndarray)):
+                out_grads = [out_grads]
+            if len(out_grads) > len(self.outputs):
+                raise ValueError(f"backward: {len(out_grads)} out_grads for {len(self.outputs)} outputs")
+            for pos, gr in enumerate(out_grads):
+                h = heads.get(pos)
+                if h is None or gr is None:
+                    continue
+                if tuple(gr.shape) != h.shape:
+                    raise ShapeError(f"backward: out_grad {pos} has shape {tuple(gr.shape)}, output "
+                                     f"{self._out_names[pos]!r} has {h.shape}")
+                h[:] = gr
+            self._head_ones = False
+        elif not self._head_ones:
+            for h in heads.values():
+                h[:] = 1
+            self._head_ones = True
+        eng = self._engine
+        ctx = self._ctx
+        if is_train:
+            oprs = self._bwd_oprs
+        else:
+            if self._bwd_oprs_infer is None:
+                items = [(n, c.with_train(False) if hasattr(c, "with_train") else c, r, w)
+                         for n, c, r, w in self._bwd_items]
+                on, _nf, nb = bulk_settings(True, self._bulk)
+                self._bwd_oprs_infer = [s.build(eng, "backward") for s in make_segments(items, on, nb)]
+            oprs = self._bwd_oprs_infer
+        for opr in oprs:
+            eng.push(opr, ctx)
+
+    # -- dictionaries ----------------------------------------------------------------------------------
+    @property
+    def arg_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self) -> dict[str, NDArray | None]:
+        return dict(zip(self._arg_names, self.grad_arrays))
+
+    @property
+    def aux_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._out_names, self.outputs))
+
+    @property
+    def grad_req(self) -> dict[str, str]:
+        return {n: r.name for n, r in zip(self._arg_names, self._grad_reqs)}
+
+    @property
+    def symbol(self) -> Any:
+        return self._symbol
+
+    @property
+    def ctx(self) -> Context:
+        return self._ctx
+
+    def copy_params_from(self, arg_params: dict[str, Any], aux_params: dict[str, Any] | None = None,
+                         allow_extra_params: bool = False) -> None:
+        """Copy parameter values (NDArrays or numpy arrays) into the bound arrays."""
+        arg_dict, aux_dict = self.arg_dict, self.aux_dict
+        for name, arr in arg_params.items():
+            if name in arg_dict:
+                dst = arg_dict[name]
+                if tuple(arr.shape) != dst.shape:
+                    raise ShapeError(f"copy_params_from: {name!r} has shape {tuple(arr.shape)}, the executor's "
+                                     f"array has {dst.shape}")
+                dst[:] = arr
+            elif not allow_extra_params:
+                raise ValueError(f"Find name \"{name}\" that is not in the arguments")
+        for name, arr in (aux_params or {}).items():
+            if name in aux_dict:
+                dst = aux_dict[name]
+                if tuple(arr.shape) != dst.shape:
+                    raise ShapeError(f"copy_params_from: {name!r} has shape {tuple(arr.shape)}, the executor's "
+                                     f"array has {dst.shape}")
+                dst[:] = arr
+            elif not allow_extra_params:
+                raise ValueError(f"Find name \"{name}\" that is not in the auxiliary states")
+
+    def set_monitor_callback(self, callback: Any, monitor_all: bool = False) -> None:
+        """Accepted for API compatibility; plexnet's executor does not call it (use the
+        profiler or ``get_internals`` outputs to inspect values)."""
+        self._monitor = callback
+
+    # -- reshape -------------------------------------------------------------------------------------------
+    def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> "Executor":
+        """A new executor for new input shapes that shares this one's parameter arrays
+        (where their shapes are unchanged) and internal memory."""
+        g = self._g
+        inputs = {g.nodes[i].name: g.row_ptr[i] for i in g.var_nids}
+        unknown = [k for k in kwargs if k not in inputs]
+        if unknown:
+            raise ValueError(f"reshape: unknown input(s) {unknown}; inputs are {', '.join(inputs)}")
+        known = {inputs[k]: tuple(v) for k, v in kwargs.items()}
+        shapes = infer_shapes(g, known)
+
+        def remake(name: str, old: NDArray | None, new_shape: tuple | None) -> NDArray | None:
+            if old is None:
+                return None
+            if new_shape is None or tuple(new_shape) == old.shape:
+                return old
+            if name not in kwargs and not partial_shaping:
+                raise ShapeError(f"reshape: shape of {name!r} changes from {old.shape} to {tuple(new_shape)}; "
+                                 f"pass partial_shaping=True to allow inputs not named to change")
+            n_new = int(np.prod(new_shape)) * old._data.dtype.itemsize
+            h = old._chunk.handle
+            if h is None or n_new > h.size:
+                if not allow_up_sizing:
+                    raise ShapeError(f"reshape: new shape {tuple(new_shape)} of {name!r} is larger than the "
+                                     f"old {old.shape}; pass allow_up_sizing=True")
+                return _zeros(tuple(new_shape), self._ctx, old._data.dtype)
+            return _view(old._chunk, tuple(new_shape), old._data.dtype)
+
+        args = [remake(n, a, shapes[g.row_ptr[nid]]) for n, a, nid in zip(self._arg_names, self.arg_arrays,
+                                                                           g.arg_nids)]
+        grads = [remake(n, a, shapes[g.row_ptr[nid]]) for n, a, nid in zip(self._arg_names, self.grad_arrays,
+                                                                            g.arg_nids)]
+        aux = [remake(n, a, shapes[g.row_ptr[nid]]) for n, a, nid in zip(self._aux_names, self.aux_arrays,
+                                                                          g.aux_nids)]
+        return Executor(self._symbol, self._ctx, args, grads, self._grad_reqs, aux, shared_exec=self,
+                        plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g)
+
+    # -- reporting ---------------------------------------------------------------------------------------
+    def memory_report(self) -> dict[str, Any]:
+        """Figures of the memory plan (bytes): ``planned_bytes`` (internal blocks:
+        forward values, outputs, internal gradients; what MXNet's ``Total .. MB
+        allocated`` counts), ``naive_bytes`` (the same entries without any sharing),
+        ``ratio``, block and entry counts, in-place hand-overs, and the external arrays
+        (arguments, gradients, aux states, head gradients)."""
+        plan, xg = self._plan, self._xg
+        ext = {"arg": 0, "aux": 0, "arg_grad": 0, "head_grad": 0}
+        for e in xg.entries:
+            if e.kind in ext and self._arrays[e.eid] is not None:
+                ext[e.kind] += e.nbytes
+        pool = 0
+        for c in self._blocks:
+            pool += c.handle.size if c.handle is not None else 0
+        planned = plan.planned_bytes
+        return {
+            "planned_bytes": planned,
+            "naive_bytes": plan.naive_bytes,
+            "ratio": planned / plan.naive_bytes if plan.naive_bytes else 1.0,
+            "num_blocks": plan.num_blocks,
+            "strategy": plan.strategy,
+            "alternatives": dict(plan.alternatives),
+            "peak_live_bytes": plan.peak_live_bytes,
+            "num_internal_entries": sum(1 for e in xg.entries if not e.external),
+            "num_inplace": plan.num_inplace,
+            "plan_memory": plan.enabled,
+            "training": self._training,
+            "pool_bytes": pool,
+            "shared_bytes": self._shared_bytes,
+            "arg_bytes": ext["arg"],
+            "grad_bytes": ext["arg_grad"],
+            "aux_bytes": ext["aux"],
+            "head_grad_bytes": ext["head_grad"],
+            "forward_segments": len(self._fwd_segs[True]),
+            "backward_segments": len(self._bwd_segs),
+            "forward_nodes": len(xg.forward),
+            "backward_nodes": len(xg.backward),
+        }
+
+    def debug_str(self) -> str:
+        """The graph, the schedule with storage assignments, and the memory figures."""
+        r = self.memory_report()
+        xg, plan = self._xg, self._plan
+        lines = [self._symbol.debug_str().rstrip("\n"), "=" * 40, "Schedule (node: outputs -> block)"]
+        for step, xn in enumerate(xg.schedule):
+            outs = []
+            for e, req in xn.writes:
+                ent = xg.entries[e]
+                b = plan.unit[e]
+                where = f"unit{b}+{plan.offset[e]}" if b >= 0 else ent.kind
+                ip = f" inplace<-{xg.entries[plan.inplace_of[e]].name}" if plan.inplace_of[e] >= 0 else ""
+                outs.append(f"{ent.name}{list(ent.shape)}:{req.name}@{where}{ip}")
+            lines.append(f"  [{step}] {xn.kind} {xn.name}: " + ", ".join(outs))
+        mb = 1 << 20
+        lines.append(f"Total {r['planned_bytes'] // mb} MB allocated")
+        lines.append(f"Planned memory: {r['planned_bytes']} bytes in {r['num_blocks']} unit(s) ({r['strategy']} "
+                     f"strategy); naive total {r['naive_bytes']} bytes (ratio {r['ratio']:.3f}); peak of live values "
+                     f"{r['peak_live_bytes']} bytes; {r['num_inplace']} in-place")
+        lines.append(f"External arrays: args {r['arg_bytes']} bytes, grads {r['grad_bytes']} bytes, aux "
+                     f"{r['aux_bytes']} bytes, head grads {r['head_grad_bytes']} bytes")
+        lines.append(f"Engine operations: forward {r['forward_segments']} segment(s) for {r['forward_nodes']} "
+                     f"nodes, backward {r['backward_segments']} segment(s) for {r['backward_nodes']} nodes "
+                     f"(bulk {'on' if self._bulk else 'off'})")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        return f"<Executor {self._symbol!r} on {self._ctx}>"
+
+    # -- the bind entry points ---------------------------------------------------------------------------
+    @classmethod
+    def simple_bind(cls, symbol: Any, ctx: Context | None = None, grad_req: Any = "write",
+                    type_dict: dict | None = None, stype_dict: dict | None = None, group2ctx: dict | None = None,
+                    shared_arg_names: Sequence[str] | None = None, shared_exec: "Executor | None" = None,
+                    shared_buffer: dict | None = None, **kwargs: Any) -> "Executor":
+        plan_on = kwargs.pop("plan_memory", None)
+        bulk = kwargs.pop("bulk_exec", None)
+        ctx = ctx or current_context()
+        _check_group2ctx(group2ctx, ctx)
+        g = IndexedGraph(symbol._outputs)
+        arg_names, aux_names = g.arg_names(), g.aux_names()
+        _check_unique(arg_names + aux_names)
+        inputs = {g.nodes[i].name: g.row_ptr[i] for i in g.var_nids}
+        known: dict[int, tuple] = {}
+        for k, v in kwargs.items():
+            if k not in inputs:
+                raise ValueError(f"simple_bind: {k!r} is not an input of the symbol; inputs are "
+                                 f"{', '.join(inputs)}")
+            known[inputs[k]] = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(d) for d in v)
+        shapes = infer_shapes(g, known)
+        unknown = [g.nodes[i].name for i in g.var_nids if shapes[g.row_ptr[i]] is None]
+        if unknown:
+            raise ShapeError(f"simple_bind: cannot infer the shapes of {', '.join(unknown)}; give their shapes "
+                             f"(or those of the inputs they depend on) as keyword arguments")
+        tknown: dict[int, Any] = {}
+        td = dict(type_dict or {})
+        for nid in g.arg_nids:
+            name = g.nodes[nid].name
+            if name in td:
+                tknown[g.row_ptr[nid]] = np.dtype(td[name])
+        for k in td:
+            if k not in inputs:
+                raise ValueError(f"simple_bind: type_dict key {k!r} is not an input of the symbol")
+            if k in aux_names:
+                tknown[inputs[k]] = np.dtype(td[k])
+        types = infer_types(g, tknown)
+        if any(t is None for t in types):
+            # MXNet's default: float32 for every argument not given
+            for nid in g.arg_nids:
+                e = g.row_ptr[nid]
+                if e not in tknown and types[e] is None:
+                    tknown[e] = np.dtype(np.float32)
+            types = infer_types(g, tknown)
+        reqs = _grad_req_list(grad_req, arg_names)
+        shared_names = set(shared_arg_names or ())
+        sh_args = shared_exec.arg_dict if shared_exec is not None else {}
+        sh_grads = shared_exec.grad_dict if shared_exec is not None else {}
+        sh_aux = shared_exec.aux_dict if shared_exec is not None else {}
+
+        def make(name: str, e: int, pool: dict) -> NDArray:
+            shape, dt = tuple(shapes[e]), types[e] if types[e] is not None else np.dtype(np.float32)
+            if name in shared_names and name in pool and pool[name] is not None:
+                a = pool[name]
+                if a.shape == shape and a._data.dtype == dt:
+                    return a
+            return _zeros(shape, ctx, dt)
+
+        args = [make(n, g.row_ptr[nid], sh_args) for n, nid in zip(arg_names, g.arg_nids)]
+        grads = [make(n, g.row_ptr[nid], sh_grads) if r != _NULL else None
+                 for n, nid, r in zip(arg_names, g.arg_nids, reqs)]
+        aux = [make(n, g.row_ptr[nid], sh_aux) for n, nid in zip(aux_names, g.aux_nids)]
+        return cls(symbol, ctx, args, grads, reqs, aux, shared_exec=shared_exec, plan_memory_on=plan_on,
+                   bulk_exec=bulk, _graph=g)
+
+    @classmethod
+    def bind(cls, symbol: Any, ctx: Context | None, args: Any, args_grad: Any = None, grad_req: Any = "write",
+             aux_states: Any = None, group2ctx: dict | None = None, shared_exec: "Executor | None" = None,
+             **kwargs: Any) -> "Executor":
+        plan_on = kwargs.pop("plan_memory", None)
+        bulk = kwargs.pop("bulk_exec", None)
+        if kwargs:
+            raise TypeError(f"bind: unexpected keyword arguments {list(kwargs)}")
+        ctx = ctx or current_context()
+        _check_group2ctx(group2ctx, ctx)
+        g = IndexedGraph(symbol._outputs)
+        arg_names, aux_names = g.arg_names(), g.aux_names()
+        _check_unique(arg_names + aux_names)
+        arg_list = _array_list(args, arg_names, "args", required=True)
+        if args_grad is None:
+            grad_list: list = [None] * len(arg_names)
+            reqs = [_NULL] * len(arg_names)
+        else:
+            grad_list = _array_list(args_grad, arg_names, "args_grad", required=False)
+            reqs = _grad_req_list(grad_req, arg_names)
+        if aux_states is None and aux_names:
+            known = {g.row_ptr[nid]: a.shape for nid, a in zip(g.arg_nids, arg_list)}
+            shapes = infer_shapes(g, known)
+            known_t = {g.row_ptr[nid]: a._data.dtype for nid, a in zip(g.arg_nids, arg_list)}
+            types = infer_types(g, known_t)
+            aux_list = []
+            for nid in g.aux_nids:
+                e = g.row_ptr[nid]
+                if shapes[e] is None:
+                    raise ShapeError(f"bind: cannot infer the shape of auxiliary state {g.nodes[nid].name!r}")
+                aux_list.append(_zeros(tuple(shapes[e]), ctx, types[e] or np.dtype(np.float32)))
+        else:
+            aux_list = _array_list(aux_states or [], aux_names, "aux_states", required=True)
+        return cls(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
+                   plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
+
+    # -- introspection for tests and tools ------------------------------------------------------------------
+    @property
+    def plan(self) -> Plan:
+        return self._plan
+
+    @property
+    def exec_graph(self) -> ExecGraph:
+        return self._xg
+
+
+# -- node closures ------------------------------------------------------------------------------------------
+
+def _fwd_call(fwd: Any, is_train: bool, requested: list, ins: list, req: list, outs: list, aux: list) -> Any:
+    def call(rc: Any) -> None:
+        fwd(OpContext(is_train, rc, requested), ins, req, outs, aux)
+    return call
+
+
+class _bwd_call:
+    """Backward closure; ``with_train`` gives the ``is_train=False`` variant."""
+
+    __slots__ = ("bwd", "requested", "og", "ind", "outd", "req", "ig", "aux", "is_train")
+
+    def __init__(self, bwd: Any, requested: list, og: list, ind: list, outd: list, req: list, ig: list,
+                 aux: list, is_train: bool = True) -> None:
+        self.bwd, self.requested, self.og, self.ind, self.outd = bwd, requested, og, ind, outd
+        self.req, self.ig, self.aux, self.is_train = req, ig, aux, is_train
+
+    def __call__(self, rc: Any) -> None:
+        self.bwd(OpContext(self.is_train, rc, self.requested), self.og, self.ind, self.outd, self.req, self.ig,
+                 self.aux)
+
+    def with_train(self, is_train: bool) -> "_bwd_call":
+        return _bwd_call(self.bwd, self.requested, self.og, self.ind, self.outd, self.req, self.ig, self.aux,
+                         is_train)
+
+
+def _sum_call(ins: list, out: Any, req: OpReqType) -> Any:
+    first, rest = ins[0], ins[1:]
+    inplace = req == _INPLACE
+    add = req == _ADD
+
+    def call(rc: Any) -> None:
+        xp = rc.xp
+        if add:
+            for x in ins:
+                xp.add(out, x, out=out)
+        elif inplace:  # out shares the first input's buffer
+            for x in rest:
+                xp.add(out, x, out=out)
+        elif rest:
+            xp.add(first, rest[0], out=out)
+            for x in rest[1:]:
+                xp.add(out, x, out=out)
+        else:
+            out[...] = first
+    return call
+
+
+def _zeros_call(out: Any) -> Any:
+    def call(rc: Any) -> None:
+        out[...] = 0
+    return call
+
+
+# -- argument handling -------------------------------------------------------------------------------------
+
+def _check_unique(names: list[str]) -> None:
+    seen: set[str] = set()
+    dup = [n for n in names if n in seen or seen.add(n)]  # type: ignore[func-returns-value]
+    if dup:
+        raise PlexnetError(f"bind: the symbol has several inputs named {sorted(set(dup))}; input names must be "
+                           f"unique")
+
+
+def _check_group2ctx(group2ctx: dict | None, ctx: Context) -> None:
+    if group2ctx and any(c != ctx for c in group2ctx.values()):
+        raise NotImplementedError("group2ctx placing parts of a graph on other devices is not supported by the "
+                                  "plexnet executor; bind one executor per device")
+
+
+def _array_list(v: Any, names: list[str], what: str, required: bool) -> list:
+    if isinstance(v, dict):
+        out = []
+        for n in names:
+            a = v.get(n)
+            if a is None and required:
+                raise ValueError(f"bind: {what} has no array for {n!r}")
+            out.append(a)
+        return out
+    v = list(v)
+    if len(v) != len(names):
+        raise ValueError(f"bind: {what} has {len(v)} arrays, the symbol has {len(names)} ({', '.join(names)})")
+    if required and any(a is None for a in v):
+        raise ValueError(f"bind: {what} contains None")
+    return v
+
+
+def _grad_req_list(grad_req: Any, names: list[str]) -> list[OpReqType]:
+    if isinstance(grad_req, (str, OpReqType)):
+        return [_parse_req(grad_req)] * len(names)
+    if isinstance(grad_req, dict):
+        unknown = [k for k in grad_req if k not in names]
+        if unknown:
+            raise ValueError(f"grad_req: unknown argument(s) {unknown}")
+        return [_parse_req(grad_req.get(n, "null")) for n in names]
+    reqs = list(grad_req)
+    if len(reqs) != len(names):
+        raise ValueError(f"grad_req has {len(reqs)} entries, the symbol has {len(names)} arguments")
+    return [_parse_req(r) for r in reqs]

@@ -1,0 +1,83 @@
+"""L2Normalization, MXNet 1.x semantics: ``y = x / sqrt(sum(x**2) + eps)`` with the sum
+over every axis but the first (``mode='instance'``, default), over axis 1
+(``'channel'``) or over the spatial axes (``'spatial'``); ``eps=1e-10``. Hidden output
+``norm``."""
+from __future__ import annotations
+
+from plexnet.base import ShapeError
+from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+
+from ._normcore import store
+
+
+class L2NormalizationParam(Params):
+    eps = Field(float, default=1e-10, low=0.0, doc="added to the squared norm")
+    mode = Field(str, default="instance", choices=("channel", "instance", "spatial"))
+
+
+def _axes(mode, ndim):
+    if mode == "instance":
+        return tuple(range(1, ndim))
+    if mode == "channel":
+        return (1,)
+    return tuple(range(2, ndim))
+
+
+def _norm_shape(mode, d):
+    if mode == "instance":
+        return (d[0],)
+    if mode == "channel":
+        return (d[0],) + d[2:]
+    return d[:2]
+
+
+class L2NormalizationOp(Operator):
+    def __init__(self, param):
+        self.p = param
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        xp = ctx.xp
+        x = in_data[0]
+        axes = _axes(self.p.mode, x.ndim)
+        n = xp.sqrt((x * x).sum(axis=axes, keepdims=True) + self.p.eps)
+        store(xp, out_data[0], req[0], x / n)
+        store(xp, out_data[1], req[1], n.reshape(out_data[1].shape))
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        if req[0] == OpReqType.null:
+            return
+        xp = ctx.xp
+        y, dy = out_data[0], out_grad[0]
+        axes = _axes(self.p.mode, y.ndim)
+        n = out_data[1].reshape(tuple(1 if i in axes else s for i, s in enumerate(y.shape)))
+        dx = (dy - y * (dy * y).sum(axis=axes, keepdims=True)) / n
+        store(xp, in_grad[0], req[0], dx)
+
+
+class L2NormalizationProp(OperatorProperty):
+    param_cls = L2NormalizationParam
+
+    def list_outputs(self):
+        return ["output", "norm"]
+
+    def num_visible_outputs(self):
+        return 1
+
+    def infer_shape(self, in_shape):
+        d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
+        if d is None:
+            return [d], [None, None], []
+        need = 2 if self.param.mode != "spatial" else 3
+        if len(d) < need:
+            raise ShapeError(f"{self.op_name}: mode {self.param.mode!r} needs data with at least {need} "
+                             f"dimensions, got shape {d}")
+        return [d], [d, _norm_shape(self.param.mode, d)], []
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return [out_grad[0], out_data[0], out_data[1]]
+
+
+def register(registry):
+    registry.register_property("L2Normalization", L2NormalizationProp)
+    registry.register_impl("L2Normalization", "*", lambda prop, ctx: L2NormalizationOp(prop.param),
+                           impl_name="xp")
