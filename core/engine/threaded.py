@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 from ..base import EngineError
 from ..context import Context
-from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var, _fn_name,
+from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var, _fn_name, _tls,
                    check_not_in_engine, mark_engine_thread, pending_error, split_vars)
 from .runctx import run_context
 from .var import DEAD, DELETING, ThreadedVar, _Op
@@ -141,6 +141,7 @@ class _ThreadedBase(Engine):
         self._pools: dict[Any, _Pool] = {}
         #: device_type -> device_id -> [pool per FnProperty]; read without a lock
         self._fast: dict[str, dict[int, list]] = {}
+        self._inline_rc: dict[tuple, Any] = {}
         _engines.add(self)
 
     # -- pools (subclasses decide the layout) ------------------------------------------
@@ -451,7 +452,7 @@ class _ThreadedBase(Engine):
 
     @staticmethod
     def _name(op: _Op) -> str:
-        return op.name if op.name is not None else _fn_name(op.fn)
+        return op.name or _fn_name(op.fn)
 
     def _execute(self, op: _Op, rc: Any, wname: str, mypool: _Pool | None) -> None:
         """Run one ready operation: the general path (skips, observers, async)."""
@@ -492,16 +493,20 @@ class _ThreadedBase(Engine):
 
     # -- deleting ----------------------------------------------------------------------
     def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
-        pool = None
-        if var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
-            pool = self._pool_of(ctx, _DELETE_VAR)
         lock = self._lock
+        # Called by a finalizer that the garbage collector ran in the middle of this
+        # engine's own bookkeeping (the lock is ours already): do not run user code under
+        # the engine lock, hand the delete to a worker instead.
+        deferred = fn is not None and lock._is_owned()  # type: ignore[attr-defined]
+        pool = None
+        if deferred or var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
+            pool = self._pool_of(ctx, _DELETE_VAR)
         lock.acquire()
         try:
             if var.deleted:  # type: ignore[attr-defined]
                 raise EngineError("push_delete: the variable was already deleted")
-            if var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
-                if pool is None:
+            if deferred or var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
+                if pool is None:                     # it became busy meanwhile
                     lock.release()
                     try:
                         pool = self._pool_of(ctx, _DELETE_VAR)
@@ -509,17 +514,19 @@ class _ThreadedBase(Engine):
                         lock.acquire()
                     if var.deleted:  # type: ignore[attr-defined]
                         raise EngineError("push_delete: the variable was already deleted")
+                var.deleted = DELETING  # type: ignore[attr-defined]
+                op = _Op(fn or _noop, (), (var,), FnProperty.DELETE_VAR, 0, "delete_var", pool, ctx, True)
+                self._pending += 1
                 if var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
-                    var.deleted = DELETING  # type: ignore[attr-defined]
-                    op = _Op(fn or _noop, (), (var,), FnProperty.DELETE_VAR, 0, "delete_var",
-                             pool, ctx, True)
-                    op.wait = 1
+                    op.wait = 1                      # a write after everything pending
                     q = var.queue  # type: ignore[attr-defined]
                     if q is None:
                         q = var.queue = deque()  # type: ignore[attr-defined]
                     q.append(op)
-                    self._pending += 1
-                    return
+                else:
+                    var.writing = True  # type: ignore[attr-defined]
+                    self._dispatch(op, None)
+                return
             var.deleted = DEAD  # type: ignore[attr-defined]
             var.writing = True  # type: ignore[attr-defined]
         finally:
@@ -532,13 +539,20 @@ class _ThreadedBase(Engine):
         obs = self.observers
         toks = [o.on_start("delete_var", ctx, "inline") for o in obs] if obs else None
         try:
-            with mark_engine_thread():
-                fn(run_context(ctx, "inline"))
+            rc = self._inline_rc[ctx.device_type, ctx.device_id]
+        except KeyError:
+            rc = self._inline_rc[ctx.device_type, ctx.device_id] = run_context(ctx, "inline")
+        depth = getattr(_tls, "depth", 0)       # mark_engine_thread(), cheaper
+        _tls.depth = depth + 1
+        try:
+            fn(rc)
         except BaseException as e:  # noqa: BLE001
             err = EngineOpError("delete_var", e)
             err.__cause__ = e
             with self._lock:
                 self._errors.append(err)
+        finally:
+            _tls.depth = depth
         if toks is not None:
             _end(obs, toks)
         var.error = err  # type: ignore[attr-defined]

@@ -58,22 +58,41 @@ def bulk_settings(training: bool, bulk: bool | None) -> tuple[bool, int, int]:
 
 
 class Segment:
-    """Consecutive node closures pushed as one engine operation."""
+    """Consecutive node closures pushed as one engine operation. An *asynchronous*
+    segment holds a single operator that completes through a callback (``is_async``
+    operators such as ``Custom``)."""
 
-    __slots__ = ("names", "calls", "reads", "writes", "opr")
+    __slots__ = ("names", "calls", "reads", "writes", "opr", "is_async")
 
-    def __init__(self, names: list[str], calls: list[Callable[[Any], None]], reads: list[Any],
-                 writes: list[Any]) -> None:
+    def __init__(self, names: list[str], calls: list[Callable[..., None]], reads: list[Any],
+                 writes: list[Any], is_async: bool = False) -> None:
         self.names = names
         self.calls = tuple(calls)
         self.reads = reads
         self.writes = writes
         self.opr: Any = None
+        self.is_async = is_async
 
     def build(self, engine: Any, phase: str) -> Any:
         calls = self.calls
         names = self.names
-        if len(calls) == 1:
+        if self.is_async:
+            call = calls[0]
+            name = names[0]
+
+            def run(rc: Any, on_complete: Callable[..., None]) -> None:
+                def done(exc: BaseException | None = None) -> None:
+                    if exc is None:
+                        on_complete()
+                    else:
+                        err = _node_error(phase, name, exc)
+                        err.__cause__ = exc
+                        on_complete(err)
+                try:
+                    call(rc, done)
+                except Exception as e:  # noqa: BLE001
+                    raise _node_error(phase, name, e) from e
+        elif len(calls) == 1:
             call = calls[0]
             name = names[0]
 
@@ -102,17 +121,23 @@ class Segment:
 
 
 def _node_error(phase: str, name: str, e: BaseException) -> PlexnetError:
-    err = PlexnetError(f"executor {phase} failed in node {name!r}: {type(e).__name__}: {e}")
-    return err
+    return PlexnetError(f"executor {phase} failed in node {name!r}: {type(e).__name__}: {e}")
 
 
-def make_segments(items: Sequence[tuple[str, Callable[[Any], None], list[Any], list[Any]]], enabled: bool,
-                  max_nodes: int) -> list[Segment]:
-    """Group ``(name, call, read_vars, write_vars)`` items into segments."""
+def make_segments(items: Sequence[tuple], enabled: bool, max_nodes: int) -> list[Segment]:
+    """Group ``(name, call, read_vars, write_vars, is_async)`` items into segments:
+    consecutive synchronous items, at most ``max_nodes`` (0: no limit) per segment when
+    bulking is enabled, one per segment otherwise; an asynchronous item always alone."""
     segs: list[Segment] = []
     cur: list[tuple] = []
-    limit = max_nodes if (enabled and max_nodes > 0) else (1 if not enabled else len(items) or 1)
+    limit = max_nodes if (enabled and max_nodes > 0) else (1 if not enabled else max(len(items), 1))
     for it in items:
+        if len(it) > 4 and it[4]:
+            if cur:
+                segs.append(_seg(cur))
+                cur = []
+            segs.append(_seg([it], is_async=True))
+            continue
         cur.append(it)
         if len(cur) >= limit:
             segs.append(_seg(cur))
@@ -122,10 +147,10 @@ def make_segments(items: Sequence[tuple[str, Callable[[Any], None], list[Any], l
     return segs
 
 
-def _seg(items: list[tuple]) -> Segment:
+def _seg(items: list[tuple], is_async: bool = False) -> Segment:
     reads: list[Any] = []
     writes: list[Any] = []
-    for _n, _c, r, w in items:
-        reads.extend(r)
-        writes.extend(w)
-    return Segment([it[0] for it in items], [it[1] for it in items], reads, writes)
+    for it in items:
+        reads.extend(it[2])
+        writes.extend(it[3])
+    return Segment([it[0] for it in items], [it[1] for it in items], reads, writes, is_async)

@@ -200,10 +200,12 @@ class Executor:
             reads = [var[e] for e in xn.in_data]
             writes = [var[e] for e in xn.out_data] + [r.var for r in requested]
             aux_vars = [var[e] for e in xn.aux]
+            is_async = bool(getattr(op, "is_async", False))
             for is_train in (True, False):
-                fwd_items[is_train].append((xn.name, _fwd_call(op.forward, is_train, requested, ins, req, outs, aux),
-                                            reads + ([] if is_train else aux_vars),
-                                            writes + (aux_vars if is_train else [])))
+                call = (_fwd_async_call(op.forward_async, is_train, requested, ins, req, outs, aux) if is_async
+                        else _fwd_call(op.forward, is_train, requested, ins, req, outs, aux))
+                fwd_items[is_train].append((xn.name, call, reads + ([] if is_train else aux_vars),
+                                            writes + (aux_vars if is_train else []), is_async))
         bwd_items: list = []
         for xn in xg.backward:
             if xn.kind == "backward":
@@ -215,25 +217,28 @@ class Executor:
                 ig = [raw[e] for e in xn.in_grad]
                 aux = [raw[e] for e in xn.aux]
                 req = [req_of(e, r) for e, r in zip(xn.in_grad, xn.reqs)]
-                call = _bwd_call(op.backward, requested, og, ind, outd, req, ig, aux)
+                is_async = bool(getattr(op, "is_async", False))
+                call = (_bwd_call(op.backward_async, requested, og, ind, outd, req, ig, aux, True, True) if is_async
+                        else _bwd_call(op.backward, requested, og, ind, outd, req, ig, aux))
                 reads = [var[e] for e in xn.reads]
-                writes = [var[e] for e, r in xn.writes] + [r.var for r in requested]
-                bwd_items.append((xn.name, call, reads, writes))
+                writes = [var[e] for e, r in xn.writes] + [r.var for r in requested] + [var[e] for e in xn.aux]
+                bwd_items.append((xn.name, call, reads, writes, is_async))
             elif xn.kind == "sum":
                 out = raw[xn.in_grad[0]]
                 ins = [raw[e] for e in xn.sum_inputs]
                 req = req_of(xn.in_grad[0], xn.reqs[0])
                 bwd_items.append((xn.name, _sum_call(ins, out, req), [var[e] for e in xn.reads],
-                                  [var[xn.in_grad[0]]]))
+                                  [var[xn.in_grad[0]]], False))
             elif xn.kind == "zeros":
                 out = raw[xn.in_grad[0]]
-                bwd_items.append((xn.name, _zeros_call(out), [], [var[xn.in_grad[0]]]))
+                bwd_items.append((xn.name, _zeros_call(out), [], [var[xn.in_grad[0]]], False))
             else:  # pragma: no cover
                 raise PlexnetError(f"unknown node kind {xn.kind}")
         on, nf, nb = bulk_settings(self._training, bulk_exec)
         self._bulk = on
         eng = _engine_mod.get()
         self._engine = eng
+        self._fwd_items = fwd_items
         self._fwd_segs = {t: make_segments(fwd_items[t], on, nf) for t in (True, False)}
         self._bwd_segs = make_segments(bwd_items, on, nb)
         self._fwd_oprs = {t: [s.build(eng, "forward") for s in self._fwd_segs[t]] for t in (True, False)}
@@ -256,9 +261,33 @@ class Executor:
                 arg_dict[k][:] = v
         eng = self._engine
         ctx = self._ctx
+        if self._monitor is not None:
+            self._forward_monitored(bool(is_train))
+            return self.outputs
         for opr in self._fwd_oprs[bool(is_train)]:
             eng.push(opr, ctx)
         return self.outputs
+
+    def _forward_monitored(self, is_train: bool) -> None:
+        """Node by node; after each node, copies of its outputs (and inputs with
+        ``monitor_all``) go to the monitor callback before later nodes reuse the memory."""
+        cache = self.__dict__.setdefault("_mon_oprs", {})
+        oprs = cache.get(is_train)
+        if oprs is None:
+            segs = make_segments(self._fwd_items[is_train], False, 1)
+            oprs = cache[is_train] = [s.build(self._engine, "forward") for s in segs]
+        callback, monitor_all = self._monitor
+        xg, arrays = self._xg, self._arrays
+        for xn, opr in zip(xg.forward, oprs):
+            self._engine.push(opr, self._ctx)
+            names = []
+            if monitor_all:
+                arg_names = xn.prop.list_arguments()
+                names += [(f"{xn.name}_{n}", e) for n, e in zip(arg_names, xn.in_data)]
+            nvis = xn.prop.num_visible_outputs()
+            names += [(xg.entries[e].name, e) for e in xn.out_data[:nvis]]
+            for name, e in names:
+                callback(name, arrays[e].copy())
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Run the backward pass. ``out_grads`` (one per output, or one NDArray) are the
@@ -292,8 +321,8 @@ class Executor:
             oprs = self._bwd_oprs
         else:
             if self._bwd_oprs_infer is None:
-                items = [(n, c.with_train(False) if hasattr(c, "with_train") else c, r, w)
-                         for n, c, r, w in self._bwd_items]
+                items = [(it[0], it[1].with_train(False) if hasattr(it[1], "with_train") else it[1]) + it[2:]
+                         for it in self._bwd_items]
                 on, _nf, nb = bulk_settings(True, self._bulk)
                 self._bwd_oprs_infer = [s.build(eng, "backward") for s in make_segments(items, on, nb)]
             oprs = self._bwd_oprs_infer
@@ -301,21 +330,34 @@ class Executor:
             eng.push(opr, ctx)
 
     # -- dictionaries ----------------------------------------------------------------------------------
+    # the dictionaries are built once (as MXNet caches them); the arrays never change
     @property
     def arg_dict(self) -> dict[str, NDArray]:
-        return dict(zip(self._arg_names, self.arg_arrays))
+        d = self.__dict__.get("_arg_dict")
+        if d is None:
+            d = self._arg_dict = dict(zip(self._arg_names, self.arg_arrays))
+        return d
 
     @property
     def grad_dict(self) -> dict[str, NDArray | None]:
-        return dict(zip(self._arg_names, self.grad_arrays))
+        d = self.__dict__.get("_grad_dict")
+        if d is None:
+            d = self._grad_dict = dict(zip(self._arg_names, self.grad_arrays))
+        return d
 
     @property
     def aux_dict(self) -> dict[str, NDArray]:
-        return dict(zip(self._aux_names, self.aux_arrays))
+        d = self.__dict__.get("_aux_dict")
+        if d is None:
+            d = self._aux_dict = dict(zip(self._aux_names, self.aux_arrays))
+        return d
 
     @property
     def output_dict(self) -> dict[str, NDArray]:
-        return dict(zip(self._out_names, self.outputs))
+        d = self.__dict__.get("_output_dict")
+        if d is None:
+            d = self._output_dict = dict(zip(self._out_names, self.outputs))
+        return d
 
     @property
     def grad_req(self) -> dict[str, str]:
@@ -353,9 +395,11 @@ class Executor:
                 raise ValueError(f"Find name \"{name}\" that is not in the auxiliary states")
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False) -> None:
-        """Accepted for API compatibility; plexnet's executor does not call it (use the
-        profiler or ``get_internals`` outputs to inspect values)."""
-        self._monitor = callback
+        """Call ``callback(name, array)`` for every node output (``<node>_output``; with
+        ``monitor_all`` also every node input) during ``forward``. ``array`` is a copy
+        taken right after the node ran, so memory reuse by later nodes cannot change it.
+        While a callback is set, forward runs node by node. ``None`` removes it."""
+        self._monitor = None if callback is None else (callback, bool(monitor_all))
 
     # -- reshape -------------------------------------------------------------------------------------------
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> "Executor":
@@ -377,14 +421,14 @@ class Executor:
             if name not in kwargs and not partial_shaping:
                 raise ShapeError(f"reshape: shape of {name!r} changes from {old.shape} to {tuple(new_shape)}; "
                                  f"pass partial_shaping=True to allow inputs not named to change")
-            n_new = int(np.prod(new_shape)) * old._data.dtype.itemsize
-            h = old._chunk.handle
-            if h is None or n_new > h.size:
+            if int(np.prod(new_shape)) > old.size:
                 if not allow_up_sizing:
                     raise ShapeError(f"reshape: new shape {tuple(new_shape)} of {name!r} is larger than the "
                                      f"old {old.shape}; pass allow_up_sizing=True")
                 return _zeros(tuple(new_shape), self._ctx, old._data.dtype)
-            return _view(old._chunk, tuple(new_shape), old._data.dtype)
+            # a view of the old memory (same chunk, same engine variable), as MXNet does
+            flat = old._data.reshape(-1)
+            return NDArray(old._chunk, flat[:int(np.prod(new_shape))].reshape(tuple(new_shape)))
 
         args = [remake(n, a, shapes[g.row_ptr[nid]]) for n, a, nid in zip(self._arg_names, self.arg_arrays,
                                                                            g.arg_nids)]
@@ -583,23 +627,31 @@ def _fwd_call(fwd: Any, is_train: bool, requested: list, ins: list, req: list, o
     return call
 
 
-class _bwd_call:
-    """Backward closure; ``with_train`` gives the ``is_train=False`` variant."""
+def _fwd_async_call(fwd: Any, is_train: bool, requested: list, ins: list, req: list, outs: list,
+                    aux: list) -> Any:
+    def call(rc: Any, on_complete: Any) -> None:
+        fwd(OpContext(is_train, rc, requested), ins, req, outs, aux, on_complete)
+    return call
 
-    __slots__ = ("bwd", "requested", "og", "ind", "outd", "req", "ig", "aux", "is_train")
+
+class _bwd_call:
+    """Backward closure; ``with_train`` gives the ``is_train=False`` variant; with
+    ``is_async`` it takes the completion callback too (``backward_async``)."""
+
+    __slots__ = ("bwd", "requested", "og", "ind", "outd", "req", "ig", "aux", "is_train", "is_async")
 
     def __init__(self, bwd: Any, requested: list, og: list, ind: list, outd: list, req: list, ig: list,
-                 aux: list, is_train: bool = True) -> None:
+                 aux: list, is_train: bool = True, is_async: bool = False) -> None:
         self.bwd, self.requested, self.og, self.ind, self.outd = bwd, requested, og, ind, outd
-        self.req, self.ig, self.aux, self.is_train = req, ig, aux, is_train
+        self.req, self.ig, self.aux, self.is_train, self.is_async = req, ig, aux, is_train, is_async
 
-    def __call__(self, rc: Any) -> None:
+    def __call__(self, rc: Any, *on_complete: Any) -> None:
         self.bwd(OpContext(self.is_train, rc, self.requested), self.og, self.ind, self.outd, self.req, self.ig,
-                 self.aux)
+                 self.aux, *on_complete)
 
     def with_train(self, is_train: bool) -> "_bwd_call":
         return _bwd_call(self.bwd, self.requested, self.og, self.ind, self.outd, self.req, self.ig, self.aux,
-                         is_train)
+                         is_train, self.is_async)
 
 
 def _sum_call(ins: list, out: Any, req: OpReqType) -> Any:

@@ -19,6 +19,7 @@ def test_short_run_reaches_accuracy():
     assert r["samples_per_sec"] > 0 and r["train_seconds"] > 0
     assert r["peak_storage_bytes"] > 0
     assert len(r["per_epoch"]) == 3
+    assert r["kvstore"] == "local" and r["update_on_kvstore"] is True  # trained through the kvstore
     table = demo.format_table(r)
     for word in ("test accuracy", "train time", "throughput", "peak memory"):
         assert word in table
@@ -117,3 +118,12 @@ def test_dist_sync_through_launcher(tmp_path):
     assert res["kvstore"] == "dist_sync" and res["workers"] == 2
     assert res["train_samples"] < 1000  # each worker trains on its half of the data
     assert res["test_accuracy"] >= 0.6
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_full_default_run_reaches_97_percent():
+    """The default run (10 epochs, batch 64) reaches the advertised >= 97 % on the
+    held-out digits."""
+    r = demo.run(progress=False)
+    assert r["test_accuracy"] >= 0.97, r

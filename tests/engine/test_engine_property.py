@@ -272,3 +272,23 @@ def test_random_program_matches_serial_replay(eng: Any, helper: Helper, seed: in
 def test_random_small_programs(teng: Any, helper: Helper, seed: int, n: int, nv: int) -> None:
     """Smaller programs from hypothesis (it reports the failing seed when one breaks)."""
     check(teng, gen_program(seed, n, nv), helper)
+
+
+@pytest.fixture
+def fine_switching() -> Any:
+    """Switch threads every few microseconds instead of every 5 ms, so that workers,
+    pusher and helper interleave inside the engine's bookkeeping."""
+    import sys
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(5e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("seed", [100, 101])
+def test_random_program_with_fine_thread_switching(teng: Any, helper: Helper, fine_switching: Any,
+                                                   seed: int) -> None:
+    check(teng, gen_program(seed), helper)

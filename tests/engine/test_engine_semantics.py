@@ -332,6 +332,21 @@ def test_delete_of_idle_var_runs_inline(teng: Any) -> None:
 
 
 @pytest.mark.timeout(30)
+def test_delete_called_under_the_engine_lock_is_deferred(teng: Any) -> None:
+    """A finalizer run by the garbage collector inside the engine's bookkeeping calls
+    push_delete with the engine lock held: the delete goes to a worker, not inline."""
+    v = teng.new_var()
+    where: list = []
+    with teng._lock:
+        teng.push_delete(lambda rc: where.append(threading.get_ident()), cpu(), v)
+        assert where == []
+    teng.wait_for_all()
+    assert where and where[0] != threading.get_ident()
+    with pytest.raises(EngineError):
+        teng.push_sync(lambda rc: None, cpu(), (v,), ())
+
+
+@pytest.mark.timeout(30)
 def test_failed_push_on_deleted_var_leaves_no_trace(teng: Any) -> None:
     a, b, dead = teng.new_var(), teng.new_var(), teng.new_var()
     teng.push_delete(None, cpu(), dead)

@@ -563,6 +563,23 @@ PROPS = {
 }
 
 
+class FailOp(Operator):
+    """Raises in forward (error reporting tests)."""
+
+    def __init__(self, p: Any = None) -> None:
+        pass
+
+    def forward(self, ctx, in_data, req, out_data, aux):
+        raise ValueError("kaput")
+
+
+class FailProp(OperatorProperty):
+    pass
+
+
+PROPS["XTFail"] = (FailProp, FailOp)
+
+
 def _factory(op_cls: type) -> Any:
     def make(prop: Any, ctx: Any) -> Operator:
         return op_cls(prop.param) if prop.param is not None else op_cls()

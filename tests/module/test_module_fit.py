@@ -92,6 +92,7 @@ def test_bind_variants_and_errors():
         mod.fit(mx.io.NDArrayIter(np.zeros((4, 1, 8, 8)), np.zeros(4), 4))
 
 
+@pytest.mark.filterwarnings("ignore:Data provided by label_shapes")
 def test_inference_only_and_input_grads(seeded):
     net = mlp()
     mod = mx.mod.Module(net)
@@ -112,6 +113,7 @@ def test_inference_only_and_input_grads(seeded):
     assert g.shape == (5, 1, 8, 8) and np.abs(g.asnumpy()).sum() > 0
 
 
+@pytest.mark.filterwarnings("ignore:Data provided by label_shapes")
 def test_init_params_from_arrays(seeded):
     net = mlp()
     src = mx.mod.Module(net)
@@ -137,6 +139,7 @@ def test_init_params_from_arrays(seeded):
     np.testing.assert_allclose(src.get_outputs()[0].asnumpy(), dst.get_outputs()[0].asnumpy(), rtol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:Parameters already initialized")
 def test_fixed_params_stay_fixed(digits, seeded):
     mod = mx.mod.Module(mlp(), fixed_param_names=["fc1_weight"])
     mod.bind(data_shapes=[("data", (50, 1, 8, 8))], label_shapes=[("softmax_label", (50,))])
@@ -269,6 +272,7 @@ def _bn_net():
     return mx.sym.SoftmaxOutput(f, name="softmax")
 
 
+@pytest.mark.filterwarnings("ignore:Parameters already initialized")
 def test_aux_states_and_shared_module(tmp_path, seeded):
     """BatchNorm's moving statistics are initialised by name (mean 0, var 1), updated
     in training, returned as aux params and checkpointed as ``aux:``; a module bound

@@ -221,7 +221,8 @@ class ServerCore:
         return self.server_id
 
     async def info(self) -> dict[str, Any]:
-        return {"server_id": self.server_id, "keys": len(self.store), "failure": self.failure,
+        return {"server_id": self.server_id, "pid": os.getpid(), "mode": self.mode, "keys": len(self.store),
+                "failure": self.failure,
                 "restored_round": self.restored_round, "rounds": sorted(set(self.rounds.values())),
                 "stats": dict(self.stats), "left": sorted(self.left)}
 

@@ -1,7 +1,7 @@
 """Pooling through cuDNN where the frontend's Python API can express it.
 
 The cuDNN frontend has a resample (pooling) node in C++, but its Python binding
-(``cudnn.pygraph``, checked in 1.18 to 1.32) exposes none. What it can express exactly:
+(``cudnn.pygraph``, checked in 1.18, 1.24 and 1.32) exposes none. What it can express exactly:
 
 - ``avg`` pooling with ``count_include_pad`` (MXNet's default) or without padding, and
   ``sum`` pooling, in the ``valid`` convention (or ``full`` where it gives the same

@@ -52,13 +52,6 @@ def three_way(name, kwargs, inputs, *, kind=None, expect="cudnn", aux=None, is_t
     before = (_counter(kind, "forward", "cudnn"), _counter(kind, "backward", "cudnn"))
     gc = run(name, kwargs, inputs, GPU, "cudnn", **kw)
     after = (_counter(kind, "forward", "cudnn"), _counter(kind, "backward", "cudnn"))
-    why = plexnet_ops_cudnn.fallback_reasons()
-    if expect == "cudnn":
-        assert after[0] > before[0], f"{name} {kwargs}: forward did not run cuDNN; fallbacks: {why}"
-        if backward:
-            assert after[1] > before[1], f"{name} {kwargs}: backward did not run cuDNN; fallbacks: {why}"
-    else:
-        assert after == before, f"{name} {kwargs}: expected the xp path, cuDNN ran"
     for label, r in (("gpu/xp", gx), ("gpu/cudnn", gc)):
         for i in range(n_outputs):
             assert_close(r["out"][i], ref["out"][i], rtol, atol, f"{name} {kwargs} {label} output {i}")
@@ -67,6 +60,14 @@ def three_way(name, kwargs, inputs, *, kind=None, expect="cudnn", aux=None, is_t
         if backward:
             for i, g in enumerate(ref["grad"]):
                 assert_close(r["grad"][i], g, rtol, atol, f"{name} {kwargs} {label} grad {i}")
+    # results first (a fallback must be right too), then which path ran
+    why = plexnet_ops_cudnn.fallback_reasons()
+    if expect == "cudnn":
+        assert after[0] > before[0], f"{name} {kwargs}: forward did not run cuDNN; fallbacks: {why}"
+        if backward:
+            assert after[1] > before[1], f"{name} {kwargs}: backward did not run cuDNN; fallbacks: {why}"
+    else:
+        assert after == before, f"{name} {kwargs}: expected the xp path, cuDNN ran"
     return ref, gx, gc
 
 

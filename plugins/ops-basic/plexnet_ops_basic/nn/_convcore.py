@@ -24,7 +24,8 @@ from typing import Any, Sequence
 
 from ._common import OpReqType, prod, writes
 
-__all__ = ["ConvGeom", "conv_forward", "conv_backward_data", "conv_backward_weight", "Workspace"]
+__all__ = ["ConvGeom", "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weight", "Workspace",
+           "batch_chunk"]
 
 # use the flat layout while its junk columns cost at most this factor of extra work
 _FLAT_MAX_JUNK = 2.0
@@ -87,6 +88,13 @@ class ConvGeom:
     @property
     def out_shape(self) -> tuple[int, ...]:
         return (self.N, self.F) + self.out_sp
+
+    def per_sample_elems(self, backward: bool) -> int:
+        """Temporary elements one sample needs (forward or backward)."""
+        pad = self.C * self.P if self.needs_pad else 0
+        if backward:
+            return self.F * self.ncols + pad + 2 * self.CK * self.ncols + self.C * self.P
+        return pad + self.CK * self.ncols + self.F * self.ncols
 
     def offsets(self) -> list[tuple[int, ...]]:
         return list(itertools.product(*[range(k) for k in self.kernel]))
@@ -159,6 +167,15 @@ class ConvGeom:
         perm = (1, 0) + tuple(range(2, 2 + self.nd))
         sl = (slice(None), slice(None)) + tuple(slice(p, p + i) for p, i in zip(self.pad, self.in_sp))
         return dxt.transpose(perm)[sl]
+
+
+def batch_chunk(g: ConvGeom, itemsize: int, workspace_mb: int, backward: bool) -> int:
+    """Samples per chunk so that the temporaries stay within ``workspace_mb`` (MXNet's
+    ``workspace`` argument; at least one sample)."""
+    per = g.per_sample_elems(backward) * itemsize
+    if workspace_mb <= 0 or per <= 0:
+        return g.N
+    return max(1, min(g.N, (int(workspace_mb) << 20) // per))
 
 
 def _store(xp: Any, out: Any, req: OpReqType, value: Any) -> None:

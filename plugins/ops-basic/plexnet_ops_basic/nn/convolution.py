@@ -7,11 +7,11 @@ The xp implementation is im2col + one GEMM per group (see ``_convcore``)."""
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty
+from plexnet.operator import Field, Operator, OperatorProperty, OpReqType
 from plexnet.resource import ResourceRequest
 
-from ._common import shape_assign
-from ._convcore import ConvGeom, conv_backward, conv_forward
+from ._common import shape_assign, writes
+from ._convcore import ConvGeom, batch_chunk, conv_backward, conv_forward
 from ._convparams import ConvParamBase, unsupported_layout
 
 
@@ -37,18 +37,38 @@ class ConvolutionOp(Operator):
             g = self._geoms[dshape] = conv_geom(self.p, dshape)
         return g
 
+    def _chunks(self, x, backward):
+        """(start, stop, geometry) batch slices keeping temporaries within ``workspace``."""
+        g = self.geom(tuple(x.shape))
+        nb = batch_chunk(g, x.itemsize, self.p.workspace, backward)
+        if nb >= g.N:
+            return [(0, g.N, g)]
+        return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
+                for s in range(0, g.N, nb)]
+
     def forward(self, ctx, in_data, req, out_data, aux_states):
-        g = self.geom(tuple(in_data[0].shape))
+        x, w = in_data[0], in_data[1]
         b = None if self.p.no_bias else in_data[2]
-        conv_forward(ctx.xp, g, in_data[0], in_data[1], b, out_data[0], req[0],
-                     ctx.requested[0] if ctx.requested else None)
+        res = ctx.requested[0] if ctx.requested else None
+        for s, e, g in self._chunks(x, False):
+            conv_forward(ctx.xp, g, x[s:e], w, b, out_data[0][s:e], req[0], res)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        g = self.geom(tuple(in_data[0].shape))
-        nb = self.p.no_bias
-        conv_backward(ctx.xp, g, in_data[0], in_data[1], out_grad[0], in_grad[0], req[0], in_grad[1], req[1],
-                      None if nb else in_grad[2], None if nb else req[2],
-                      ctx.requested[0] if ctx.requested else None)
+        xp = ctx.xp
+        x, w, dy = in_data[0], in_data[1], out_grad[0]
+        res = ctx.requested[0] if ctx.requested else None
+        if not self.p.no_bias and req[2] != OpReqType.null:
+            axes = (0,) + tuple(range(2, x.ndim))
+            if writes(req[2]):
+                xp.sum(dy, axis=axes, out=in_grad[2])
+            else:
+                in_grad[2] += dy.sum(axis=axes)
+        dw_req = req[1]
+        for s, e, g in self._chunks(x, True):
+            conv_backward(xp, g, x[s:e], w, dy[s:e], in_grad[0][s:e], req[0], in_grad[1], dw_req,
+                          None, OpReqType.null, res)
+            if dw_req != OpReqType.null:
+                dw_req = OpReqType.add
 
 
 class ConvolutionProp(OperatorProperty):

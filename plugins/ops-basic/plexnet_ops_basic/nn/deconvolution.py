@@ -17,7 +17,7 @@ from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Param
 from plexnet.resource import ResourceRequest
 
 from ._common import shape_assign, writes
-from ._convcore import ConvGeom, conv_backward, conv_forward
+from ._convcore import ConvGeom, batch_chunk, conv_backward, conv_forward
 from ._convparams import ConvParamBase, unsupported_layout
 
 
@@ -81,33 +81,46 @@ class DeconvolutionOp(Operator):
             assert g.out_sp == tuple(dshape[2:]), (g.out_sp, dshape)
         return g
 
+    def _chunks(self, x, backward):
+        g = self.geom(tuple(x.shape))
+        nb = batch_chunk(g, x.itemsize, self.p.workspace, True)
+        if nb >= g.N:
+            return [(0, g.N, g)]
+        return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
+                for s in range(0, g.N, nb)]
+
     def forward(self, ctx, in_data, req, out_data, aux_states):
         if req[0] == OpReqType.null:
             return
         xp = ctx.xp
         x, w = in_data[0], in_data[1]
-        g = self.geom(tuple(x.shape))
         res = ctx.requested[0] if ctx.requested else None
         out = out_data[0]
-        conv_backward(xp, g, None, w, x, out, req[0], None, OpReqType.null, None, OpReqType.null, res)
+        for s, e, g in self._chunks(x, False):
+            conv_backward(xp, g, None, w, x[s:e], out[s:e], req[0], None, OpReqType.null, None, OpReqType.null,
+                          res)
         if not self.p.no_bias:
-            out += in_data[2].reshape((1, -1) + (1,) * g.nd)
+            out += in_data[2].reshape((1, -1) + (1,) * (x.ndim - 2))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
         xp = ctx.xp
         x, w, dy = in_data[0], in_data[1], out_grad[0]
-        g = self.geom(tuple(x.shape))
         res = ctx.requested[0] if ctx.requested else None
         if not self.p.no_bias and req[2] != OpReqType.null:
-            axes = (0,) + tuple(range(2, 2 + g.nd))
+            axes = (0,) + tuple(range(2, x.ndim))
             if writes(req[2]):
                 xp.sum(dy, axis=axes, out=in_grad[2])
             else:
                 in_grad[2] += dy.sum(axis=axes)
-        # data gradient: the convolution of dy with w
-        conv_forward(xp, g, dy, w, None, in_grad[0], req[0], res)
-        # weight gradient: conv weight gradient with the roles of input and output swapped
-        conv_backward(xp, g, dy, None, x, None, OpReqType.null, in_grad[1], req[1], None, OpReqType.null, res)
+        dw_req = req[1]
+        for s, e, g in self._chunks(x, True):
+            # data gradient: the convolution of dy with w
+            conv_forward(xp, g, dy[s:e], w, None, in_grad[0][s:e], req[0], res)
+            # weight gradient: conv weight gradient with the roles of input and output swapped
+            conv_backward(xp, g, dy[s:e], None, x[s:e], None, OpReqType.null, in_grad[1], dw_req, None,
+                          OpReqType.null, res)
+            if dw_req != OpReqType.null:
+                dw_req = OpReqType.add
 
 
 class DeconvolutionProp(OperatorProperty):

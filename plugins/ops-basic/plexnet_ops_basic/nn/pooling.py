@@ -225,7 +225,7 @@ class PoolingOp(Operator):
                 dx += dxv
             return
         # gradient scattered into a padded buffer (or straight into dx when possible)
-        direct = not g.needs_pad and writes(req[0]) and g.tiles
+        direct = not g.needs_pad and writes(req[0]) and g.tiles and pt != "lp"
         if direct:
             buf = dx
         else:
@@ -294,7 +294,7 @@ class PoolingOp(Operator):
             return xp.broadcast_to(dy / prod(g.kernel), xshape)
         pv = self.p.p_value
         if pv == 1:
-            return xp.broadcast_to(dy, x.shape)
+            return xp.broadcast_to(dy, xshape)
         ypow = y ** (pv - 1)
         safe = xp.where(ypow == 0, xp.ones((), dtype=y.dtype), ypow)
         scale = xp.where(ypow == 0, xp.zeros((), dtype=y.dtype), dy / safe)

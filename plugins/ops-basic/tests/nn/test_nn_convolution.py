@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from nnref import ref_conv
 
-from opcheck import REQS, check_forward, check_gradient, check_req, infer_shapes, random_args
+from opcheck import REQS, check_forward, check_gradient, check_req, infer_shapes, random_args, run_backward
 from plexnet.base import ShapeError
 from plexnet.operator import ParamError
 
@@ -78,3 +78,36 @@ def test_params():
     assert p.list_arguments() == ["data", "weight"]
     assert p.param.stride == (1, 1) and p.param.pad == (0, 0)
     assert p.declare_backward_dependency([0], [1, 2], [3]) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("op", ["Convolution", "Deconvolution"])
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_workspace_chunking_matches(op, req, monkeypatch):
+    """A tiny ``workspace`` splits the batch into chunks; results must not change."""
+    import plexnet_ops_basic.nn._convcore as cc
+    kw = dict(kernel=(3, 3), num_filter=3, pad=(1, 1), no_bias=False)
+    a = random_args(op, kw, data=(5, 2, 6, 5))
+    full = run_backward(op, a, kw)
+    # ~1 sample per chunk
+    monkeypatch.setattr(cc, "batch_chunk", lambda g, it, mb, bw: max(1, g.N // 3))
+    import plexnet_ops_basic.nn.convolution as conv_mod
+    import plexnet_ops_basic.nn.deconvolution as deconv_mod
+    monkeypatch.setattr(conv_mod, "batch_chunk", cc.batch_chunk)
+    monkeypatch.setattr(deconv_mod, "batch_chunk", cc.batch_chunk)
+    from plexnet.plugins import registries
+    registries().operators._clear_caches()
+    chunked = run_backward(op, a, kw)
+    for x, y in zip(full.outputs, chunked.outputs):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+    for x, y in zip(full, chunked):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+    check_req(op, a, kw, req=req)
+    registries().operators._clear_caches()
+
+
+def test_batch_chunk_budget():
+    from plexnet_ops_basic.nn._convcore import ConvGeom, batch_chunk
+    g = ConvGeom(128, 3, 64, 1, (224, 224), (7, 7), (2, 2), (1, 1), (3, 3))
+    nb = batch_chunk(g, 4, 64, False)
+    assert 1 <= nb < 128 and nb * g.per_sample_elems(False) * 4 <= 64 << 20
+    assert batch_chunk(g, 4, 1 << 20, False) == 128

@@ -50,7 +50,7 @@ def test_gradient(shape, kw, pool_type, rng):
 
 
 @pytest.mark.parametrize("p", [1, 2, 3])
-@pytest.mark.parametrize("shape,kw", [POOL_CASES[0], POOL_CASES[5], POOL_CASES[9]])
+@pytest.mark.parametrize("shape,kw", [POOL_CASES[0], POOL_CASES[2], POOL_CASES[5], POOL_CASES[9]])
 def test_lp(shape, kw, p, rng):
     x = rng.uniform(0.5, 1.5, shape)
     kw = dict(kw, pool_type="lp", p_value=p)
@@ -71,12 +71,13 @@ def test_max_ties_first_wins(shape, kw, rng):
 
 
 @pytest.mark.parametrize("req", REQS)
-@pytest.mark.parametrize("pool_type", TYPES)
+@pytest.mark.parametrize("pool_type", TYPES + ["lp"])
 @pytest.mark.parametrize("kw", [dict(kernel=(2, 2), stride=(2, 2)), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)),
                                 dict(global_pool=True)])
 def test_req(req, pool_type, kw, rng):
-    x = rng.standard_normal((2, 2, 6, 6))
-    check_req("Pooling", [x], dict(kw, pool_type=pool_type), req=req)
+    x = rng.uniform(0.5, 1.5, (2, 2, 6, 6))
+    extra = dict(p_value=2) if pool_type == "lp" else {}
+    check_req("Pooling", [x], dict(kw, pool_type=pool_type, **extra), req=req)
 
 
 def test_infer_shape():
