@@ -142,6 +142,8 @@ class _ThreadedBase(Engine):
         #: device_type -> device_id -> [pool per FnProperty]; read without a lock
         self._fast: dict[str, dict[int, list]] = {}
         self._inline_rc: dict[tuple, Any] = {}
+        self._dqfree: list[deque] = []     # empty variable queues for reuse
+        self.observers = ()                # an instance attribute: faster to test
         _engines.add(self)
 
     # -- pools (subclasses decide the layout) ------------------------------------------
@@ -225,7 +227,7 @@ class _ThreadedBase(Engine):
                         self._abort(op, v)
                     q = v.queue
                     if q is None:
-                        q = v.queue = deque()
+                        q = v.queue = self._dqfree.pop() if self._dqfree else deque()
                     q.append(op)
                     wait += 1
                 else:
@@ -236,7 +238,7 @@ class _ThreadedBase(Engine):
                         self._abort(op, v)
                     q = v.queue
                     if q is None:
-                        q = v.queue = deque()
+                        q = v.queue = self._dqfree.pop() if self._dqfree else deque()
                     q.append(op)
                     wait += 1
                 else:
@@ -284,7 +286,7 @@ class _ThreadedBase(Engine):
                         self._abort(op, v)
                     q = v.queue
                     if q is None:
-                        q = v.queue = deque()
+                        q = v.queue = self._dqfree.pop() if self._dqfree else deque()
                     q.append(op)
                     wait += 1
                 else:
@@ -295,7 +297,7 @@ class _ThreadedBase(Engine):
                         self._abort(op, v)
                     q = v.queue
                     if q is None:
-                        q = v.queue = deque()
+                        q = v.queue = self._dqfree.pop() if self._dqfree else deque()
                     q.append(op)
                     wait += 1
                 else:
@@ -378,7 +380,7 @@ class _ThreadedBase(Engine):
                         pool.q.append(op)
                     if pool.parked and (pool is not mypool or len(pool.q) + len(pool.heap) > 1):
                         pool.parked.pop().sem.release()
-                return
+                break
             else:                                    # a read
                 if v.writing:
                     return
@@ -387,6 +389,12 @@ class _ThreadedBase(Engine):
                 op.wait -= 1
                 if not op.wait:
                     self._dispatch(op, mypool)
+        if not q:
+            # recycle the emptied queue: one allocation (and GC object) less per
+            # variable that ever had to wait
+            v.queue = None
+            if len(self._dqfree) < 512:
+                self._dqfree.append(q)
 
     # -- finishing ---------------------------------------------------------------------
     def _finish(self, op: _Op, err: EngineOpError | None, mypool: _Pool | None,
@@ -412,10 +420,12 @@ class _ThreadedBase(Engine):
                     v.error = err
                     v.deleted = DEAD                 # stays "writing" for ever
                     q = v.queue
-                    while q:                         # only waiters can be left
-                        w = q.popleft()
-                        if w.__class__ is not _Op:
-                            w.release()
+                    if q is not None:
+                        v.queue = None
+                        while q:                     # only waiters can be left
+                            w = q.popleft()
+                            if w.__class__ is not _Op:
+                                w.release()
             self._pending -= 1
             if not self._pending and self._nwait:
                 self._all_cv.notify_all()
@@ -521,7 +531,7 @@ class _ThreadedBase(Engine):
                     op.wait = 1                      # a write after everything pending
                     q = var.queue  # type: ignore[attr-defined]
                     if q is None:
-                        q = var.queue = deque()  # type: ignore[attr-defined]
+                        q = var.queue = self._dqfree.pop() if self._dqfree else deque()  # type: ignore[attr-defined]
                     q.append(op)
                 else:
                     var.writing = True  # type: ignore[attr-defined]
@@ -569,7 +579,7 @@ class _ThreadedBase(Engine):
                 waiter.acquire()
                 q = var.queue  # type: ignore[attr-defined]
                 if q is None:
-                    q = var.queue = deque()  # type: ignore[attr-defined]
+                    q = var.queue = self._dqfree.pop() if self._dqfree else deque()  # type: ignore[attr-defined]
                 q.append(waiter)
         finally:
             lock.release()

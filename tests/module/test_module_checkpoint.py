@@ -158,3 +158,21 @@ np.save({str(tmp_path / 'mx_out.npy')!r}, out)
     assert r.returncode == 0, r.stderr[-2000:]
     theirs = np.load(tmp_path / "mx_out.npy")
     np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)
+
+
+def test_optimizer_states_through_kvstore(digits, tmp_path):
+    """With update_on_kvstore the states live in the kvstore and round-trip through it."""
+    np.random.seed(2)
+    mx.random.seed(2)
+    mod = mx.mod.Module(mlp())
+    train = mx.io.NDArrayIter(digits[0], digits[1], 50)
+    mod.fit(train, num_epoch=1, kvstore=mx.kv.create("local"), initializer=mx.init.Xavier(), progress=False,
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    assert mod._update_on_kvstore
+    prefix = str(tmp_path / "kv")
+    mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    loaded = mx.mod.Module.load(prefix, 1, load_optimizer_states=True)
+    loaded.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
+    loaded.init_optimizer(kvstore=mx.kv.create("local"),
+                          optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    assert loaded._kvstore._updater.get_states() == mod._kvstore._updater.get_states()

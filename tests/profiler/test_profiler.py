@@ -184,8 +184,7 @@ def test_plugin_observer_through_hook():
         def plexnet_engine_observers(self):
             return [obs]
 
-    pm = get_manager()
-    pm_pluggy = getattr(pm, "pm", None) or getattr(pm, "_pm", None) or pm
+    pm_pluggy = get_manager().pm  # the pluggy PluginManager
     plugin = Plugin()
     pm_pluggy.register(plugin, name="test-observer-plugin")
     try:

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 import plexnet as mx
-from plexnet.kvstore import KVStoreError
+from plexnet.base import PlexnetError as KVStoreError  # kvstore errors, or the engine error carrying one
 
 scenario, outdir = sys.argv[1], sys.argv[2]
 SHAPES = {"w": (30, 20), "big": (100, 70), "b": (5,)}   # "big" is sliced when the bound is small
