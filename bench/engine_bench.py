@@ -10,7 +10,8 @@ Prints (no asserts):
   ``async`` (``push_async`` completing inline) and ``delete`` (``push_delete`` of an idle
   variable: the NDArray garbage-collection fast path). Each figure is the median over
   repeats of (push N + wait_for_all) / N, minus the cost of calling the function N times
-  directly; the best repeat is shown too.
+  directly; the best repeat is shown too, and the median process CPU time per operation
+  (all threads), which other jobs on a shared machine disturb less than wall time.
 * the speedup of two independent 2048x2048 float32 matmuls pushed to the threaded
   engines over running them one after the other on the calling thread. numpy's BLAS
   runs single-threaded here (``--blas-threads``, default 1) so that the engine's workers,
@@ -39,10 +40,9 @@ ARGS = _parse()
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = str(ARGS.blas_threads)     # before numpy is imported
 
-import numpy as np  # noqa: E402
-
-from plexnet import engine as engine_mod  # noqa: E402
-from plexnet.context import cpu  # noqa: E402
+import numpy as np
+from plexnet import engine as engine_mod
+from plexnet.context import cpu
 
 
 def _noop(rctx: object) -> None:
@@ -66,61 +66,63 @@ def bench_overhead(eng: engine_mod.Engine, n: int, repeats: int) -> dict[str, tu
     push_sync = eng.push_sync
     push_async = eng.push_async
 
-    def chain() -> float:
+    def chain() -> tuple[float, float]:
         v = eng.new_var()
         m = (v,)
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         for _ in range(n):
             push_sync(f, ctx, (), m)
         eng.wait_for_all()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.process_time() - c0
 
-    def indep() -> float:
+    def indep() -> tuple[float, float]:
         vs = [(eng.new_var(),) for _ in range(n)]
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         for m in vs:
             push_sync(f, ctx, (), m)
         eng.wait_for_all()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.process_time() - c0
 
-    def binary() -> float:
+    def binary() -> tuple[float, float]:
         a, b = eng.new_var(), eng.new_var()
         c = (a, b)
         outs = [(eng.new_var(),) for _ in range(n)]
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         for m in outs:
             push_sync(f, ctx, c, m)
         eng.wait_for_all()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.process_time() - c0
 
-    def async_() -> float:
+    def async_() -> tuple[float, float]:
         v = eng.new_var()
         m = (v,)
 
         def af(rctx: object, done: object) -> None:
             done()  # type: ignore[operator]
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         for _ in range(n):
             push_async(af, ctx, (), m)
         eng.wait_for_all()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.process_time() - c0
 
-    def delete() -> float:
+    def delete() -> tuple[float, float]:
         vs = [eng.new_var() for _ in range(n)]
         push_delete = eng.push_delete
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), time.process_time()
         for v in vs:
             push_delete(f, ctx, v)
         eng.wait_for_all()
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.process_time() - c0
 
     direct = _direct_call_cost(n)
     out = {}
     for name, fn in (("chain", chain), ("indep", indep), ("binary", binary), ("async", async_),
                      ("delete", delete)):
         fn()                                  # warm-up (pools, caches)
-        per = sorted((fn() / n - direct) * 1e6 for _ in range(repeats))
-        out[name] = (statistics.median(per), per[0])
+        runs = [fn() for _ in range(repeats)]
+        wall = sorted((w / n - direct) * 1e6 for w, _ in runs)
+        cpu_ = sorted((c / n - direct) * 1e6 for _, c in runs)
+        out[name] = (statistics.median(wall), wall[0], statistics.median(cpu_))
     return out
 
 
@@ -150,10 +152,11 @@ def main() -> None:
     kinds = [k for k in ARGS.engines.split(",") if k]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
           f"switch interval {sys.getswitchinterval() * 1e3:.0f} ms")
-    print(f"engine overhead per tiny op in us: median (best) of {ARGS.repeats} x {ARGS.ops} ops, "
-          f"direct call cost subtracted")
+    print(f"engine overhead per tiny op in us, wall clock: median (best) of {ARGS.repeats} x {ARGS.ops} "
+          f"ops, direct call cost subtracted; [median process CPU time per op: less sensitive to "
+          f"other load on the machine]")
     cols = ("chain", "indep", "binary", "async", "delete")
-    print(f"{'engine':<26}" + "".join(f"{c:>16}" for c in cols))
+    print(f"{'engine':<24}" + "".join(f"{c:>20}" for c in cols))
     results = {}
     for kind in kinds:
         eng = engine_mod.create(kind)
@@ -161,7 +164,7 @@ def main() -> None:
             results[kind] = r = bench_overhead(eng, ARGS.ops, ARGS.repeats)
         finally:
             eng.shutdown()
-        print(f"{kind:<26}" + "".join(f"{r[c][0]:>9.2f} ({r[c][1]:.2f})" for c in cols))
+        print(f"{kind:<24}" + "".join(f"{r[c][0]:>6.2f} ({r[c][1]:.2f}) [{r[c][2]:.2f}]" for c in cols))
     if "NaiveEngine" in results:
         for kind in kinds:
             if kind != "NaiveEngine":

@@ -17,7 +17,11 @@ Differences from MXNet, on purpose:
   lock (re-entrant because a garbage-collected NDArray may call ``push_delete`` from a
   finalizer at any allocation, even inside the engine).
 * ``push_delete`` on a variable with nothing pending runs the delete function at once on
-  the calling thread (the NDArray garbage-collection fast path).
+  the calling thread (the NDArray garbage-collection fast path). On a busy variable it
+  queues a marker that acts as the variable's last write; the thread that finishes the
+  last operation before it runs the delete function right away (no operation record, no
+  worker hop). Only a ``push_delete`` made from a finalizer while the same thread is
+  inside the engine's bookkeeping becomes a ``DELETE_VAR`` operation run by a worker.
 * Priority orders ready operations inside one pool: higher first, FIFO among equals.
 
 Workers park on a private lock when their pool's queue is empty and are woken only when
@@ -33,7 +37,8 @@ import os
 import threading
 import weakref
 from collections import deque
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..base import EngineError
 from ..context import Context
@@ -70,8 +75,13 @@ def _noop(rctx: Any) -> None:
     pass
 
 
+_SEQ = (tuple, list)
+
+
 def _norm(c: Sequence[Var], m: Sequence[Var]) -> tuple[tuple, tuple]:
     """``split_vars`` with the common small cases done without building dicts."""
+    if c.__class__ not in _SEQ or m.__class__ not in _SEQ:
+        return split_vars(tuple(c), tuple(m))       # sets, generators, ...
     if not c:
         if len(m) < 2:
             return (), tuple(m)
@@ -102,6 +112,30 @@ class _Worker:
         self.thread: threading.Thread | None = None
         self.rcs: dict = {}         # ThreadedEngine: RunContext per context
         self.active: Any = None     # ThreadedEngine: device made current last
+
+
+class _DeleteMark:
+    """The queue entry of a pending ``push_delete`` (one shared instance)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<delete>"
+
+
+_DELETE_MARK = _DeleteMark()
+
+
+class _Waiter:
+    """A ``wait_for_var`` call queued on a variable: released (with the variable's error
+    at that moment) once everything pushed on the variable before it has finished."""
+
+    __slots__ = ("lock", "err")
+
+    def __init__(self) -> None:
+        self.lock = _allocate_lock()
+        self.lock.acquire()
+        self.err: EngineOpError | None = None
 
 
 class _Pool:
@@ -141,8 +175,9 @@ class _ThreadedBase(Engine):
         self._pools: dict[Any, _Pool] = {}
         #: device_type -> device_id -> [pool per FnProperty]; read without a lock
         self._fast: dict[str, dict[int, list]] = {}
-        self._inline_rc: dict[tuple, Any] = {}
+        self._inline_rc: dict[str, dict[int, Any]] = {}
         self._dqfree: list[deque] = []     # empty variable queues for reuse
+        self._todo: list[ThreadedVar] = []   # variables whose delete function is due
         self.observers = ()                # an instance attribute: faster to test
         _engines.add(self)
 
@@ -194,22 +229,21 @@ class _ThreadedBase(Engine):
     def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                    mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                    priority: int = 0, name: str | None = None) -> None:
-        if const_vars or len(mutate_vars) != 1:
+        if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
             c, m = _norm(const_vars, mutate_vars)
             self._push(fn, ctx, c, m, prop, priority, name or "op", False)
         else:
-            self._push(fn, ctx, (), mutate_vars if mutate_vars.__class__ is tuple else tuple(mutate_vars),
-                       prop, priority, name or "op", False)
+            self._push(fn, ctx, (), mutate_vars, prop, priority, name or "op", False)
 
     def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                   priority: int = 0, name: str | None = None) -> None:
         # The hottest entry point: ``_push`` inlined for synchronous functions (keep the
         # two in step).
-        if const_vars or len(mutate_vars) != 1:
+        if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
             c, m = _norm(const_vars, mutate_vars)
         else:
-            c, m = (), (mutate_vars if mutate_vars.__class__ is tuple else tuple(mutate_vars))
+            c, m = (), mutate_vars
         try:
             pool = self._fast[ctx.device_type][ctx.device_id][prop]
             if pool is None:
@@ -360,11 +394,19 @@ class _ThreadedBase(Engine):
         q = v.queue
         while q:
             op = q[0]
-            if op.__class__ is not _Op:              # a wait_for_var waiter (a lock)
+            if op.__class__ is not _Op:
                 if v.writing or v.readers:
                     return
-                q.popleft()
-                op.release()
+                if op is _DELETE_MARK:               # push_delete's turn: run it after
+                    q.popleft()                      # the lock is released (_run_deletes)
+                    v.writing = True                 # retired: blocks whatever follows
+                    self._todo.append(v)
+                    if q:
+                        return
+                    break
+                q.popleft()                          # a wait_for_var waiter
+                op.err = v.error
+                op.lock.release()
             elif v in op.m:                          # a write
                 if v.writing or v.readers:
                     return
@@ -425,12 +467,97 @@ class _ThreadedBase(Engine):
                         while q:                     # only waiters can be left
                             w = q.popleft()
                             if w.__class__ is not _Op:
-                                w.release()
+                                w.err = err
+                                w.lock.release()
             self._pending -= 1
             if not self._pending and self._nwait:
                 self._all_cv.notify_all()
+            due = self._todo.pop() if self._todo else None
         finally:
             lock.release()
+        if due is not None:
+            self._run_deletes(due)
+
+    def _run_deletes(self, v: ThreadedVar | None = None, on_worker: bool = False) -> None:
+        """Run the delete functions of variables whose last operation just finished (on
+        this thread, outside the lock, as push_delete's fast path does), then retire
+        them. ``v``: one already taken off ``_todo`` by the caller; ``on_worker``: this
+        is a worker thread (already marked as running engine functions)."""
+        lock = self._lock
+        while True:
+            if v is None:
+                lock.acquire()
+                try:
+                    if not self._todo:
+                        return
+                    v = self._todo.pop()
+                finally:
+                    lock.release()
+            fn, ctx = v.dfn, v.dctx
+            v.dfn = v.dctx = None
+            if on_worker and not self.observers:
+                err = None
+                try:
+                    rc = self._inline_rc[ctx.device_type][ctx.device_id]
+                except KeyError:
+                    rc = self._rc_inline(ctx)
+                try:
+                    fn(rc)
+                except BaseException as e:
+                    err = self._delete_failed(e)
+            else:
+                err = self._run_delete_fn(fn, ctx, "inline")
+            lock.acquire()
+            try:
+                v.error = err
+                v.deleted = DEAD
+                q = v.queue
+                if q is not None:
+                    v.queue = None
+                    while q:                         # waiters queued after push_delete
+                        w = q.popleft()
+                        w.err = err
+                        w.lock.release()
+                self._pending -= 1
+                if not self._pending and self._nwait:
+                    self._all_cv.notify_all()
+                v = self._todo.pop() if self._todo else None
+            finally:
+                lock.release()
+            if v is None:
+                return
+
+    def _rc_inline(self, ctx: Context) -> Any:
+        rc = self._inline_rc.setdefault(ctx.device_type, {})[ctx.device_id] = run_context(ctx, "inline")
+        return rc
+
+    def _delete_failed(self, e: BaseException) -> EngineOpError:
+        err = EngineOpError("delete_var", e)
+        err.__cause__ = e
+        with self._lock:
+            self._errors.append(err)
+        return err
+
+    def _run_delete_fn(self, fn: Any, ctx: Context, wname: str) -> EngineOpError | None:
+        """``fn(rctx)`` marked as running on the engine; a failure is recorded and returned."""
+        err = None
+        obs = self.observers
+        toks = [o.on_start("delete_var", ctx, wname) for o in obs] if obs else None
+        try:
+            rc = self._inline_rc[ctx.device_type][ctx.device_id]
+        except KeyError:
+            rc = self._rc_inline(ctx)
+        depth = getattr(_tls, "depth", 0)       # mark_engine_thread(), cheaper
+        _tls.depth = depth + 1
+        try:
+            fn(rc)
+        except BaseException as e:
+            err = self._delete_failed(e)
+        finally:
+            _tls.depth = depth
+        if toks is not None:
+            _end(obs, toks)
+        return err
 
     def _fail(self, op: _Op, exc: BaseException, mypool: _Pool | None) -> None:
         err = exc if isinstance(exc, EngineOpError) else EngineOpError(self._name(op), exc)
@@ -473,7 +600,7 @@ class _ThreadedBase(Engine):
         if op.sync:
             try:
                 op.fn(rc)
-            except BaseException as e:  # noqa: BLE001 - stored and raised at a wait point
+            except BaseException as e:
                 if toks is not None:
                     _end(obs, toks)
                 self._fail(op, e, mypool)
@@ -486,7 +613,7 @@ class _ThreadedBase(Engine):
             op.tok = (obs, toks)
         try:
             op.fn(rc, op.on_complete)
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             if op.done:
                 # completed, then raised: the dependents may already run; report it at
                 # the next wait_for_all.
@@ -504,68 +631,56 @@ class _ThreadedBase(Engine):
     # -- deleting ----------------------------------------------------------------------
     def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
         lock = self._lock
-        # Called by a finalizer that the garbage collector ran in the middle of this
-        # engine's own bookkeeping (the lock is ours already): do not run user code under
-        # the engine lock, hand the delete to a worker instead.
-        deferred = fn is not None and lock._is_owned()  # type: ignore[attr-defined]
-        pool = None
-        if deferred or var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
-            pool = self._pool_of(ctx, _DELETE_VAR)
+        if fn is not None and lock._is_owned():  # type: ignore[attr-defined]
+            # A finalizer that the garbage collector ran in the middle of this engine's
+            # own bookkeeping (the lock is ours already): do not run user code under the
+            # engine lock, hand the delete to a worker as a DELETE_VAR operation.
+            return self._push_delete_op(fn, ctx, var)
         lock.acquire()
         try:
             if var.deleted:  # type: ignore[attr-defined]
                 raise EngineError("push_delete: the variable was already deleted")
-            if deferred or var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
-                if pool is None:                     # it became busy meanwhile
-                    lock.release()
-                    try:
-                        pool = self._pool_of(ctx, _DELETE_VAR)
-                    finally:
-                        lock.acquire()
-                    if var.deleted:  # type: ignore[attr-defined]
-                        raise EngineError("push_delete: the variable was already deleted")
+            if var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
+                # Queue the delete as the variable's last write: a marker (no operation
+                # record). The thread finishing the last operation before it runs ``fn``.
                 var.deleted = DELETING  # type: ignore[attr-defined]
-                op = _Op(fn or _noop, (), (var,), FnProperty.DELETE_VAR, 0, "delete_var", pool, ctx, True)
+                var.dfn = fn or _noop  # type: ignore[attr-defined]
+                var.dctx = ctx  # type: ignore[attr-defined]
+                q = var.queue  # type: ignore[attr-defined]
+                if q is None:
+                    q = var.queue = self._dqfree.pop() if self._dqfree else deque()  # type: ignore[attr-defined]
+                q.append(_DELETE_MARK)
                 self._pending += 1
-                if var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
-                    op.wait = 1                      # a write after everything pending
-                    q = var.queue  # type: ignore[attr-defined]
-                    if q is None:
-                        q = var.queue = self._dqfree.pop() if self._dqfree else deque()  # type: ignore[attr-defined]
-                    q.append(op)
-                else:
-                    var.writing = True  # type: ignore[attr-defined]
-                    self._dispatch(op, None)
                 return
             var.deleted = DEAD  # type: ignore[attr-defined]
             var.writing = True  # type: ignore[attr-defined]
         finally:
             lock.release()
         # Fast path (NDArray garbage collection): nothing pending, free right here.
-        if fn is None:
-            var.error = None  # type: ignore[attr-defined]
-            return
-        err = None
-        obs = self.observers
-        toks = [o.on_start("delete_var", ctx, "inline") for o in obs] if obs else None
+        var.error = self._run_delete_fn(fn, ctx, "inline") if fn is not None else None  # type: ignore[attr-defined]
+
+    def _push_delete_op(self, fn: SyncFn, ctx: Context, var: Var) -> None:
+        """push_delete as a DELETE_VAR operation run by a worker of ``ctx``."""
+        pool = self._pool_of(ctx, _DELETE_VAR)
+        lock = self._lock
+        lock.acquire()
         try:
-            rc = self._inline_rc[ctx.device_type, ctx.device_id]
-        except KeyError:
-            rc = self._inline_rc[ctx.device_type, ctx.device_id] = run_context(ctx, "inline")
-        depth = getattr(_tls, "depth", 0)       # mark_engine_thread(), cheaper
-        _tls.depth = depth + 1
-        try:
-            fn(rc)
-        except BaseException as e:  # noqa: BLE001
-            err = EngineOpError("delete_var", e)
-            err.__cause__ = e
-            with self._lock:
-                self._errors.append(err)
+            if var.deleted:  # type: ignore[attr-defined]
+                raise EngineError("push_delete: the variable was already deleted")
+            var.deleted = DELETING  # type: ignore[attr-defined]
+            op = _Op(fn, (), (var,), FnProperty.DELETE_VAR, 0, "delete_var", pool, ctx, True)
+            self._pending += 1
+            if var.writing or var.readers or var.queue:  # type: ignore[attr-defined]
+                op.wait = 1                          # a write after everything pending
+                q = var.queue  # type: ignore[attr-defined]
+                if q is None:
+                    q = var.queue = self._dqfree.pop() if self._dqfree else deque()  # type: ignore[attr-defined]
+                q.append(op)
+            else:
+                var.writing = True  # type: ignore[attr-defined]
+                self._dispatch(op, None)
         finally:
-            _tls.depth = depth
-        if toks is not None:
-            _end(obs, toks)
-        var.error = err  # type: ignore[attr-defined]
+            lock.release()
 
     # -- waiting -----------------------------------------------------------------------
     def wait_for_var(self, var: Var) -> None:
@@ -575,20 +690,22 @@ class _ThreadedBase(Engine):
         lock.acquire()
         try:
             if var.deleted != DEAD and (var.writing or var.readers or var.queue):  # type: ignore[attr-defined]
-                waiter = _allocate_lock()
-                waiter.acquire()
+                waiter = _Waiter()
                 q = var.queue  # type: ignore[attr-defined]
                 if q is None:
                     q = var.queue = self._dqfree.pop() if self._dqfree else deque()  # type: ignore[attr-defined]
                 q.append(waiter)
+            else:
+                err = var.error  # type: ignore[attr-defined]
         finally:
             lock.release()
         if waiter is not None:
-            waiter.acquire()
-        err = var.error  # type: ignore[attr-defined]
+            waiter.lock.acquire()
+            err = waiter.err           # the error as it was when the waiter's turn came
         if err is not None:
-            var.error = None  # type: ignore[attr-defined]
-            with self._lock:
+            with lock:
+                if var.error is err:  # type: ignore[attr-defined]
+                    var.error = None  # type: ignore[attr-defined]
                 try:
                     self._errors.remove(err)
                 except ValueError:
@@ -598,6 +715,8 @@ class _ThreadedBase(Engine):
 
     def _wait_idle(self, timeout: float | None = None) -> bool:
         lock = self._lock
+        if self._todo:
+            self._run_deletes()
         with lock:
             if timeout is None:
                 while self._pending:
@@ -630,13 +749,13 @@ class _ThreadedBase(Engine):
 
         The engine stays usable: the next push starts fresh pools."""
         check_not_in_engine("shutdown")
-        self._wait_idle(timeout)
+        idle = self._wait_idle(timeout)
         with self._pool_lock:
             pools = list(self._pools.values())
             self._pools.clear()
             self._fast = {}
             self._reset_pools()
-        self._stop_pools(pools, join=True)
+        self._stop_pools(pools, join=idle)      # busy workers (timed out) are not joined
 
     def _reset_pools(self) -> None:
         pass
@@ -685,7 +804,7 @@ def _worker_main(engine_ref: Any, pool: _Pool, w: _Worker, box: list) -> None:
     eng = engine_ref()
     try:
         rc = _setup_worker(pool, w) if pool.fixed_rc else None
-    except BaseException as e:  # noqa: BLE001 - raised by the thread creating the pool
+    except BaseException as e:
         box[0] = e
         box[1].set()
         return
@@ -734,6 +853,7 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
     finish = eng._finish
     release = eng._release
     lock = eng._lock
+    todo = eng._todo
     fixed = rc is not None
     last_ctx = None
     wname = w.name
@@ -754,7 +874,7 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
             if ctx is not last_ctx:
                 try:
                     rc = _shared_rc(w, ctx)
-                except BaseException as e:  # noqa: BLE001 - the op fails
+                except BaseException as e:
                     eng._fail(op, e, pool)
                     op = None
                     continue
@@ -763,7 +883,7 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
             # the hot path: a plain synchronous function, no stored errors, no observers
             try:
                 op.fn(rc)
-            except BaseException as e:  # noqa: BLE001 - stored, raised at a wait point
+            except BaseException as e:
                 eng._fail(op, e, pool)
             else:
                 if op.prop == _DELETE_VAR:
@@ -784,8 +904,11 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
                         eng._pending -= 1
                         if not eng._pending and eng._nwait:
                             eng._all_cv.notify_all()
+                        due = todo.pop() if todo else None
                     finally:
                         lock.release()
+                    if due is not None:
+                        eng._run_deletes(due, True)
         else:
             eng._execute(op, rc, wname, pool)
         op = None          # drop the closure now, outside the engine lock
@@ -896,7 +1019,7 @@ class ThreadedEnginePerDevice(_ThreadedBase):
 
 
 # -- process life cycle ------------------------------------------------------------------
-_engines: "weakref.WeakSet[_ThreadedBase]" = weakref.WeakSet()
+_engines: weakref.WeakSet[_ThreadedBase] = weakref.WeakSet()
 
 
 def _shutdown_all() -> None:
@@ -905,7 +1028,7 @@ def _shutdown_all() -> None:
     for e in list(_engines):
         try:
             e.shutdown(timeout)
-        except Exception:  # noqa: BLE001 - never fail at exit
+        except Exception:
             pass
 
 

@@ -6,13 +6,15 @@ per-variable linked list of ``VersionedVarBlock`` replaced by a ``deque``:
 * a variable is *free*, *read by n operations* (``readers``) or *written* (``writing``);
 * an operation that cannot be granted a variable right away waits in that variable's
   FIFO ``queue``: the entry is the operation itself (a write if the variable is in
-  ``op.m``, else a read; no per-entry allocation) or a ``wait_for_var`` waiter's lock;
+  ``op.m``, else a read; no per-entry allocation) or a ``wait_for_var`` waiter;
 * a read is granted when no write is running and nobody waits before it, so consecutive
   reads run concurrently; a write is granted when the variable is free and nobody waits
   before it, so writes run alone and in push order;
 * when an operation finishes, each of its variables grants the head of its queue: every
   leading read (until the next write), or one write, or releases a ``wait_for_var``
-  waiter once everything pushed before it has finished;
+  waiter once everything pushed before it has finished, or (for a ``push_delete`` marker,
+  which acts as a final write) hands the variable to the finishing thread to run the
+  delete function and retire it;
 * an operation is ready when every variable has granted it (``op.wait`` reaches 0).
 
 Invariant: the head of a non-empty queue is blocked, so a new request queues behind it.
@@ -39,7 +41,7 @@ class ThreadedVar(Var):
     the slow path, where ``deleted`` is checked (the fast path stays two tests).
     """
 
-    __slots__ = ("readers", "writing", "queue", "error", "deleted")
+    __slots__ = ("readers", "writing", "queue", "error", "deleted", "dfn", "dctx")
 
     def __init__(self) -> None:
         self.readers = 0            # granted reads not yet finished
@@ -47,6 +49,7 @@ class ThreadedVar(Var):
         self.queue: Any = None      # deque of waiting requests, created on first need
         self.error: Any = None      # EngineOpError stored by the last write (or None)
         self.deleted = ALIVE
+        # dfn, dctx: push_delete's function and context while DELETING (set then only)
 
     def busy(self) -> bool:
         """True while an operation pushed on this variable has not finished."""

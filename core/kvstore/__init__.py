@@ -8,7 +8,6 @@ installed plugins, e.g. ``dist_sync`` / ``dist_device_sync`` / ``dist_async`` fr
 """
 from __future__ import annotations
 
-from typing import Any
 
 from .base import KVStoreBase, KVStoreError, KVStoreKeyError, bigarray_bound
 

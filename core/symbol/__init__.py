@@ -52,6 +52,20 @@ def _make_function(name: str) -> Any:
     return fn
 
 
+class _Internal:
+    """``sym._internal``: MXNet scripts reach operators such as ``_plus`` or
+    ``_PlusScalar`` through it."""
+
+    def __getattr__(self, name: str) -> Any:
+        fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
+        if fn is None:
+            raise AttributeError(f"plexnet.sym._internal has no operator {name!r}")
+        return fn
+
+
+_internal = _Internal()
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)

@@ -588,6 +588,9 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
                             f"pass parameters by keyword")
     reg = op_registry()
     cls = reg.property_class(op_name)
+    if hint is None:
+        hint = op_name.lower()
+    op_name = reg.canonical(op_name)  # aliases (``_plus``, ``flatten``) are stored as MXNet does
     pcls = cls.param_cls
     if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
         params["num_args"] = str(len(pos) + len(sym_kwargs))
@@ -597,7 +600,7 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     if len(pos) > len(arg_names):
         raise PlexnetError(f"{op_name}: takes {len(arg_names)} input symbols ({', '.join(arg_names)}), "
                            f"got {len(pos)}")
-    node_name = _name.current().get(name, hint if hint is not None else op_name.lower())
+    node_name = _name.current().get(name, hint)
     bound: dict[str, Entry] = {}
     for n, s in zip(arg_names, pos):
         bound[n] = _single_entry(s, f"{op_name} argument {n!r}")

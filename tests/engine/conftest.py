@@ -1,12 +1,10 @@
 """Fixtures for the dependency-engine tests: a fresh engine of every kind."""
 from __future__ import annotations
 
-import threading
-from typing import Iterator
-
-import pytest
+from collections.abc import Iterator
 
 import plexnet.engine as engine_mod
+import pytest
 from plexnet.engine import ENGINE_TYPES, EngineOpError
 
 THREADED = ("ThreadedEngine", "ThreadedEnginePerDevice")

@@ -5,11 +5,11 @@ import gc
 import threading
 import time
 import traceback
-from typing import Any, Callable
-
-import pytest
+from collections.abc import Callable
+from typing import Any
 
 import plexnet.engine as engine_mod
+import pytest
 from plexnet.base import EngineError
 from plexnet.context import Context, cpu
 from plexnet.engine import EngineOpError, FnProperty, in_engine_thread
@@ -51,15 +51,42 @@ def test_writes_run_in_push_order_and_reads_see_them(eng: Any) -> None:
     assert sorted(seen) == [(i, i) for i in range(0, 200, 10)]
 
 
+def two_worker_engine(new_engine: Any, kind: str, monkeypatch: Any) -> Any:
+    if kind == "ThreadedEngine":
+        return new_engine(kind, num_workers=2)
+    from plexnet.backends import get_backend
+    monkeypatch.setattr(get_backend(cpu()), "compute_workers", 2)
+    return new_engine(kind)
+
+
 @pytest.mark.timeout(30)
-def test_reads_run_concurrently(teng: Any) -> None:
+@pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
+def test_reads_run_concurrently(new_engine: Any, kind: str, monkeypatch: Any) -> None:
     """Two reads of one variable overlap (a barrier only two running reads can pass)."""
-    v = teng.new_var()
+    e = two_worker_engine(new_engine, kind, monkeypatch)
+    v = e.new_var()
     barrier = threading.Barrier(2, timeout=10)
     ok: list = []
     for _ in range(2):
-        teng.push_sync(lambda rc: ok.append(barrier.wait() is not None), cpu(), (v,), ())
-    teng.wait_for_all()
+        e.push_sync(lambda rc: ok.append(barrier.wait() is not None), cpu(), (v,), ())
+    e.wait_for_all()
+    assert ok == [True, True]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
+def test_independent_ops_run_in_parallel(new_engine: Any, kind: str, monkeypatch: Any) -> None:
+    """Independent operations use both workers (each waits for the other to start)."""
+    e = two_worker_engine(new_engine, kind, monkeypatch)
+    started = [threading.Event(), threading.Event()]
+    ok: list = []
+
+    def op(rc: Any, i: int) -> None:
+        started[i].set()
+        ok.append(started[1 - i].wait(10))
+    for i in range(2):
+        e.push_sync(lambda rc, i=i: op(rc, i), cpu(), (), (e.new_var(),))
+    e.wait_for_all()
     assert ok == [True, True]
 
 
@@ -77,6 +104,19 @@ def test_write_waits_for_reads_and_later_reads_wait_for_write(teng: Any) -> None
     g.open()
     teng.wait_for_var(v)
     assert log == ["w", "r"]
+
+
+@pytest.mark.timeout(30)
+def test_dependency_lists_of_any_iterable(eng: Any) -> None:
+    a, b = eng.new_var(), eng.new_var()
+    out: list = []
+    eng.push_sync(lambda rc: out.append(1), cpu(), (x for x in [a]), {b})
+    eng.push_sync(lambda rc: out.append(2), cpu(), [a, a], [b])
+    eng.push_async(lambda rc, done: (out.append(3), done()), cpu(), iter([b]), (v for v in [a, a]))
+    eng.push_sync(lambda rc: out.append(4), cpu(), [], [a, b, a])
+    eng.push_sync(lambda rc: out.append(5), cpu(), mutate_vars=[b])
+    eng.wait_for_all()
+    assert out == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.timeout(30)
@@ -422,6 +462,34 @@ def test_wait_for_var_waits_for_reads_too(teng: Any) -> None:
 
 
 @pytest.mark.timeout(30)
+def test_wait_for_var_reports_error_of_ops_pushed_before_it(teng: Any) -> None:
+    """A write pushed after the wait (and succeeding) must not hide the error of the
+    operation the wait was waiting for."""
+    v = teng.new_var()
+    g = Gate()
+    teng.push_sync(g, cpu(), (), (v,))
+    teng.push_sync(failing("earlier"), cpu(), (), (v,), name="earlier")
+    got: list = []
+
+    def waiter() -> None:
+        try:
+            teng.wait_for_var(v)
+            got.append(None)
+        except EngineOpError as e:
+            got.append(e)
+    t = threading.Thread(target=waiter)
+    t.start()
+    deadline = time.time() + 10
+    while len(v.queue or ()) < 2 and time.time() < deadline:   # the waiter is queued
+        time.sleep(0.001)
+    teng.push_sync(lambda rc: None, cpu(), (), (v,), prop=FnProperty.NO_SKIP, name="later")
+    g.open()
+    t.join(10)
+    assert len(got) == 1 and isinstance(got[0], EngineOpError) and got[0].op_name == "earlier"
+    teng.wait_for_all()                          # reported through the wait already
+
+
+@pytest.mark.timeout(30)
 def test_wait_inside_engine_fn_raises_engine_error(eng: Any) -> None:
     v, w = eng.new_var(), eng.new_var()
     caught: list = []
@@ -681,3 +749,25 @@ def test_process_wide_engine_selection(monkeypatch: Any) -> None:
     e = engine_mod.create()
     assert e.kind == "ThreadedEnginePerDevice"
     e.shutdown()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
+def test_exit_runs_pending_work_and_does_not_hang(kind: str) -> None:
+    import subprocess
+    import sys
+    code = (
+        "import time, sys\n"
+        "from plexnet import engine\n"
+        "from plexnet.context import cpu\n"
+        "e = engine.get()\n"
+        "v = e.new_var()\n"
+        "e.push_sync(lambda rc: time.sleep(0.2), cpu(), (), (v,))\n"
+        "e.push_sync(lambda rc: print('done', flush=True), cpu(), (v,), ())\n"
+        "w = engine.create('ThreadedEngine')\n"           # a second, idle engine
+        "w.push_sync(lambda rc: None, cpu(), (), (w.new_var(),))\n"
+    )
+    env = dict(__import__("os").environ, PLEXNET_ENGINE_TYPE=kind)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "done"

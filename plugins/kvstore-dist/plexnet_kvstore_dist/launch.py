@@ -88,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         ray.init(address=args.address, namespace=namespace, log_to_driver=False, configure_logging=True,
                  logging_level="WARNING")
         address = args.address
+        temp_dir = None
     else:
         info = rt.local_ray_init(namespace=namespace, num_cpus=max(2, args.num_workers + args.num_servers))
-        address = info["gcs_address"]
+        address, temp_dir = info["gcs_address"], info["temp_dir"]
     procs: list[subprocess.Popen] = []
     job_dir = None
     status = 0
@@ -137,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:  # noqa: BLE001
             pass
         rt.remove_job_dir(job_dir)
+        if temp_dir and os.environ.get("PLEXNET_KEEP_RAY_LOGS", "") in ("", "0"):
+            import shutil
+            shutil.rmtree(temp_dir, ignore_errors=True)
         for s, h in old.items():
             signal.signal(s, h)
     return status

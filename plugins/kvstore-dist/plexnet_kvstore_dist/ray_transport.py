@@ -51,7 +51,8 @@ def local_ray_init(temp_dir: str | None = None, num_cpus: int | None = None, nam
                    quiet: bool = True) -> dict[str, Any]:
     """Start a private Ray instance on 127.0.0.1 (no dashboard, own temp dir); returns
     ``ray.init``'s address info."""
-    if temp_dir is None:
+    own = temp_dir is None
+    if own:
         # short: Ray's unix socket paths must stay under ~107 characters
         temp_dir = tempfile.mkdtemp(prefix="pxray-", dir="/tmp")
     kw: dict[str, Any] = dict(_node_ip_address="127.0.0.1", include_dashboard=False, _temp_dir=temp_dir,
@@ -60,7 +61,21 @@ def local_ray_init(temp_dir: str | None = None, num_cpus: int | None = None, nam
     if num_cpus is not None:
         kw["num_cpus"] = num_cpus
     ctx = ray.init(**kw)
-    return dict(ctx.address_info)
+    if own and os.environ.get("PLEXNET_KEEP_RAY_LOGS", "") in ("", "0"):
+        atexit.register(_shutdown_and_remove, temp_dir)
+    info = dict(ctx.address_info)
+    info["temp_dir"] = temp_dir
+    return info
+
+
+def _shutdown_and_remove(temp_dir: str) -> None:
+    """At exit: stop Ray and remove the private temp dir (its logs and sockets)."""
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001
+        pass
+    import shutil
+    shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import glob
-import io
 import json
 import os
 import re

@@ -94,6 +94,8 @@ class KVStoreDist(KVStoreBase):
         self._receiver: _Receiver | None = None
         self._server_optimizer = False
         self._closed = False
+        import atexit
+        atexit.register(self.close)
         if getattr(self._transport, "launched", False):
             if self.rank == 0:
                 self._transport.command("set_mode", "sync" if self._sync else "async")

@@ -1,7 +1,6 @@
 """Multi-process tests: ``plexnet launch`` with 2 workers on a private Ray instance
 (127.0.0.1, no dashboard, own temp dir; the launcher shuts everything down)."""
 import json
-import os
 
 import numpy as np
 import pytest
