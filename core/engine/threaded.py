@@ -430,7 +430,13 @@ class _ThreadedBase(Engine):
                 v.readers += 1
                 op.wait -= 1
                 if not op.wait:
-                    self._dispatch(op, mypool)
+                    pool = op.pool                   # inline _dispatch
+                    if op.pri:
+                        heapq.heappush(pool.heap, (-op.pri, next(self._seq), op))
+                    else:
+                        pool.q.append(op)
+                    if pool.parked and (pool is not mypool or len(pool.q) + len(pool.heap) > 1):
+                        pool.parked.pop().sem.release()
         if not q:
             # recycle the emptied queue: one allocation (and GC object) less per
             # variable that ever had to wait

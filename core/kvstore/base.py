@@ -12,7 +12,7 @@ Subclasses implement ``_init_impl``, ``_push_impl`` and ``_pull_impl`` on normal
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -272,11 +272,3 @@ class KVStoreBase:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} type={self.type!r} rank={self.rank}/{self.num_workers}>"
 
-
-def iter_unique(items: Iterable[Any]) -> list[Any]:
-    out, seen = [], set()
-    for x in items:
-        if id(x) not in seen:
-            seen.add(id(x))
-            out.append(x)
-    return out

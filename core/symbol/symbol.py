@@ -190,6 +190,7 @@ class Symbol:
         if node is None:
             raise PlexnetError("_set_attr needs a symbol with a single output node")
         old = dict(node.attrs)
+        kwargs = _hide_keys(kwargs)
         for k, v in kwargs.items():
             if not isinstance(v, str):
                 raise ValueError(f"attribute {k!r} must be a string, got {type(v).__name__}")
@@ -489,6 +490,14 @@ class Symbol:
 
 # -- helpers -----------------------------------------------------------------------------------------
 
+#: attribute names MXNet always stores in the hidden ``__key__`` form
+_HIDDEN_KEYS = frozenset(("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope"))
+
+
+def _hide_keys(attrs: dict[str, Any] | None) -> dict[str, Any]:
+    return {(f"__{k}__" if k in _HIDDEN_KEYS else k): v for k, v in (attrs or {}).items()}
+
+
 def _np_dtype(v: Any) -> np.dtype:
     return np.dtype(v)
 
@@ -613,6 +622,7 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
         bound[k] = _single_entry(s, f"{op_name} argument {k!r}")
     if attr is not None and not isinstance(attr, dict):
         raise TypeError(f"{op_name}: attr must be a dict of strings")
+    attr = _hide_keys(attr) if attr is not None else None
     attrs = _attribute.current().get(attr)
     for k, v in (attr or {}).items():
         if not isinstance(v, str):
@@ -637,7 +647,7 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: Any = None, l
     attributes must be given as ``__key__=value``."""
     if not isinstance(name, str):
         raise TypeError("Variable: name must be a string")
-    attrs = _attribute.current().get(attr)
+    attrs = _attribute.current().get(_hide_keys(attr))
     if shape is not None:
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
         attrs["__shape__"] = str(shape)

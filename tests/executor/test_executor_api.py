@@ -293,3 +293,23 @@ def test_monitor_callback_sees_every_node_output():
     seen.clear()
     exe.forward()
     assert not seen
+
+
+@pytest.mark.timeout(30)
+def test_values_backward_does_not_need_die_in_forward():
+    """SimpleOp gradient kinds decide what backward keeps: exp keeps its output (its
+    input dies with the forward pass), square keeps its input."""
+    x = sym.Variable("x")
+    for op, kept, dead in ((sym.XTexp, "e_output", "fc_output"), (sym.XTsquare, "fc_output", None)):
+        fc = sym.XTFullyConnected(x, num_hidden=4, name="fc")
+        net = sym.XTscale(op(fc, name="e"), scalar=2.0, name="s")
+        exe = net.simple_bind(mx.cpu(), x=(3, 5))
+        plan, xg = exe.plan, exe.exec_graph
+        n_fwd = len(xg.forward)
+        by_name = {e.name: e.eid for e in xg.entries}
+        assert plan.last_use[by_name[kept]] >= n_fwd  # read by a backward node
+        if dead is not None:
+            assert plan.last_use[by_name[dead]] < n_fwd  # gone after the forward pass
+        # XTFullyConnected's backward declares no use of its output
+        bwd_fc = next(xn for xn in xg.backward if xn.name == "fc")
+        assert bwd_fc.out_data == [None] and bwd_fc.in_data[0] is not None

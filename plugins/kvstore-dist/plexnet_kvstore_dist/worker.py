@@ -74,10 +74,6 @@ class _Receiver:
         self.q.put(None)
 
 
-def _host_view(v: Any) -> np.ndarray:
-    return v._data
-
-
 class KVStoreDist(KVStoreBase):
     """A worker's handle on a distributed kvstore (see the module docstring)."""
 

@@ -5,6 +5,8 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:  # dist_scenarios_ref, whatever pytest's import mode
+    sys.path.insert(0, HERE)
 
 
 _ADDRESS = {}

@@ -106,8 +106,13 @@ def test_workspace_chunking_matches(op, req, monkeypatch):
 
 
 def test_batch_chunk_budget():
-    from plexnet_ops_basic.nn._convcore import ConvGeom, batch_chunk
+    from plexnet_ops_basic.nn._convcore import CACHE_BUDGET, ConvGeom, batch_chunk
     g = ConvGeom(128, 3, 64, 1, (224, 224), (7, 7), (2, 2), (1, 1), (3, 3))
+    per = g.per_sample_elems(False) * 4
     nb = batch_chunk(g, 4, 64, False)
-    assert 1 <= nb < 128 and nb * g.per_sample_elems(False) * 4 <= 64 << 20
-    assert batch_chunk(g, 4, 1 << 20, False) == 128
+    assert 1 <= nb < 128 and nb * per <= max(per, min(64 << 20, CACHE_BUDGET))
+    assert batch_chunk(g, 4, 0, False) == max(1, CACHE_BUDGET // per)
+    small = ConvGeom(64, 20, 50, 1, (12, 12), (5, 5), (1, 1), (1, 1), (0, 0))
+    assert batch_chunk(small, 4, 1024, True) == 16  # balanced chunks of LeNet's conv2
+    tiny = ConvGeom(4, 1, 2, 1, (5, 5), (3, 3), (1, 1), (1, 1), (0, 0))
+    assert batch_chunk(tiny, 4, 1024, False) == 4

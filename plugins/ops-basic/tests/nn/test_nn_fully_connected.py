@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 from opcheck import REQS, check_forward, check_gradient, check_req, infer_shapes, random_args

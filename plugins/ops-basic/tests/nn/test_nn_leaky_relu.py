@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from opcheck import REQS, check_forward, check_gradient, check_req, infer_shapes, make_prop, run_backward, run_forward
+from opcheck import REQS, check_forward, check_gradient, check_req, infer_shapes, make_prop, run_forward
 from plexnet.base import ShapeError
 
 LAM, ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
