@@ -622,8 +622,14 @@ class Executor:
 # -- node closures ------------------------------------------------------------------------------------------
 
 def _fwd_call(fwd: Any, is_train: bool, requested: list, ins: list, req: list, outs: list, aux: list) -> Any:
+    # the OpContext is rebuilt only when the engine hands another RunContext (worker)
+    cache: list = [(None, None)]
+
     def call(rc: Any) -> None:
-        fwd(OpContext(is_train, rc, requested), ins, req, outs, aux)
+        c = cache[0]  # one tuple: safe if two workers ever race here
+        if c[0] is not rc:
+            c = cache[0] = (rc, OpContext(is_train, rc, requested))
+        fwd(c[1], ins, req, outs, aux)
     return call
 
 
@@ -638,16 +644,20 @@ class _bwd_call:
     """Backward closure; ``with_train`` gives the ``is_train=False`` variant; with
     ``is_async`` it takes the completion callback too (``backward_async``)."""
 
-    __slots__ = ("bwd", "requested", "og", "ind", "outd", "req", "ig", "aux", "is_train", "is_async")
+    __slots__ = ("bwd", "requested", "og", "ind", "outd", "req", "ig", "aux", "is_train", "is_async", "_cache",
+                 "__weakref__")
 
     def __init__(self, bwd: Any, requested: list, og: list, ind: list, outd: list, req: list, ig: list,
                  aux: list, is_train: bool = True, is_async: bool = False) -> None:
         self.bwd, self.requested, self.og, self.ind, self.outd = bwd, requested, og, ind, outd
         self.req, self.ig, self.aux, self.is_train, self.is_async = req, ig, aux, is_train, is_async
+        self._cache: tuple = (None, None)
 
     def __call__(self, rc: Any, *on_complete: Any) -> None:
-        self.bwd(OpContext(self.is_train, rc, self.requested), self.og, self.ind, self.outd, self.req, self.ig,
-                 self.aux, *on_complete)
+        c = self._cache
+        if c[0] is not rc:
+            c = self._cache = (rc, OpContext(self.is_train, rc, self.requested))
+        self.bwd(c[1], self.og, self.ind, self.outd, self.req, self.ig, self.aux, *on_complete)
 
     def with_train(self, is_train: bool) -> "_bwd_call":
         return _bwd_call(self.bwd, self.requested, self.og, self.ind, self.outd, self.req, self.ig, self.aux,

@@ -16,7 +16,7 @@ from .name import NameManager, Prefix
 from .node import Entry, Node
 from .symbol import Group, Symbol, Variable, create, load, load_json, var
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager",
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node", "Entry",
            "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]
 
 _fn_cache: dict[str, Any] = {}

@@ -394,14 +394,16 @@ def check_req(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None, r
               rtol: float = 1e-5, atol: float = 1e-6) -> list[str]:
     """Each ``req`` value is honoured in forward (outputs) and backward (input grads):
     ``write`` overwrites garbage (NaN), ``add`` accumulates onto existing values, ``null``
-    leaves arrays untouched (hidden outputs are always requested with ``write``), ``inplace`` (only where the operator declares an in-place
-    option) aliases and still gives the reference result. A single ``req="inplace"`` on an
+    leaves arrays untouched (hidden outputs are always requested with ``write``),
+    ``inplace`` (only where the operator declares an in-place option) aliases and still
+    gives the reference result. A single ``req="inplace"`` on an
     operator with no in-place option skips the test. Returns what was checked."""
     reqs = [req] if isinstance(req, str) else list(req)
     prop = make_prop(name, kwargs)
     ins = _inputs_list(prop, inputs)
     nin, nout, nvis = len(ins), prop.num_outputs(), prop.num_visible_outputs()
-    aux_given = None if aux is None else [np.array(a, copy=True) for a in (aux.values() if isinstance(aux, Mapping) else aux)]
+    aux_given = None if aux is None else [np.array(a, copy=True)
+                                          for a in (aux.values() if isinstance(aux, Mapping) else aux)]
     fresh_aux = lambda: None if aux_given is None else [a.copy() for a in aux_given]  # noqa: E731
     kw = dict(is_train=is_train, seed=seed, aux_init=aux_init)
     done: list[str] = []
@@ -436,7 +438,8 @@ def check_req(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None, r
         ref_g = run_backward(name, ins, kwargs, out_grads, fwd=fwd, **kw)
         for r in reqs:
             if r == "inplace":
-                og, ii, oo = list(range(nvis)), list(range(nvis, nvis + nin)), list(range(nvis + nin, nvis + nin + nout))
+                og, ii = list(range(nvis)), list(range(nvis, nvis + nin))
+                oo = list(range(nvis + nin, nvis + nin + nout))
                 ig = list(range(nvis + nin + nout, nvis + 2 * nin + nout))
                 pairs = prop.backward_inplace_option(og, ii, oo, ig)
                 targets = {ig.index(g) for _, g in pairs}

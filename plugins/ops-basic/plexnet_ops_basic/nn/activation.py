@@ -100,12 +100,25 @@ class ActivationOp(Operator):
         xp = ctx.xp
         if req[0] == OpReqType.null:
             return
+        dy, dx = out_grad[0], in_grad[0]
+        if (writes(req[0]) and self.act in ("tanh", "sigmoid") and not xp.may_share_memory(dx, dy)
+                and not xp.may_share_memory(dx, out_data[0])):
+            # derivative built in dx itself: no full-size temporaries
+            y = out_data[0]
+            if self.act == "tanh":
+                xp.multiply(y, y, out=dx)
+                xp.subtract(1, dx, out=dx)
+            else:
+                xp.subtract(1, y, out=dx)
+                dx *= y
+            dx *= dy
+            return
         d = act_grad(xp, self.act, out_data[0] if self.act not in _NEEDS_INPUT else None,
                      in_data[0] if self.act in _NEEDS_INPUT else None)
         if writes(req[0]):
-            xp.multiply(out_grad[0], d, out=in_grad[0])
+            xp.multiply(dy, d, out=dx)
         else:
-            in_grad[0] += out_grad[0] * d
+            dx += dy * d
 
 
 class ActivationProp(OperatorProperty):

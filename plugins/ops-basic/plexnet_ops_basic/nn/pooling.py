@@ -77,7 +77,8 @@ class PoolGeom:
         else:
             self.kernel, self.stride, self.pad = tuple(p.kernel), tuple(p.stride), tuple(p.pad)
             if p.pooling_convention == "valid":
-                self.out_sp = tuple(1 + (i + 2 * pd - k) // s for i, k, s, pd in zip(sp, self.kernel, self.stride, self.pad))
+                self.out_sp = tuple(1 + (i + 2 * pd - k) // s
+                                    for i, k, s, pd in zip(sp, self.kernel, self.stride, self.pad))
             else:
                 self.out_sp = tuple(1 + int(math.ceil((i + 2 * pd - k) / s))
                                     for i, k, s, pd in zip(sp, self.kernel, self.stride, self.pad))

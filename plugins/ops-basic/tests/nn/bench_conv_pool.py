@@ -5,6 +5,11 @@
 batch 64, 1x28x28 -> conv 5x5x20 -> pool 2 -> conv 5x5x50 -> pool 2. Prints the best of
 several runs per stage in ms. ``--mxnet`` times the same ops with an installed
 Apache MXNet (``mx.nd`` + autograd) for comparison.
+
+On a 2-core machine shared with other busy processes, numpy's multi-threaded OpenBLAS
+degrades badly (a GEMM that takes 1 ms can take 15-50 ms while a thread waits for its
+descheduled partner); compare timings only on a quiet machine, or set
+``OPENBLAS_NUM_THREADS=1`` (slower when quiet, but stable).
 """
 from __future__ import annotations
 

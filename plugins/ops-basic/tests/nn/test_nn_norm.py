@@ -36,7 +36,8 @@ def _bn_args(shape, kw, rng):
 def test_batchnorm_forward(shape, kw, train, rng):
     ins, aux = _bn_args(shape, kw, rng)
     kw = dict(kw, output_mean_var=True)
-    y, mean, invstd, mm2, mv2 = bn_ref(*ins, *aux, train=train, **{k: v for k, v in kw.items() if k != "output_mean_var"})
+    ref_kw = {k: v for k, v in kw.items() if k != "output_mean_var"}
+    y, mean, invstd, mm2, mv2 = bn_ref(*ins, *aux, train=train, **ref_kw)
     check_forward("BatchNorm", ins, kw, [y] + ([mean, invstd] if train else []), aux=[a.copy() for a in aux],
                   expected_aux=[mm2, mv2], is_train=train, rtol=1e-6, atol=1e-9)
 
@@ -129,8 +130,8 @@ def lrn_ref(x, nsize, alpha=1e-4, beta=0.75, knorm=2.0):
     return x / (knorm + alpha / nsize * s) ** beta
 
 
-@pytest.mark.parametrize("shape,kw", [((2, 6, 2, 2), dict(nsize=3, alpha=0.1)), ((2, 4, 3), dict(nsize=5, alpha=0.5,
-                                                                                                   beta=0.6, knorm=1.0)),
+@pytest.mark.parametrize("shape,kw", [((2, 6, 2, 2), dict(nsize=3, alpha=0.1)),
+                                      ((2, 4, 3), dict(nsize=5, alpha=0.5, beta=0.6, knorm=1.0)),
                                       ((1, 2, 3, 3), dict(nsize=5, alpha=0.3))])
 def test_lrn(shape, kw, rng):
     x = rng.standard_normal(shape)

@@ -32,7 +32,7 @@ def expected_grad(x, lab, kw):
         g = (y - onehot(lab.reshape(-1), y.shape[1], -1)).reshape(x.shape)
     if kw.get("use_ignore"):
         keep = lab != kw.get("ignore_label", -1)
-        g = g * (np.expand_dims(keep, 1) if multi else keep[..., None].reshape(keep.shape + (1,) * (g.ndim - keep.ndim)))
+        g = g * (np.expand_dims(keep, 1) if multi else keep.reshape(keep.shape + (1,) * (g.ndim - keep.ndim)))
         valid = keep.sum()
     else:
         valid = lab.size
