@@ -26,10 +26,21 @@ _LAZY = {
     "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
     "backends": "backends", "registry": "registry", "autograd": "autograd", "image": "image",
+    "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # noqa: F811 - replaced below with attribute aliases
+    raise AttributeError(name)
+
+
+_ATTRS = {"AttrScope": ("symbol.attribute", "AttrScope")}
+
+
+def __getattr__(name: str) -> Any:  # noqa: F811
+    if name in _ATTRS:
+        mod, attr = _ATTRS[name]
+        return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'plexnet' has no attribute {name!r}")

@@ -58,6 +58,7 @@ _CPU_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
 _NPROPS = len(FnProperty)
 
 _allocate_lock = threading.Lock
+get_ident = threading.get_ident
 
 
 def _env_int(default: int, *names: str) -> int:
@@ -310,6 +311,7 @@ class _ThreadedBase(Engine):
             op.eng = self
             op.done = False
             op.tok = None
+            op.runner = None
         wait = 0
         lock = self._lock
         lock.acquire()
@@ -588,10 +590,11 @@ class _ThreadedBase(Engine):
             obs, toks = op.tok
             op.tok = None
             _end(obs, toks)
+        mypool = op.runpool if op.runner == get_ident() else None
         if exc is None:
-            self._finish(op, None, None)
+            self._finish(op, None, mypool)
         else:
-            self._fail(op, exc, None)
+            self._fail(op, exc, mypool)
 
     @staticmethod
     def _name(op: _Op) -> str:
@@ -617,6 +620,10 @@ class _ThreadedBase(Engine):
             return
         if toks is not None:
             op.tok = (obs, toks)
+        # on_complete called on this thread while fn runs: the worker takes the next
+        # ready operation itself once fn returns, so _finish need not wake another one
+        op.runner = get_ident()
+        op.runpool = mypool
         try:
             op.fn(rc, op.on_complete)
         except BaseException as e:

@@ -66,7 +66,7 @@ class _Op:
     """One pushed operation (the only allocation per push besides queue entries)."""
 
     __slots__ = ("fn", "c", "m", "prop", "pri", "name", "pool", "ctx", "sync", "wait",
-                 "eng", "tok", "done")
+                 "eng", "tok", "done", "runner", "runpool")
 
     def __init__(self, fn: Any, c: tuple, m: tuple, prop: Any, pri: int, name: Any,
                  pool: Any, ctx: Any, sync: bool) -> None:

@@ -295,17 +295,17 @@ def plan_memory(entries: Sequence[ExecEntry], schedule: Sequence[ExecNode], enab
     plan.enabled = enable
     plan.naive_bytes = sum(e.nbytes for e in entries if not e.external)
     refc = _liveness(entries, schedule, plan)
-    # peak of simultaneously live bytes: a lower bound for any plan
+    groups = _inplace_groups(entries, schedule, plan, refc, enable)
+    # peak of simultaneously live storage groups: a lower bound for any co-sharing of
+    # these groups (in-place hand-overs counted once)
     delta = [0] * (len(schedule) + 2)
-    for e, ent in enumerate(entries):
-        if not ent.external and plan.defined[e] >= 0:
-            delta[plan.defined[e]] += ent.nbytes
-            delta[plan.last_use[e] + 1] -= ent.nbytes
+    for g in groups:
+        delta[g.lo] += g.size
+        delta[g.hi + 1] -= g.size
     cur = 0
     for d in delta:
         cur += d
         plan.peak_live_bytes = max(plan.peak_live_bytes, cur)
-    groups = _inplace_groups(entries, schedule, plan, refc, enable)
     if not enable:
         plan.strategy = "none"
         for g in groups:
