@@ -25,19 +25,13 @@ _LAZY = {
     "engine": "engine", "storage": "storage", "resource": "resource", "executor": "executor",
     "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
-    "backends": "backends", "registry": "registry", "autograd": "autograd", "image": "image",
+    "backends": "backends", "registry": "registry", "autograd": "autograd",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
 }
 
-
-def __getattr__(name: str) -> Any:  # noqa: F811 - replaced below with attribute aliases
-    raise AttributeError(name)
-
-
 _ATTRS = {"AttrScope": ("symbol.attribute", "AttrScope")}
 
-
-def __getattr__(name: str) -> Any:  # noqa: F811
+def __getattr__(name: str) -> Any:
     if name in _ATTRS:
         mod, attr = _ATTRS[name]
         return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
@@ -48,10 +42,8 @@ def __getattr__(name: str) -> Any:  # noqa: F811
     globals()[name] = mod
     return mod
 
-
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
-
 
 def waitall() -> None:
     """Wait for every pushed operation (``mx.nd.waitall``)."""
