@@ -151,7 +151,9 @@ def bench_matmul(eng: engine_mod.Engine, size: int, repeats: int) -> tuple[float
 def main() -> None:
     kinds = [k for k in ARGS.engines.split(",") if k]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
-          f"switch interval {sys.getswitchinterval() * 1e3:.0f} ms")
+          f"switch interval {sys.getswitchinterval() * 1e3:.0f} ms, load average "
+          f"{os.getloadavg()[0]:.2f}; a plain Python call costs {_direct_call_cost(200000) * 1e9:.0f} ns "
+          f"now (machine speed indicator)")
     print(f"engine overhead per tiny op in us, wall clock: median (best) of {ARGS.repeats} x {ARGS.ops} "
           f"ops, direct call cost subtracted; [median process CPU time per op: less sensitive to "
           f"other load on the machine]")

@@ -35,6 +35,7 @@ import heapq
 import itertools
 import os
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Sequence
@@ -58,6 +59,7 @@ _CPU_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
 _NPROPS = len(FnProperty)
 
 _allocate_lock = threading.Lock
+_sleep = time.sleep
 get_ident = threading.get_ident
 
 
@@ -74,6 +76,20 @@ def _env_int(default: int, *names: str) -> int:
 
 def _noop(rctx: Any) -> None:
     pass
+
+
+def _lock_contended(lock: Any) -> None:
+    """Take the engine lock when another thread holds it.
+
+    The holder can only be a thread that lost the GIL inside the engine's bookkeeping.
+    Never block on the lock itself: a thread woken from a blocking acquire owns the lock
+    *before* it has the GIL back, so the next thread needing the lock blocks too, and so
+    on - a lock convoy with two context switches per operation (measured: thousands per
+    second, doubling the per-operation cost). Handing the GIL over until the holder has
+    left its critical section keeps the lock only ever taken by a running thread.
+    """
+    while not lock.acquire(False):
+        _sleep(0)
 
 
 _SEQ = (tuple, list)
@@ -254,7 +270,8 @@ class _ThreadedBase(Engine):
         op = _Op(fn, c, m, prop, priority, name, pool, ctx, True)
         wait = 0
         lock = self._lock
-        lock.acquire()
+        if not lock.acquire(False):
+            _lock_contended(lock)
         try:
             for v in c:
                 if v.writing or v.queue:
@@ -314,7 +331,8 @@ class _ThreadedBase(Engine):
             op.runner = None
         wait = 0
         lock = self._lock
-        lock.acquire()
+        if not lock.acquire(False):
+            _lock_contended(lock)
         try:
             for v in c:
                 if v.writing or v.queue:
@@ -451,7 +469,8 @@ class _ThreadedBase(Engine):
                 new_error: bool = False) -> None:
         """Release ``op``'s variables; store ``err`` (None on success) on its mutated ones."""
         lock = self._lock
-        lock.acquire()
+        if not lock.acquire(False):
+            _lock_contended(lock)
         try:
             if new_error:
                 self._errors.append(err)  # type: ignore[arg-type]
@@ -494,7 +513,8 @@ class _ThreadedBase(Engine):
         lock = self._lock
         while True:
             if v is None:
-                lock.acquire()
+                if not lock.acquire(False):
+                    _lock_contended(lock)
                 try:
                     if not self._todo:
                         return
@@ -515,7 +535,8 @@ class _ThreadedBase(Engine):
                     err = self._delete_failed(e)
             else:
                 err = self._run_delete_fn(fn, ctx, "inline")
-            lock.acquire()
+            if not lock.acquire(False):
+                _lock_contended(lock)
             try:
                 v.error = err
                 v.deleted = DEAD
@@ -627,19 +648,23 @@ class _ThreadedBase(Engine):
         try:
             op.fn(rc, op.on_complete)
         except BaseException as e:
-            if op.done:
-                # completed, then raised: the dependents may already run; report it at
-                # the next wait_for_all.
-                err = EngineOpError(self._name(op), e)
-                err.__cause__ = e
-                with self._lock:
-                    self._errors.append(err)
-                return
-            op.done = True
-            if op.tok is not None:
-                _end(*op.tok)
-                op.tok = None
-            self._fail(op, e, mypool)
+            self._async_raised(op, e, mypool)
+
+    def _async_raised(self, op: _Op, e: BaseException, mypool: _Pool | None) -> None:
+        """An asynchronous function raised instead of returning."""
+        if op.done:
+            # completed, then raised: the dependents may already run; report it at the
+            # next wait_for_all.
+            err = EngineOpError(self._name(op), e)
+            err.__cause__ = e
+            with self._lock:
+                self._errors.append(err)
+            return
+        op.done = True
+        if op.tok is not None:
+            _end(*op.tok)
+            op.tok = None
+        self._fail(op, e, mypool)
 
     # -- deleting ----------------------------------------------------------------------
     def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
@@ -649,7 +674,8 @@ class _ThreadedBase(Engine):
             # own bookkeeping (the lock is ours already): do not run user code under the
             # engine lock, hand the delete to a worker as a DELETE_VAR operation.
             return self._push_delete_op(fn, ctx, var)
-        lock.acquire()
+        if not lock.acquire(False):
+            _lock_contended(lock)
         try:
             if var.deleted:  # type: ignore[attr-defined]
                 raise EngineError("push_delete: the variable was already deleted")
@@ -676,7 +702,8 @@ class _ThreadedBase(Engine):
         """push_delete as a DELETE_VAR operation run by a worker of ``ctx``."""
         pool = self._pool_of(ctx, _DELETE_VAR)
         lock = self._lock
-        lock.acquire()
+        if not lock.acquire(False):
+            _lock_contended(lock)
         try:
             if var.deleted:  # type: ignore[attr-defined]
                 raise EngineError("push_delete: the variable was already deleted")
@@ -700,7 +727,8 @@ class _ThreadedBase(Engine):
         check_not_in_engine("wait_for_var")
         lock = self._lock
         waiter = None
-        lock.acquire()
+        if not lock.acquire(False):
+            _lock_contended(lock)
         try:
             if var.deleted != DEAD and (var.writing or var.readers or var.queue):  # type: ignore[attr-defined]
                 waiter = _Waiter()
@@ -870,6 +898,7 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
     fixed = rc is not None
     last_ctx = None
     wname = w.name
+    me = get_ident()
     while True:
         if heap:
             op = _pop_prio(eng, pool)
@@ -903,7 +932,8 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
                     finish(op, None, pool)
                 else:
                     # eng._finish(op, None, pool) inlined (keep the two in step)
-                    lock.acquire()
+                    if not lock.acquire(False):
+                        _lock_contended(lock)
                     try:
                         for v in op.c:
                             v.readers -= 1
@@ -922,25 +952,39 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
                         lock.release()
                     if due is not None:
                         eng._run_deletes(due, True)
+        elif not op.sync and not eng._errors and not eng.observers:
+            # an asynchronous function (see _execute, the general path)
+            op.runner = me
+            op.runpool = pool
+            try:
+                op.fn(rc, op.on_complete)
+            except BaseException as e:
+                eng._async_raised(op, e, pool)
         else:
             eng._execute(op, rc, wname, pool)
         op = None          # drop the closure now, outside the engine lock
 
 
 def _pop_prio(eng: _ThreadedBase, pool: _Pool) -> Any:
-    with eng._lock:
+    lock = eng._lock
+    if not lock.acquire(False):
+        _lock_contended(lock)
+    try:
         heap = pool.heap
         if heap and (heap[0][0] < 0 or not pool.q):
             return heapq.heappop(heap)[2]
         if pool.q:
             return pool.q.popleft()
         return None
+    finally:
+        lock.release()
 
 
 def _park(eng: _ThreadedBase, pool: _Pool, w: _Worker) -> bool:
     """Sleep until woken; False when the pool is stopping."""
     lock = eng._lock
-    lock.acquire()
+    if not lock.acquire(False):
+        _lock_contended(lock)
     try:
         if pool.q or pool.heap:
             return True
