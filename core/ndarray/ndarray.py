@@ -249,16 +249,19 @@ class NDArray:
             v = value
             _push(lambda rc: dst.__setitem__(k, v), self, (), (self,), "setitem")
         else:
-            host = np.array(value, dtype=dst.dtype, copy=True)  # private copy: caller may reuse theirs
             if self.context.device_type == "cpu":
-                _push(lambda rc: dst.__setitem__(k, host), self, (), (self,), "setitem")
-            else:
-                be = get_backend(self.context)
+                # MXNet's synchronous copy from host memory: wait until no operation
+                # uses this array, then copy on the calling thread (no private copy).
+                _engine_mod.get().wait_for_var(self._chunk.var)
+                dst[k] = value
+                return
+            # other devices: an asynchronous upload of a private copy (the caller may
+            # reuse its buffer at once)
+            host = np.array(value, dtype=dst.dtype, copy=True)
 
-                def put(rc: Any) -> None:
-                    tmp = rc.xp.asarray(host)
-                    dst[k] = tmp
-                _push(put, self, (), (self,), "setitem", FnProperty.COPY_TO_GPU)
+            def put(rc: Any) -> None:
+                dst[k] = rc.xp.asarray(host)
+            _push(put, self, (), (self,), "setitem", FnProperty.COPY_TO_GPU)
 
     def slice_axis(self, axis: int, begin: int, end: int | None) -> "NDArray":
         idx = [slice(None)] * self.ndim
