@@ -41,6 +41,11 @@ class FnProperty(IntEnum):
     DELETE_VAR = 5
     GPU_PRIORITIZED = 6
     NO_SKIP = 7
+    #: plexnet addition: a cheap CPU function that the engine may run right away on the
+    #: pushing thread when every variable it names is free at push time (otherwise it is
+    #: queued as NORMAL). A worker hand-off costs more than such a function; NDArray uses
+    #: it for small element-wise operations.
+    INLINE = 8
 
 
 class EngineOpError(PlexnetError):

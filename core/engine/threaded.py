@@ -53,6 +53,7 @@ __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice", "ThreadedVar"]
 _NORMAL = FnProperty.NORMAL
 _ASYNC = int(FnProperty.ASYNC)
 _DELETE_VAR = int(FnProperty.DELETE_VAR)
+_INLINE = int(FnProperty.INLINE)
 _NOSKIP = frozenset((int(FnProperty.DELETE_VAR), int(FnProperty.NO_SKIP)))
 _COPY = frozenset((int(FnProperty.COPY_FROM_GPU), int(FnProperty.COPY_TO_GPU)))
 _CPU_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
@@ -193,6 +194,7 @@ class _ThreadedBase(Engine):
         #: device_type -> device_id -> [pool per FnProperty]; read without a lock
         self._fast: dict[str, dict[int, list]] = {}
         self._inline_rc: dict[str, dict[int, Any]] = {}
+        self._pusher_rc: dict[tuple[str, int], Any] = {}
         self._dqfree: list[deque] = []     # empty variable queues for reuse
         self._todo: list[ThreadedVar] = []   # variables whose delete function is due
         self.observers = ()                # an instance attribute: faster to test
@@ -269,6 +271,7 @@ class _ThreadedBase(Engine):
             pool = self._pool_of(ctx, int(prop))
         op = _Op(fn, c, m, prop, priority, name, pool, ctx, True)
         wait = 0
+        inline = False
         lock = self._lock
         if not lock.acquire(False):
             _lock_contended(lock)
@@ -298,6 +301,8 @@ class _ThreadedBase(Engine):
             self._pending += 1
             if wait:
                 op.wait = wait
+            elif prop == _INLINE:
+                inline = True
             elif priority:
                 heapq.heappush(pool.heap, (-priority, next(self._seq), op))
                 if pool.parked:
@@ -308,6 +313,31 @@ class _ThreadedBase(Engine):
                     pool.parked.pop().sem.release()
         finally:
             lock.release()
+        if inline:  # FnProperty.INLINE and ready: no worker hand-off
+            self._run_inline(op, ctx)
+
+    def _run_inline(self, op: _Op, ctx: Context) -> None:
+        """Run a ready INLINE operation on the pushing thread (the lean path of
+        ``_execute``: no observers, nothing to skip)."""
+        key = (ctx.device_type, ctx.device_id)
+        rc = self._pusher_rc.get(key)
+        if rc is None:
+            rc = self._pusher_rc[key] = run_context(ctx, "pusher")
+        if self.observers or self._errors:
+            with mark_engine_thread():
+                self._execute(op, rc, "pusher", None)
+            return
+        tls = _tls
+        depth = getattr(tls, "depth", 0)
+        tls.depth = depth + 1
+        try:
+            op.fn(rc)
+        except BaseException as e:
+            tls.depth = depth
+            self._fail(op, e, None)
+            return
+        tls.depth = depth
+        self._finish(op, None, None)
 
     def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
         if opr.deleted:

@@ -11,6 +11,7 @@ Two paths, one semantics:
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,6 +20,7 @@ from .. import autograd
 from .. import engine as _engine_mod
 from ..base import PlexnetError, ShapeError
 from ..context import current_context
+from ..engine.base import FnProperty
 from ..operator.contract import OpContext, OpReqType
 from ..operator.simple_op import EnvArguments, SimpleOp
 from ..operator.params import ParamError
@@ -29,6 +31,9 @@ from .ndarray import NDArray, _new
 __all__ = ["invoke", "_invoke", "_binary", "_unary"]
 
 _WRITE = OpReqType.write
+_INLINE = FnProperty.INLINE
+#: element-wise results up to this size may run on the calling thread (FnProperty.INLINE)
+INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
 _simple_cache: dict[str, tuple[SimpleOp, Any, EnvArguments]] = {}
 
 
@@ -59,34 +64,47 @@ def _check_ctx(name: str, a: NDArray, b: NDArray) -> None:
 
 def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = False,
             out: NDArray | None = None) -> NDArray:
-    """``a <op> o`` for NDArray or scalar ``o`` (``reflect``: ``o <op> a``)."""
-    if isinstance(o, NDArray):
-        op, _prop, env = _simple(name)
+    """``a <op> o`` for NDArray or scalar ``o`` (``reflect``: ``o <op> a``).
+
+    The hottest path of the imperative API: keep it free of avoidable calls."""
+    cls = o.__class__
+    if cls is NDArray:
+        hit = _simple_cache.get(name) or _simple(name)
+        op, env = hit[0], hit[2]
         if reflect:
             a, o = o, a
-        ctx = a._chunk.ctx
-        if o._chunk.ctx != ctx:
+        ac, oc = a._chunk, o._chunk
+        ctx = ac.ctx
+        if oc.ctx is not ctx and oc.ctx != ctx:
             _check_ctx(name, a, o)
-        sa, so = a._data.shape, o._data.shape
-        shape = sa if sa == so else op.out_shape((sa, so), env)
-        dt = a._data.dtype
+        ad, od = a._data, o._data
+        shape = ad.shape
+        if shape != od.shape:
+            shape = op.out_shape((shape, od.shape), env)
         if out is None:
-            out = _new(shape, ctx, dt if dt == o._data.dtype else np.result_type(dt, o._data.dtype))
+            dt = ad.dtype
+            out = _new(shape, ctx, dt if dt == od.dtype else np.result_type(dt, od.dtype))
         elif out._data.shape != shape:
             raise ShapeError(f"{name}: in-place result shape {shape} differs from the target's {out.shape}")
-        fn, ad, od, rd = op.function, a._data, o._data, out._data
-        _engine_mod.get().push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
-                                    (a._chunk.var, o._chunk.var), (out._chunk.var,), 0, 0, name)
+        fn, rd = op.function, out._data
+        ac.engine.push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
+                            (ac.var, oc.var), (out._chunk.var,),
+                            _INLINE if rd.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0,
+                            0, name)
         return out
-    if isinstance(o, (numbers.Number, np.generic)):
-        op, prop, _env = _simple(scalar_name)
+    if cls is float or cls is int or isinstance(o, (numbers.Number, np.generic)):
+        hit = _simple_cache.get(scalar_name) or _simple(scalar_name)
+        op = hit[0]
         env = EnvArguments(float(o), None, ())
-        ctx = a._chunk.ctx
+        ac = a._chunk
+        ctx, ad = ac.ctx, a._data
         if out is None:
-            out = _new(a._data.shape, ctx, a._data.dtype)
-        fn, ad, rd = op.function, a._data, out._data
-        _engine_mod.get().push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
-                                    (a._chunk.var,), (out._chunk.var,), 0, 0, scalar_name)
+            out = _new(ad.shape, ctx, ad.dtype)
+        fn, rd = op.function, out._data
+        ac.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
+                            (ac.var,), (out._chunk.var,),
+                            _INLINE if rd.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0,
+                            0, scalar_name)
         return out
     if isinstance(o, (np.ndarray, list, tuple)):
         from .ndarray import array

@@ -430,7 +430,7 @@ def _copy(src: NDArray, dst: NDArray) -> None:
                                     [dst._chunk.var], FnProperty.COPY_TO_GPU, 0, "copy_d2d")
 
 
-_small: dict[Context, tuple[int, Any]] = {}
+_small: dict[str, tuple[int, Any]] = {}
 
 
 def _new(shape: tuple, ctx: Context, dt: np.dtype) -> NDArray:
@@ -439,10 +439,10 @@ def _new(shape: tuple, ctx: Context, dt: np.dtype) -> NDArray:
     n = dt.itemsize
     for d in shape:
         n *= d
-    sm = _small.get(ctx)
+    sm = _small.get(ctx.device_type)  # keyed by the type string: hashing a Context costs more
     if sm is None:
         be = get_backend(ctx)
-        sm = _small[ctx] = (be.small_alloc_bytes, be.xp.empty)
+        sm = _small[ctx.device_type] = (be.small_alloc_bytes, be.xp.empty)
     if n <= sm[0]:
         return NDArray(Chunk(None, ctx, _engine_mod.get()), sm[1](shape, dt))
     chunk = alloc_chunk(n, ctx)

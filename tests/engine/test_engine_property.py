@@ -27,7 +27,8 @@ from plexnet.engine import FnProperty
 M = (1 << 61) - 1
 CTXS = (cpu(0), cpu(1))
 SYNC_PROPS = (FnProperty.NORMAL,) * 8 + (FnProperty.CPU_PRIORITIZED, FnProperty.COPY_TO_GPU,
-                                        FnProperty.COPY_FROM_GPU, FnProperty.NO_SKIP)
+                                        FnProperty.COPY_FROM_GPU, FnProperty.NO_SKIP,
+                                        FnProperty.INLINE, FnProperty.INLINE)
 ASYNC_PROPS = (FnProperty.NORMAL,) * 4 + (FnProperty.ASYNC, FnProperty.CPU_PRIORITIZED)
 PRIORITIES = (0,) * 12 + (-3, -1, 1, 2, 7)
 

@@ -771,3 +771,37 @@ def test_exit_runs_pending_work_and_does_not_hang(kind: str) -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "done"
+
+
+# -- FnProperty.INLINE (plexnet addition) -------------------------------------------------------
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
+def test_inline_runs_on_pusher_when_ready_and_queues_otherwise(kind):
+    import threading as _th
+    from plexnet import cpu, engine as _eng
+    from plexnet.engine import EngineOpError, FnProperty
+    e = _eng.create(kind)
+    try:
+        v = e.new_var()
+        seen = []
+        e.push_sync(lambda rc: seen.append(_th.get_ident()), cpu(), (), (v,), FnProperty.INLINE)
+        assert seen == [_th.get_ident()]  # ran at once, on this thread
+        gate = _th.Event()
+        e.push_sync(lambda rc: gate.wait(5), cpu(), (), (v,))
+        e.push_sync(lambda rc: seen.append(_th.get_ident()), cpu(), (), (v,), FnProperty.INLINE)
+        assert len(seen) == 1  # v busy: queued behind the blocked op, not run inline
+        gate.set()
+        e.wait_for_var(v)
+        assert len(seen) == 2 and seen[1] != _th.get_ident()
+
+        def boom(rc):
+            raise ValueError("inline boom")
+        w = e.new_var()
+        e.push_sync(boom, cpu(), (), (w,), FnProperty.INLINE, name="boomop")  # must not raise here
+        ran = []
+        e.push_sync(lambda rc: ran.append(1), cpu(), (w,), (e.new_var(),), FnProperty.INLINE)
+        assert ran == []  # dependant skipped
+        with pytest.raises(EngineOpError, match="boomop.*inline boom"):
+            e.wait_for_var(w)
+    finally:
+        e.shutdown()
