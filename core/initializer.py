@@ -34,10 +34,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .registry import ClassRegistry
+
 __all__ = ["InitDesc", "Initializer", "Load", "Mixed", "Zero", "One", "Constant", "Uniform", "Normal",
            "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "register", "alias", "create"]
-
-_REGISTRY: dict[str, type] = {}
 
 
 class InitDesc(str):
@@ -243,47 +243,24 @@ def _bilinear(shape: Sequence[int]) -> np.ndarray:
     return weight.astype("float32").reshape(shape)
 
 
+_classes = ClassRegistry(Initializer, "initializer", accepts="a name, an Initializer or a JSON string")
+_REGISTRY = _classes.classes
+
+
 def register(klass: type) -> type:
     """Register an initializer class under its lower-cased name (for ``create`` and
     for ``__init__`` attributes)."""
-    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
-        raise TypeError(f"can only register subclasses of Initializer, got {klass!r}")
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
+    return _classes.register(klass)
 
 
 def alias(*aliases: str) -> Callable[[type], type]:
-    def reg(klass: type) -> type:
-        for name in aliases:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return reg
+    return _classes.alias(*aliases)
 
 
 def create(*args: Any, **kwargs: Any) -> Initializer:
     """An initializer from a name (``'xavier'``), an instance, a config dict, or a JSON
     string as ``dumps()`` writes (``'["uniform", {"scale": 0.1}]'``)."""
-    if args:
-        name, args = args[0], args[1:]
-    else:
-        name = kwargs.pop("initializer")
-    if isinstance(name, Initializer):
-        if args or kwargs:
-            raise ValueError("initializer is already an instance; additional arguments are invalid")
-        return name
-    if isinstance(name, dict):
-        return create(**name)
-    if not isinstance(name, str):
-        raise TypeError(f"initializer must be a name, an Initializer or a JSON string, got {name!r}")
-    if name.startswith("["):
-        name, kw = json.loads(name)
-        return create(name, **kw)
-    if name.startswith("{"):
-        return create(**json.loads(name))
-    key = name.lower()
-    if key not in _REGISTRY:
-        raise ValueError(f"initializer {name!r} is not registered; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[key](*args, **kwargs)
+    return _classes.create(*args, **kwargs)
 
 
 # -- composite initializers ---------------------------------------------------------------------

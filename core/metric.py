@@ -16,20 +16,18 @@ Global statistics (``get_global``): ``reset_local()`` (what ``Speedometer`` call
 """
 from __future__ import annotations
 
-import json
 import math
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import numpy
 
+from .registry import ClassRegistry
+
 __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "MCC", "PCC",
            "Perplexity", "MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood",
            "PearsonCorrelation", "Loss", "Torch", "Caffe", "CustomMetric", "np", "create",
            "register", "alias", "check_label_shapes"]
-
-_REGISTRY: dict[str, type] = {}
-
 
 def _is_array(x: Any) -> bool:
     return hasattr(x, "asnumpy") or isinstance(x, numpy.ndarray)
@@ -52,19 +50,21 @@ def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool 
     if label_shape != pred_shape:
         raise ValueError(f"Shape of labels {label_shape} does not match shape of predictions {pred_shape}")
     if wrap:
-        if _is_array(labels):
-            labels = [labels]
-        if _is_array(preds):
-            preds = [preds]
+        labels, preds = _as_lists(labels, preds)
     return labels, preds
 
 
-def _wrap(labels: Any, preds: Any) -> tuple:
+def _as_lists(labels: Any, preds: Any) -> tuple:
+    """A single array (of labels, of predictions) becomes a one-element list."""
     if _is_array(labels):
         labels = [labels]
     if _is_array(preds):
         preds = [preds]
-    return check_label_shapes(labels, preds)
+    return labels, preds
+
+
+def _wrap(labels: Any, preds: Any) -> tuple:
+    return check_label_shapes(*_as_lists(labels, preds))
 
 
 class EvalMetric:
@@ -138,22 +138,20 @@ class EvalMetric:
 
     def get_name_value(self) -> list[tuple]:
         """``[(name, value), ...]``."""
-        name, value = self.get()
+        return self._name_value_pairs(*self.get())
+
+    def get_global_name_value(self) -> list[tuple]:
+        if self._has_global_stats:
+            return self._name_value_pairs(*self.get_global())
+        return self.get_name_value()
+
+    @staticmethod
+    def _name_value_pairs(name: Any, value: Any) -> list[tuple]:
         if not isinstance(name, list):
             name = [name]
         if not isinstance(value, list):
             value = [value]
         return list(zip(name, value))
-
-    def get_global_name_value(self) -> list[tuple]:
-        if self._has_global_stats:
-            name, value = self.get_global()
-            if not isinstance(name, list):
-                name = [name]
-            if not isinstance(value, list):
-                value = [value]
-            return list(zip(name, value))
-        return self.get_name_value()
 
     # helpers for subclasses
     def _add(self, value: Any, n: Any) -> None:
@@ -169,45 +167,20 @@ class EvalMetric:
         self.global_num_inst += n
 
 
+_classes = ClassRegistry(EvalMetric, "metric", accepts="a name, an EvalMetric, a list or a function",
+                         known="known metrics")
+_REGISTRY = _classes.classes
+_create = _classes.create
+
+
 def register(klass: type) -> type:
     """Register a metric class under its lower-cased class name."""
-    if not (isinstance(klass, type) and issubclass(klass, EvalMetric)):
-        raise TypeError(f"can only register subclasses of EvalMetric, got {klass!r}")
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
+    return _classes.register(klass)
 
 
 def alias(*aliases: str) -> Callable[[type], type]:
     """Register a metric class under extra names: ``@alias('acc')``."""
-    def reg(klass: type) -> type:
-        for name in aliases:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return reg
-
-
-def _create(*args: Any, **kwargs: Any) -> EvalMetric:
-    if args:
-        name, args = args[0], args[1:]
-    else:
-        name = kwargs.pop("metric")
-    if isinstance(name, EvalMetric):
-        if args or kwargs:
-            raise ValueError("metric is already an instance; additional arguments are invalid")
-        return name
-    if isinstance(name, dict):
-        return _create(**name)
-    if not isinstance(name, str):
-        raise TypeError(f"metric must be a name, an EvalMetric, a list or a function, got {name!r}")
-    if name.startswith("["):
-        name, kw = json.loads(name)
-        return _create(name, **kw)
-    if name.startswith("{"):
-        return _create(**json.loads(name))
-    key = name.lower()
-    if key not in _REGISTRY:
-        raise ValueError(f"metric {name!r} is not registered; known metrics: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[key](*args, **kwargs)
+    return _classes.alias(*aliases)
 
 
 def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
@@ -451,8 +424,48 @@ class _BinaryClassificationMetrics:
         self.global_true_positives = self.global_true_negatives = 0
 
 
+class _BinaryStatsMetric(EvalMetric):
+    """F1 and MCC: a score of the binary counts, the mean of per-batch scores
+    (``average='macro'``) or one score over all batches (``'micro'``).
+
+    Subclasses keep MXNet's attribute names (F1: ``metrics`` / ``average``, MCC:
+    ``_metrics`` / ``_average``) and give them to this class through ``_stats``,
+    ``_per_batch`` and ``_score``."""
+
+    _stats: _BinaryClassificationMetrics
+    _per_batch: bool
+
+    def _score(self, use_global: bool) -> float:
+        raise NotImplementedError()
+
+    def update(self, labels: Any, preds: Any) -> None:
+        stats = self._stats
+        labels, preds = _wrap(labels, preds)
+        for label, pred in zip(labels, preds):
+            stats.update_binary_stats(label, pred)
+        if self._per_batch:
+            self.sum_metric += self._score(False)
+            self.global_sum_metric += self._score(True)
+            self.num_inst += 1
+            self.global_num_inst += 1
+            stats.reset_stats()
+        else:
+            self.sum_metric = self._score(False) * stats.total_examples
+            self.global_sum_metric = self._score(True) * stats.global_total_examples
+            self.num_inst = stats.total_examples
+            self.global_num_inst = stats.global_total_examples
+
+    def reset(self) -> None:
+        super().reset()
+        self._stats.reset_stats()
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._stats.local_reset_stats()
+
+
 @register
-class F1(EvalMetric):
+class F1(_BinaryStatsMetric):
     """F1 score of a binary classification (``average='macro'``: mean of per-batch
     scores; ``'micro'``: one score over all batches)."""
 
@@ -462,33 +475,15 @@ class F1(EvalMetric):
         self.metrics = _BinaryClassificationMetrics()
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            self.metrics.update_binary_stats(label, pred)
-        if self.average == "macro":
-            self.sum_metric += self.metrics.fscore
-            self.global_sum_metric += self.metrics.global_fscore
-            self.num_inst += 1
-            self.global_num_inst += 1
-            self.metrics.reset_stats()
-        else:
-            self.sum_metric = self.metrics.fscore * self.metrics.total_examples
-            self.global_sum_metric = self.metrics.global_fscore * self.metrics.global_total_examples
-            self.num_inst = self.metrics.total_examples
-            self.global_num_inst = self.metrics.global_total_examples
+    _stats = property(lambda self: self.metrics)  # type: ignore[assignment]
+    _per_batch = property(lambda self: self.average == "macro")  # type: ignore[assignment]
 
-    def reset(self) -> None:
-        super().reset()
-        self.metrics.reset_stats()
-
-    def reset_local(self) -> None:
-        super().reset_local()
-        self.metrics.local_reset_stats()
+    def _score(self, use_global: bool) -> float:
+        return self.metrics.global_fscore if use_global else self.metrics.fscore
 
 
 @register
-class MCC(EvalMetric):
+class MCC(_BinaryStatsMetric):
     """Matthews correlation coefficient of a binary classification."""
 
     def __init__(self, name: str = "mcc", output_names: Sequence[str] | None = None,
@@ -497,30 +492,11 @@ class MCC(EvalMetric):
         self._metrics = _BinaryClassificationMetrics()
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            self._metrics.update_binary_stats(label, pred)
-        if self._average == "macro":
-            self.sum_metric += self._metrics.matthewscc()
-            self.global_sum_metric += self._metrics.matthewscc(use_global=True)
-            self.num_inst += 1
-            self.global_num_inst += 1
-            self._metrics.reset_stats()
-        else:
-            self.sum_metric = self._metrics.matthewscc() * self._metrics.total_examples
-            self.global_sum_metric = (self._metrics.matthewscc(use_global=True)
-                                      * self._metrics.global_total_examples)
-            self.num_inst = self._metrics.total_examples
-            self.global_num_inst = self._metrics.global_total_examples
+    _stats = property(lambda self: self._metrics)  # type: ignore[assignment]
+    _per_batch = property(lambda self: self._average == "macro")  # type: ignore[assignment]
 
-    def reset(self) -> None:
-        super().reset()
-        self._metrics.reset_stats()
-
-    def reset_local(self) -> None:
-        super().reset_local()
-        self._metrics.local_reset_stats()
+    def _score(self, use_global: bool) -> float:
+        return self._metrics.matthewscc(use_global=use_global)
 
 
 @register
@@ -645,91 +621,69 @@ class Perplexity(EvalMetric):
 
 
 # -- regression --------------------------------------------------------------------------------
-def _as_2d(label: numpy.ndarray, pred: numpy.ndarray) -> tuple:
-    if label.ndim == 1:
-        label = label.reshape(label.shape[0], 1)
-    if pred.ndim == 1:
-        pred = pred.reshape(pred.shape[0], 1)
-    return label, pred
+class _RegressionMetric(EvalMetric):
+    """MAE, MSE, RMSE: ``_batch_error(label, pred)`` of each batch (1-d arrays as
+    columns), averaged over batches as MXNet does."""
+
+    @staticmethod
+    def _batch_error(label: numpy.ndarray, pred: numpy.ndarray) -> Any:
+        raise NotImplementedError()
+
+    def update(self, labels: Any, preds: Any) -> None:
+        labels, preds = _wrap(labels, preds)
+        for label, pred in zip(labels, preds):
+            label, pred = _np(label), _np(pred)
+            if label.ndim == 1:
+                label = label.reshape(label.shape[0], 1)
+            if pred.ndim == 1:
+                pred = pred.reshape(pred.shape[0], 1)
+            self._add(self._batch_error(label, pred), 1)
 
 
 @register
-class MAE(EvalMetric):
+class MAE(_RegressionMetric):
     """Mean absolute error (averaged per batch, as MXNet)."""
 
     def __init__(self, name: str = "mae", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_2d(_np(label), _np(pred))
-            self._add(numpy.abs(label - pred).mean(), 1)
+    @staticmethod
+    def _batch_error(label: numpy.ndarray, pred: numpy.ndarray) -> Any:
+        return numpy.abs(label - pred).mean()
 
 
 @register
-class MSE(EvalMetric):
+class MSE(_RegressionMetric):
     """Mean squared error (averaged per batch, as MXNet)."""
 
     def __init__(self, name: str = "mse", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_2d(_np(label), _np(pred))
-            self._add(((label - pred) ** 2.0).mean(), 1)
+    @staticmethod
+    def _batch_error(label: numpy.ndarray, pred: numpy.ndarray) -> Any:
+        return ((label - pred) ** 2.0).mean()
 
 
 @register
-class RMSE(EvalMetric):
+class RMSE(_RegressionMetric):
     """Root mean squared error (per batch, averaged over batches, as MXNet)."""
 
     def __init__(self, name: str = "rmse", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_2d(_np(label), _np(pred))
-            self._add(numpy.sqrt(((label - pred) ** 2.0).mean()), 1)
+    @staticmethod
+    def _batch_error(label: numpy.ndarray, pred: numpy.ndarray) -> Any:
+        return numpy.sqrt(((label - pred) ** 2.0).mean())
 
 
-@register
-@alias("ce")
-class CrossEntropy(EvalMetric):
-    """Mean of ``-log(p[label] + eps)`` over samples."""
+class _PickedLogLoss(EvalMetric):
+    """CrossEntropy and NegativeLogLikelihood: the sum over samples of
+    ``-log(pred[i, label[i]] + eps)``, counted per sample."""
 
-    def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", output_names: Sequence[str] | None = None,
-                 label_names: Sequence[str] | None = None) -> None:
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
-        self.eps = eps
-
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _wrap(labels, preds)
-        for label, pred in zip(labels, preds):
-            label = _np(label).ravel()
-            pred = _np(pred)
-            if label.shape[0] != pred.shape[0]:
-                raise ValueError(f"{label.shape[0]} labels for {pred.shape[0]} predictions")
-            prob = pred[numpy.arange(label.shape[0]), numpy.int64(label)]
-            self._add((-numpy.log(prob + self.eps)).sum(), label.shape[0])
-
-
-@register
-@alias("nll_loss")
-class NegativeLogLikelihood(EvalMetric):
-    """Negative log-likelihood (same figure as ``CrossEntropy``, named ``nll-loss``)."""
-
-    def __init__(self, eps: float = 1e-12, name: str = "nll-loss", output_names: Sequence[str] | None = None,
-                 label_names: Sequence[str] | None = None) -> None:
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
-        self.eps = eps
+    eps: float
 
     def update(self, labels: Any, preds: Any) -> None:
         labels, preds = _wrap(labels, preds)
@@ -741,6 +695,30 @@ class NegativeLogLikelihood(EvalMetric):
                 raise ValueError(f"{label.shape[0]} labels for {n} predictions")
             prob = pred[numpy.arange(n, dtype=numpy.int64), numpy.int64(label)]
             self._add((-numpy.log(prob + self.eps)).sum(), n)
+
+
+@register
+@alias("ce")
+class CrossEntropy(_PickedLogLoss):
+    """Mean of ``-log(p[label] + eps)`` over samples."""
+
+    def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.eps = eps
+
+
+@register
+@alias("nll_loss")
+class NegativeLogLikelihood(_PickedLogLoss):
+    """Negative log-likelihood (same figure as ``CrossEntropy``, named ``nll-loss``)."""
+
+    def __init__(self, eps: float = 1e-12, name: str = "nll-loss", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.eps = eps
 
 
 @register
@@ -860,10 +838,7 @@ class CustomMetric(EvalMetric):
         self._allow_extra_outputs = allow_extra_outputs
 
     def update(self, labels: Any, preds: Any) -> None:
-        if _is_array(labels):
-            labels = [labels]
-        if _is_array(preds):
-            preds = [preds]
+        labels, preds = _as_lists(labels, preds)
         if not self._allow_extra_outputs:
             labels, preds = check_label_shapes(labels, preds)
         for pred, label in zip(preds, labels):

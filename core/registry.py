@@ -4,15 +4,20 @@ Every registry a hook fills (operators, device backends, kvstore types, optimize
 data iterators) is a ``Registry``: entries are attributed to the plugin being loaded, a
 second plugin claiming a taken name is a ``PluginError`` naming both, and a plugin
 that fails half-way is rolled back with ``remove_plugin``.
+
+``ClassRegistry`` is the simpler MXNet ``mx.registry`` pattern that ``mx.metric`` and
+``mx.init`` use: subclasses of one base class registered under lower-cased names, and
+``create`` from a name, an instance, a config dict or a JSON string.
 """
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from .base import PluginError
 
-__all__ = ["Registry", "current_plugin", "attributing"]
+__all__ = ["Registry", "ClassRegistry", "current_plugin", "attributing"]
 
 T = TypeVar("T")
 _attr = threading.local()
@@ -115,3 +120,57 @@ class Registry(Generic[T]):
     def _changed(self) -> None:
         for fn in self._listeners:
             fn()
+
+
+class ClassRegistry:
+    """Subclasses of ``base`` by lower-cased name, with MXNet's ``register`` / ``alias``
+    decorators and ``create``. ``kind`` names the thing in messages and is the keyword
+    ``create`` reads the name from; ``accepts`` and ``known`` complete its error messages
+    (``"{kind} must be {accepts}, got ..."``, ``"...; {known}: a, b"``)."""
+
+    def __init__(self, base: type, kind: str, accepts: str, known: str = "known") -> None:
+        self.base = base
+        self.kind = kind
+        self.accepts = accepts
+        self.known = known
+        self.classes: dict[str, type] = {}
+
+    def register(self, klass: type) -> type:
+        if not (isinstance(klass, type) and issubclass(klass, self.base)):
+            raise TypeError(f"can only register subclasses of {self.base.__name__}, got {klass!r}")
+        self.classes[klass.__name__.lower()] = klass
+        return klass
+
+    def alias(self, *aliases: str) -> Callable[[type], type]:
+        def reg(klass: type) -> type:
+            for name in aliases:
+                self.classes[name.lower()] = klass
+            return klass
+        return reg
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        """An instance from a name (``args[0]`` or the ``kind`` keyword; further arguments
+        go to the class), an instance (returned as is), a config dict, or a JSON string
+        (``'["name", {kwargs}]'`` or ``'{"kind": "name", ...}'``)."""
+        if args:
+            name, args = args[0], args[1:]
+        else:
+            name = kwargs.pop(self.kind)
+        if isinstance(name, self.base):
+            if args or kwargs:
+                raise ValueError(f"{self.kind} is already an instance; additional arguments are invalid")
+            return name
+        if isinstance(name, dict):
+            return self.create(**name)
+        if not isinstance(name, str):
+            raise TypeError(f"{self.kind} must be {self.accepts}, got {name!r}")
+        if name.startswith("["):
+            name, kw = json.loads(name)
+            return self.create(name, **kw)
+        if name.startswith("{"):
+            return self.create(**json.loads(name))
+        key = name.lower()
+        if key not in self.classes:
+            raise ValueError(f"{self.kind} {name!r} is not registered; {self.known}: "
+                             f"{', '.join(sorted(self.classes))}")
+        return self.classes[key](*args, **kwargs)

@@ -1,9 +1,14 @@
-"""Parameter structs and shape checks shared by Convolution and Deconvolution."""
+"""Parameter structs, shape checks and the operator / property scaffolding shared by
+Convolution and Deconvolution."""
 from __future__ import annotations
 
 from typing import Any
 
-from plexnet.operator import Field, ParamError, Params, Shape
+from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params, Shape
+from plexnet.resource import ResourceRequest
+
+from ._common import writes
+from ._convcore import ConvGeom, batch_chunk
 
 LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 CUDNN_TUNE = ("off", "limited_workspace", "fastest")
@@ -46,3 +51,60 @@ class ConvParamBase(Params):
 def unsupported_layout(op: str, p: Any) -> NotImplementedError:
     return NotImplementedError(f"{op}: layout {p.layout!r} is not supported by the xp implementation "
                                f"(use channels-first {'NCW NCHW NCDHW'.split()[len(p.kernel) - 1]!r})")
+
+
+class ConvOpBase(Operator):
+    """What the Convolution and Deconvolution operators share: the layout check, one
+    ``ConvGeom`` per data shape (``make_geom``), workspace-bounded batch chunks and the
+    bias gradient."""
+
+    op_name = ""
+
+    def __init__(self, param: ConvParamBase) -> None:
+        if param.channels_last():
+            raise unsupported_layout(self.op_name, param)
+        self.p = param
+        self._geoms: dict = {}
+
+    def make_geom(self, dshape: tuple) -> ConvGeom:
+        raise NotImplementedError
+
+    def geom(self, dshape: tuple) -> ConvGeom:
+        g = self._geoms.get(dshape)
+        if g is None:
+            g = self._geoms[dshape] = self.make_geom(dshape)
+        return g
+
+    def _chunks(self, x: Any, backward: bool) -> list:
+        """(start, stop, geometry) batch slices keeping temporaries within ``workspace``."""
+        g = self.geom(tuple(x.shape))
+        nb = batch_chunk(g, x.itemsize, self.p.workspace, backward)
+        if nb >= g.N:
+            return [(0, g.N, g)]
+        return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
+                for s in range(0, g.N, nb)]
+
+    def _bias_backward(self, xp: Any, dy: Any, req: list, in_grad: list) -> None:
+        """The bias gradient (``in_grad[2]``): ``dy`` summed over all but the channel axis."""
+        if not self.p.no_bias and req[2] != OpReqType.null:
+            axes = (0,) + tuple(range(2, dy.ndim))
+            if writes(req[2]):
+                xp.sum(dy, axis=axes, out=in_grad[2])
+            else:
+                in_grad[2] += dy.sum(axis=axes)
+
+
+class ConvPropBase(OperatorProperty):
+    """Arguments, resources and backward dependencies of Convolution and Deconvolution."""
+
+    def list_arguments(self):
+        return ["data", "weight"] if self.param.no_bias else ["data", "weight", "bias"]
+
+    def forward_resource(self, in_shape):
+        return [ResourceRequest(ResourceRequest.kTempSpace)]
+
+    def backward_resource(self, in_shape):
+        return [ResourceRequest(ResourceRequest.kTempSpace)]
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return [out_grad[0], in_data[0], in_data[1]]

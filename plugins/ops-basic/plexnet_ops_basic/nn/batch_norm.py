@@ -12,9 +12,10 @@ gradient) without writing into the gamma array.
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+from plexnet.operator import Field, Operator, OpReqType, Params
 
-from ._common import shape_assign, writes
+from ._normcore import NormProp
+from ._normcore import store as _store
 
 
 class BatchNormParam(Params):
@@ -27,15 +28,6 @@ class BatchNormParam(Params):
     cudnn_off = Field(bool, default=False)
     min_calib_range = Field(float, default=None, optional=True, doc="quantisation only (ignored)")
     max_calib_range = Field(float, default=None, optional=True, doc="quantisation only (ignored)")
-
-
-def _store(xp, out, req, value):
-    if req == OpReqType.null:
-        return
-    if writes(req):
-        xp.copyto(out, value)
-    else:
-        out += value
 
 
 class BatchNormOp(Operator):
@@ -106,38 +98,22 @@ class BatchNormOp(Operator):
         _store(xp, in_grad[2], req[2], dbeta)
 
 
-class BatchNormProp(OperatorProperty):
+class BatchNormProp(NormProp):
     param_cls = BatchNormParam
-
-    def list_arguments(self):
-        return ["data", "gamma", "beta"]
-
-    def list_outputs(self):
-        return ["output", "mean", "var"]
-
-    def num_visible_outputs(self):
-        return 3 if self.param.output_mean_var else 1
+    outputs = ("output", "mean", "var")
+    backward_needs_stats = True
 
     def list_auxiliary_states(self):
         return ["moving_mean", "moving_var"]
 
-    def infer_shape(self, in_shape):
-        op, names = self.op_name, self.list_arguments()
-        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
-        d = shapes[0]
-        if d is None:
-            return shapes, [None] * 3, [None, None]
+    def check_data(self, d):
+        op = self.op_name
         if len(d) == 0:
             raise ShapeError(f"{op}: data must have at least one dimension")
         if not -len(d) <= self.param.axis < len(d):
             raise ShapeError(f"{op}: axis {self.param.axis} out of range for data shape {d}")
         c = (d[self.param.axis % len(d)],)
-        shape_assign(op, shapes, 1, names, c)
-        shape_assign(op, shapes, 2, names, c)
-        return shapes, [d, c, c], [c, c]
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        return [out_grad[0], in_data[0], in_data[1], out_data[1], out_data[2]]
+        return c, c
 
 
 def register(registry):

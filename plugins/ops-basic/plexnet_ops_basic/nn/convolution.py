@@ -7,12 +7,11 @@ The xp implementation is im2col + one GEMM per group (see ``_convcore``)."""
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType
-from plexnet.resource import ResourceRequest
+from plexnet.operator import Field, OpReqType
 
-from ._common import shape_assign, writes
-from ._convcore import ConvGeom, batch_chunk, conv_backward, conv_forward
-from ._convparams import ConvParamBase, unsupported_layout
+from ._common import shape_assign
+from ._convcore import ConvGeom, conv_backward, conv_forward
+from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
 
 class ConvolutionParam(ConvParamBase):
@@ -24,27 +23,11 @@ def conv_geom(p, dshape) -> ConvGeom:
                     p.dilate, p.pad)
 
 
-class ConvolutionOp(Operator):
-    def __init__(self, param: ConvolutionParam) -> None:
-        if param.channels_last():
-            raise unsupported_layout("Convolution", param)
-        self.p = param
-        self._geoms: dict = {}
+class ConvolutionOp(ConvOpBase):
+    op_name = "Convolution"
 
-    def geom(self, dshape) -> ConvGeom:
-        g = self._geoms.get(dshape)
-        if g is None:
-            g = self._geoms[dshape] = conv_geom(self.p, dshape)
-        return g
-
-    def _chunks(self, x, backward):
-        """(start, stop, geometry) batch slices keeping temporaries within ``workspace``."""
-        g = self.geom(tuple(x.shape))
-        nb = batch_chunk(g, x.itemsize, self.p.workspace, backward)
-        if nb >= g.N:
-            return [(0, g.N, g)]
-        return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
-                for s in range(0, g.N, nb)]
+    def make_geom(self, dshape) -> ConvGeom:
+        return conv_geom(self.p, dshape)
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
         x, w = in_data[0], in_data[1]
@@ -57,12 +40,7 @@ class ConvolutionOp(Operator):
         xp = ctx.xp
         x, w, dy = in_data[0], in_data[1], out_grad[0]
         res = ctx.requested[0] if ctx.requested else None
-        if not self.p.no_bias and req[2] != OpReqType.null:
-            axes = (0,) + tuple(range(2, x.ndim))
-            if writes(req[2]):
-                xp.sum(dy, axis=axes, out=in_grad[2])
-            else:
-                in_grad[2] += dy.sum(axis=axes)
+        self._bias_backward(xp, dy, req, in_grad)
         dw_req = req[1]
         for s, e, g in self._chunks(x, True):
             conv_backward(xp, g, x[s:e], w, dy[s:e], in_grad[0][s:e], req[0], in_grad[1], dw_req,
@@ -71,11 +49,8 @@ class ConvolutionOp(Operator):
                 dw_req = OpReqType.add
 
 
-class ConvolutionProp(OperatorProperty):
+class ConvolutionProp(ConvPropBase):
     param_cls = ConvolutionParam
-
-    def list_arguments(self):
-        return ["data", "weight"] if self.param.no_bias else ["data", "weight", "bias"]
 
     def infer_shape(self, in_shape):
         p, op, names = self.param, self.op_name, self.list_arguments()
@@ -102,15 +77,6 @@ class ConvolutionProp(OperatorProperty):
                 raise ShapeError(f"{op}: kernel {tuple(p.kernel)} (dilate {tuple(p.dilate)}) exceeds the padded "
                                  f"input: data shape {d}, pad {tuple(p.pad)}")
         return shapes, [conv_geom(p, d).out_shape], []
-
-    def forward_resource(self, in_shape):
-        return [ResourceRequest(ResourceRequest.kTempSpace)]
-
-    def backward_resource(self, in_shape):
-        return [ResourceRequest(ResourceRequest.kTempSpace)]
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        return [out_grad[0], in_data[0], in_data[1]]
 
 
 def register(registry):

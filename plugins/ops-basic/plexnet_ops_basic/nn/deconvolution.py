@@ -13,12 +13,11 @@ convolution's forward (data gradient) and weight gradient (see ``_convcore``).
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Shape
-from plexnet.resource import ResourceRequest
+from plexnet.operator import Field, OpReqType, ParamError, Shape
 
-from ._common import shape_assign, writes
-from ._convcore import ConvGeom, batch_chunk, conv_backward, conv_forward
-from ._convparams import ConvParamBase, unsupported_layout
+from ._common import shape_assign
+from ._convcore import ConvGeom, conv_backward, conv_forward
+from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
 
 class DeconvolutionParam(ConvParamBase):
@@ -67,27 +66,13 @@ def deconv_geom(p, dshape) -> ConvGeom:
     return ConvGeom(dshape[0], p.num_filter, dshape[1], p.num_group, out_sp, p.kernel, p.stride, p.dilate, pad)
 
 
-class DeconvolutionOp(Operator):
-    def __init__(self, param: DeconvolutionParam) -> None:
-        if param.channels_last():
-            raise unsupported_layout("Deconvolution", param)
-        self.p = param
-        self._geoms: dict = {}
+class DeconvolutionOp(ConvOpBase):
+    op_name = "Deconvolution"
 
-    def geom(self, dshape) -> ConvGeom:
-        g = self._geoms.get(dshape)
-        if g is None:
-            g = self._geoms[dshape] = deconv_geom(self.p, dshape)
-            assert g.out_sp == tuple(dshape[2:]), (g.out_sp, dshape)
+    def make_geom(self, dshape) -> ConvGeom:
+        g = deconv_geom(self.p, dshape)
+        assert g.out_sp == tuple(dshape[2:]), (g.out_sp, dshape)
         return g
-
-    def _chunks(self, x, backward):
-        g = self.geom(tuple(x.shape))
-        nb = batch_chunk(g, x.itemsize, self.p.workspace, True)
-        if nb >= g.N:
-            return [(0, g.N, g)]
-        return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
-                for s in range(0, g.N, nb)]
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
         if req[0] == OpReqType.null:
@@ -96,7 +81,8 @@ class DeconvolutionOp(Operator):
         x, w = in_data[0], in_data[1]
         res = ctx.requested[0] if ctx.requested else None
         out = out_data[0]
-        for s, e, g in self._chunks(x, False):
+        # forward and backward both run convolution gradients: chunk for those temporaries
+        for s, e, g in self._chunks(x, True):
             conv_backward(xp, g, None, w, x[s:e], out[s:e], req[0], None, OpReqType.null, None, OpReqType.null,
                           res)
         if not self.p.no_bias:
@@ -106,12 +92,7 @@ class DeconvolutionOp(Operator):
         xp = ctx.xp
         x, w, dy = in_data[0], in_data[1], out_grad[0]
         res = ctx.requested[0] if ctx.requested else None
-        if not self.p.no_bias and req[2] != OpReqType.null:
-            axes = (0,) + tuple(range(2, x.ndim))
-            if writes(req[2]):
-                xp.sum(dy, axis=axes, out=in_grad[2])
-            else:
-                in_grad[2] += dy.sum(axis=axes)
+        self._bias_backward(xp, dy, req, in_grad)
         dw_req = req[1]
         for s, e, g in self._chunks(x, True):
             # data gradient: the convolution of dy with w
@@ -123,11 +104,8 @@ class DeconvolutionOp(Operator):
                 dw_req = OpReqType.add
 
 
-class DeconvolutionProp(OperatorProperty):
+class DeconvolutionProp(ConvPropBase):
     param_cls = DeconvolutionParam
-
-    def list_arguments(self):
-        return ["data", "weight"] if self.param.no_bias else ["data", "weight", "bias"]
 
     def infer_shape(self, in_shape):
         p, op, names = self.param, self.op_name, self.list_arguments()
@@ -149,15 +127,6 @@ class DeconvolutionProp(OperatorProperty):
         if any(o < 1 for o in out_sp):
             raise ShapeError(f"{op}: output spatial shape {out_sp} is empty (data shape {d}, pad {tuple(p.pad)})")
         return shapes, [(d[0], p.num_filter) + out_sp], []
-
-    def forward_resource(self, in_shape):
-        return [ResourceRequest(ResourceRequest.kTempSpace)]
-
-    def backward_resource(self, in_shape):
-        return [ResourceRequest(ResourceRequest.kTempSpace)]
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        return [out_grad[0], in_data[0], in_data[1]]
 
 
 def register(registry):

@@ -5,10 +5,9 @@ Outputs ``output, mean, std`` (``(N, num_groups)``; visible with ``output_mean_v
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+from plexnet.operator import Field, Operator, OpReqType, Params
 
-from ._common import shape_assign
-from ._normcore import normalize, normalize_grad, store
+from ._normcore import NormProp, affine_grads, normalize, normalize_grad, store
 
 
 class GroupNormParam(Params):
@@ -40,41 +39,20 @@ class GroupNormOp(Operator):
         xr = self._view(x)
         dy = self._view(out_grad[0])
         xhat, _, std = normalize(xp, xr, (2,), self.p.eps)
-        if req[1] != OpReqType.null:
-            store(xp, in_grad[1], req[1], (dy * xhat).sum(axis=(0, 2)))
-        if req[2] != OpReqType.null:
-            store(xp, in_grad[2], req[2], dy.sum(axis=(0, 2)))
+        affine_grads(xp, dy, xhat, (0, 2), req, in_grad)
         if req[0] != OpReqType.null:
             dx = normalize_grad(dy * gamma.reshape(1, -1, 1), xhat, std, (2,))
             store(xp, in_grad[0], req[0], dx.reshape(x.shape))
 
 
-class GroupNormProp(OperatorProperty):
+class GroupNormProp(NormProp):
     param_cls = GroupNormParam
 
-    def list_arguments(self):
-        return ["data", "gamma", "beta"]
-
-    def list_outputs(self):
-        return ["output", "mean", "std"]
-
-    def num_visible_outputs(self):
-        return 3 if self.param.output_mean_var else 1
-
-    def infer_shape(self, in_shape):
-        op, names, G = self.op_name, self.list_arguments(), self.param.num_groups
-        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
-        d = shapes[0]
-        if d is None:
-            return shapes, [None] * 3, []
+    def check_data(self, d):
+        G = self.param.num_groups
         if len(d) < 2 or d[1] % G:
-            raise ShapeError(f"{op}: data {d} must be (N, C, ...) with C divisible by num_groups {G}")
-        shape_assign(op, shapes, 1, names, (G,))
-        shape_assign(op, shapes, 2, names, (G,))
-        return shapes, [d, (d[0], G), (d[0], G)], []
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        return [out_grad[0], in_data[0], in_data[1]]
+            raise ShapeError(f"{self.op_name}: data {d} must be (N, C, ...) with C divisible by num_groups {G}")
+        return (G,), (d[0], G)
 
 
 def register(registry):

@@ -4,10 +4,9 @@ axes, ``y = (x - mean) / sqrt(var + eps) * gamma[c] + beta[c]``, ``eps=1e-3``; d
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+from plexnet.operator import Field, Operator, OpReqType, Params
 
-from ._common import shape_assign
-from ._normcore import normalize, normalize_grad, store
+from ._normcore import NormProp, affine_grads, normalize, normalize_grad, store
 
 
 class InstanceNormParam(Params):
@@ -40,41 +39,19 @@ class InstanceNormOp(Operator):
         dy = out_grad[0]
         axes, bshape = self._geom(x)
         xhat, _, std = normalize(xp, x, axes, self.eps)
-        red = (0,) + axes
-        if req[1] != OpReqType.null:
-            store(xp, in_grad[1], req[1], (dy * xhat).sum(axis=red))
-        if req[2] != OpReqType.null:
-            store(xp, in_grad[2], req[2], dy.sum(axis=red))
+        affine_grads(xp, dy, xhat, (0,) + axes, req, in_grad)
         if req[0] != OpReqType.null:
             store(xp, in_grad[0], req[0], normalize_grad(dy * gamma.reshape(bshape), xhat, std, axes))
 
 
-class InstanceNormProp(OperatorProperty):
+class InstanceNormProp(NormProp):
     param_cls = InstanceNormParam
+    outputs = ("output", "mean", "var")
 
-    def list_arguments(self):
-        return ["data", "gamma", "beta"]
-
-    def list_outputs(self):
-        return ["output", "mean", "var"]
-
-    def num_visible_outputs(self):
-        return 1
-
-    def infer_shape(self, in_shape):
-        op, names = self.op_name, self.list_arguments()
-        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
-        d = shapes[0]
-        if d is None:
-            return shapes, [None] * 3, []
+    def check_data(self, d):
         if len(d) < 3:
-            raise ShapeError(f"{op}: data must be (N, C, spatial...), got shape {d}")
-        shape_assign(op, shapes, 1, names, (d[1],))
-        shape_assign(op, shapes, 2, names, (d[1],))
-        return shapes, [d, d[:2], d[:2]], []
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        return [out_grad[0], in_data[0], in_data[1]]
+            raise ShapeError(f"{self.op_name}: data must be (N, C, spatial...), got shape {d}")
+        return (d[1],), d[:2]
 
 
 def register(registry):

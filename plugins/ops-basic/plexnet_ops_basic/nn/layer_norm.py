@@ -5,24 +5,16 @@ with size 1; visible with ``output_mean_var``)."""
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+from plexnet.operator import Field, Operator, OpReqType, Params
 
-from ._common import shape_assign, writes
+from ._normcore import NormProp, affine_grads, normalize, normalize_grad
+from ._normcore import store as _store
 
 
 class LayerNormParam(Params):
     axis = Field(int, default=-1, doc="the axis to normalise over")
     eps = Field(float, default=1e-5, low=0.0, doc="added to the variance")
     output_mean_var = Field(bool, default=False, doc="also output the mean and the std")
-
-
-def _store(xp, out, req, value):
-    if req == OpReqType.null:
-        return
-    if writes(req):
-        xp.copyto(out, value)
-    else:
-        out += value
 
 
 class LayerNormOp(Operator):
@@ -37,11 +29,7 @@ class LayerNormOp(Operator):
         xp = ctx.xp
         x, gamma, beta = in_data
         ax, bshape = self._bshape(x)
-        mean = x.mean(axis=ax, keepdims=True)
-        xc = x - mean
-        std = xp.sqrt((xc * xc).mean(axis=ax, keepdims=True) + self.p.eps)
-        y = xc
-        y /= std
+        y, mean, std = normalize(xp, x, ax, self.p.eps)
         y *= gamma.reshape(bshape)
         y += beta.reshape(bshape)
         _store(xp, out_data[0], req[0], y)
@@ -56,46 +44,20 @@ class LayerNormOp(Operator):
         ax, bshape = self._bshape(x)
         red = tuple(i for i in range(x.ndim) if i != ax)
         xhat = (x - mean) / std
-        if req[1] != OpReqType.null:
-            _store(xp, in_grad[1], req[1], (dy * xhat).sum(axis=red))
-        if req[2] != OpReqType.null:
-            _store(xp, in_grad[2], req[2], dy.sum(axis=red))
+        affine_grads(xp, dy, xhat, red, req, in_grad)
         if req[0] != OpReqType.null:
-            gdy = dy * gamma.reshape(bshape)
-            dx = gdy - gdy.mean(axis=ax, keepdims=True)
-            dx -= xhat * (gdy * xhat).mean(axis=ax, keepdims=True)
-            dx /= std
-            _store(xp, in_grad[0], req[0], dx)
+            _store(xp, in_grad[0], req[0], normalize_grad(dy * gamma.reshape(bshape), xhat, std, ax))
 
 
-class LayerNormProp(OperatorProperty):
+class LayerNormProp(NormProp):
     param_cls = LayerNormParam
+    backward_needs_stats = True
 
-    def list_arguments(self):
-        return ["data", "gamma", "beta"]
-
-    def list_outputs(self):
-        return ["output", "mean", "std"]
-
-    def num_visible_outputs(self):
-        return 3 if self.param.output_mean_var else 1
-
-    def infer_shape(self, in_shape):
-        op, names = self.op_name, self.list_arguments()
-        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
-        d = shapes[0]
-        if d is None:
-            return shapes, [None] * 3, []
+    def check_data(self, d):
         if not -len(d) <= self.param.axis < len(d):
-            raise ShapeError(f"{op}: axis {self.param.axis} out of range for data shape {d}")
+            raise ShapeError(f"{self.op_name}: axis {self.param.axis} out of range for data shape {d}")
         ax = self.param.axis % len(d)
-        shape_assign(op, shapes, 1, names, (d[ax],))
-        shape_assign(op, shapes, 2, names, (d[ax],))
-        ms = d[:ax] + (1,) + d[ax + 1:]
-        return shapes, [d, ms, ms], []
-
-    def declare_backward_dependency(self, out_grad, in_data, out_data):
-        return [out_grad[0], in_data[0], in_data[1], out_data[1], out_data[2]]
+        return (d[ax],), d[:ax] + (1,) + d[ax + 1:]
 
 
 def register(registry):

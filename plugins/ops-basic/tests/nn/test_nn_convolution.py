@@ -90,10 +90,8 @@ def test_workspace_chunking_matches(op, req, monkeypatch):
     full = run_backward(op, a, kw)
     # ~1 sample per chunk
     monkeypatch.setattr(cc, "batch_chunk", lambda g, it, mb, bw: max(1, g.N // 3))
-    import plexnet_ops_basic.nn.convolution as conv_mod
-    import plexnet_ops_basic.nn.deconvolution as deconv_mod
-    monkeypatch.setattr(conv_mod, "batch_chunk", cc.batch_chunk)
-    monkeypatch.setattr(deconv_mod, "batch_chunk", cc.batch_chunk)
+    import plexnet_ops_basic.nn._convparams as conv_base  # ConvOpBase._chunks calls it
+    monkeypatch.setattr(conv_base, "batch_chunk", cc.batch_chunk)
     from plexnet.plugins import registries
     registries().operators._clear_caches()
     chunked = run_backward(op, a, kw)

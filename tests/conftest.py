@@ -1,4 +1,4 @@
-"""Fixtures for resource-manager tests."""
+"""Fixtures shared by the core test packages (resource, storage, ...)."""
 from __future__ import annotations
 
 from typing import Iterator
