@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from plexnet.base import ShapeError
-from plexnet.operator import OpReqType, assign
+from plexnet.operator import OperatorProperty, OpReqType, assign
 
 __all__ = ["assign", "OpReqType", "shape_assign", "ShapeError", "writes", "accumulate", "fmt_shape",
-           "prod", "check_ndim"]
+           "prod", "check_ndim", "HiddenOutputProp"]
 
 
 def prod(shape: Sequence[int]) -> int:
@@ -53,3 +53,27 @@ def accumulate(xp: Any, out: Any, req: OpReqType, value: Any) -> None:
         out += value
     elif value is not out:
         out[...] = value
+
+
+class HiddenOutputProp(OperatorProperty):
+    """One data input; outputs ``output`` (data's shape) and a hidden second output named
+    ``hidden`` that backward reads (Dropout's ``mask``, LRN's ``tmp_norm``,
+    L2Normalization's ``norm``). Subclasses give ``hidden_shape(d)``, which also checks
+    the data shape ``d``."""
+
+    hidden = ""
+
+    def list_outputs(self):
+        return ["output", self.hidden]
+
+    def num_visible_outputs(self):
+        return 1
+
+    def hidden_shape(self, d):
+        raise NotImplementedError
+
+    def infer_shape(self, in_shape):
+        d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
+        if d is None:
+            return [d], [None, None], []
+        return [d], [d, self.hidden_shape(d)], []

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np  # dtype handling only
 
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params, Shape
+from plexnet.operator import Field, Operator, OpReqType, ParamError, Params, Shape
 from plexnet.resource import ResourceRequest
 
-from ._common import writes
+from ._common import HiddenOutputProp, writes
 
 
 class DropoutParam(Params):
@@ -65,24 +65,15 @@ class DropoutOp(Operator):
             in_grad[0] += out_grad[0] * out_data[1]
 
 
-class DropoutProp(OperatorProperty):
+class DropoutProp(HiddenOutputProp):
     param_cls = DropoutParam
+    hidden = "mask"
 
-    def list_outputs(self):
-        return ["output", "mask"]
-
-    def num_visible_outputs(self):
-        return 1
-
-    def infer_shape(self, in_shape):
-        d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
-        if d is None:
-            return [d], [None, None], []
+    def hidden_shape(self, d):
         axes = [a % len(d) if -len(d) <= a < len(d) else None for a in self.param.axes]
         if None in axes:
             raise ParamError(f"{self.op_name}: axes {tuple(self.param.axes)} out of range for data shape {d}")
-        m = tuple(1 if i in axes else s for i, s in enumerate(d))
-        return [d], [d, m], []
+        return tuple(1 if i in axes else s for i, s in enumerate(d))
 
     def forward_resource(self, in_shape):
         return [ResourceRequest(ResourceRequest.kRandom)]

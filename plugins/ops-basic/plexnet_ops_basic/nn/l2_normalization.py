@@ -5,8 +5,9 @@ over every axis but the first (``mode='instance'``, default), over axis 1
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
+from plexnet.operator import Field, Operator, OpReqType, Params
 
+from ._common import HiddenOutputProp
 from ._normcore import store
 
 
@@ -54,24 +55,16 @@ class L2NormalizationOp(Operator):
         store(xp, in_grad[0], req[0], dx)
 
 
-class L2NormalizationProp(OperatorProperty):
+class L2NormalizationProp(HiddenOutputProp):
     param_cls = L2NormalizationParam
+    hidden = "norm"
 
-    def list_outputs(self):
-        return ["output", "norm"]
-
-    def num_visible_outputs(self):
-        return 1
-
-    def infer_shape(self, in_shape):
-        d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
-        if d is None:
-            return [d], [None, None], []
+    def hidden_shape(self, d):
         need = 2 if self.param.mode != "spatial" else 3
         if len(d) < need:
             raise ShapeError(f"{self.op_name}: mode {self.param.mode!r} needs data with at least {need} "
                              f"dimensions, got shape {d}")
-        return [d], [d, _norm_shape(self.param.mode, d)], []
+        return _norm_shape(self.param.mode, d)
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         return [out_grad[0], out_data[0], out_data[1]]

@@ -4,9 +4,9 @@ The normaliser is kept in the hidden second output ``tmp_norm`` for backward."""
 from __future__ import annotations
 
 from plexnet.base import ShapeError
-from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params
+from plexnet.operator import Field, Operator, OpReqType, ParamError, Params
 
-from ._common import writes
+from ._common import HiddenOutputProp, writes
 
 
 class LRNParam(Params):
@@ -68,20 +68,14 @@ class LRNOp(Operator):
             in_grad[0] += dx
 
 
-class LRNProp(OperatorProperty):
+class LRNProp(HiddenOutputProp):
     param_cls = LRNParam
+    hidden = "tmp_norm"
 
-    def list_outputs(self):
-        return ["output", "tmp_norm"]
-
-    def num_visible_outputs(self):
-        return 1
-
-    def infer_shape(self, in_shape):
-        d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
-        if d is not None and len(d) < 2:
+    def hidden_shape(self, d):
+        if len(d) < 2:
             raise ShapeError(f"{self.op_name}: data must have a channel axis (N, C, ...), got shape {d}")
-        return [d], [d, d], []
+        return d
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         return [out_grad[0], in_data[0], out_data[0], out_data[1]]
