@@ -14,7 +14,7 @@ try:
     except Exception as e:  # noqa: BLE001 - no driver / no device
         reason = f"CuPy is installed but CUDA is not usable: {type(e).__name__}: {e}"
 except ImportError as e:
-    reason = f"CuPy is not installed ({e}); pip install cupy-cuda12x"
+    reason = f"CuPy is not installed ({e}); pip install the CuPy wheel for your CUDA, e.g. cupy-cuda13x or cupy-cuda12x"
 except Exception as e:  # noqa: BLE001 - broken CUDA libraries
     reason = f"importing CuPy failed: {type(e).__name__}: {e}"
 
