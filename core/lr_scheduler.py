@@ -150,52 +150,59 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
+class _DecayToFinalLR:
+    """Mixin of PolyScheduler and CosineScheduler (an ``LRScheduler``): after the warm-up
+    the rate falls from ``base_lr`` to ``final_lr`` at ``max_update`` along
+    ``decayed_lr(num_update)``, and stays there."""
+
+    warmup_steps: int
+    base_lr: float
+
+    def _decay_to(self, max_update: int, final_lr: float) -> None:
+        if not isinstance(max_update, int):
+            raise TypeError("max_update must be an int")
+        if max_update < 1:
+            raise ValueError("maximum number of updates must be strictly positive")
+        self.base_lr_orig = self.base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def decayed_lr(self, num_update: int) -> float:
+        raise NotImplementedError
+
+    def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)  # type: ignore[attr-defined]
+        if num_update <= self.max_update:
+            self.base_lr = self.decayed_lr(num_update)
+        return self.base_lr
+
+
+class PolyScheduler(_DecayToFinalLR, LRScheduler):
     """Polynomial decay to ``final_lr`` at ``max_update``:
     ``final_lr + (base_lr - final_lr) * (1 - (n - warmup_steps) / (max_update - warmup_steps)) ** pwr``."""
 
     def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2, final_lr: float = 0,
                  warmup_steps: int = 0, warmup_begin_lr: float = 0, warmup_mode: str = "linear") -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError("max_update must be an int")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._decay_to(max_update, final_lr)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
-        return self.base_lr
+    def decayed_lr(self, num_update: int) -> float:
+        return self.final_lr + (self.base_lr_orig - self.final_lr) * \
+            pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_DecayToFinalLR, LRScheduler):
     """Cosine decay to ``final_lr`` at ``max_update``:
     ``final_lr + (base_lr - final_lr) * (1 + cos(pi * (n - warmup_steps) / (max_update - warmup_steps))) / 2``."""
 
     def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0, warmup_steps: int = 0,
                  warmup_begin_lr: float = 0, warmup_mode: str = "linear") -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError("max_update must be an int")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._decay_to(max_update, final_lr)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+    def decayed_lr(self, num_update: int) -> float:
+        return self.final_lr + (self.base_lr_orig - self.final_lr) * \
+            (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2

@@ -29,6 +29,7 @@ __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1"
            "PearsonCorrelation", "Loss", "Torch", "Caffe", "CustomMetric", "np", "create",
            "register", "alias", "check_label_shapes"]
 
+
 def _is_array(x: Any) -> bool:
     return hasattr(x, "asnumpy") or isinstance(x, numpy.ndarray)
 

@@ -76,6 +76,16 @@ def pending_error(vars_: Sequence["Var"]) -> "EngineOpError | None":
     return None
 
 
+def raise_unreported(errors: Sequence[EngineOpError]) -> None:
+    """``wait_for_all``'s end: raise the first of ``errors`` not yet reported (the
+    other unreported ones count as reported with it)."""
+    errs = [e for e in errors if not e.reported]
+    if errs:
+        for e in errs[1:]:
+            e.report()
+        raise errs[0].report()
+
+
 class Var:
     """An engine variable: a token standing for a resource that functions read or
     mutate. Engines subclass it to keep their scheduling state."""

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 from ..base import EngineError
 from ..context import Context
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Var, check_not_in_engine,
-                   mark_engine_thread, pending_error, split_vars, SyncFn)
+                   mark_engine_thread, pending_error, raise_unreported, split_vars, SyncFn)
 from .runctx import run_context
 
 __all__ = ["NaiveEngine"]
@@ -102,8 +102,4 @@ class NaiveEngine(Engine):
         check_not_in_engine("wait_for_all")
         with self._lock:
             errs, self._errors = self._errors, []
-        errs = [e for e in errs if not e.reported]
-        if errs:
-            for e in errs[1:]:
-                e.report()
-            raise errs[0].report()
+        raise_unreported(errs)

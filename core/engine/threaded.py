@@ -44,7 +44,7 @@ from typing import Any
 from ..base import EngineError
 from ..context import Context
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var, _fn_name, _tls,
-                   check_not_in_engine, mark_engine_thread, pending_error, split_vars)
+                   check_not_in_engine, mark_engine_thread, pending_error, raise_unreported, split_vars)
 from .runctx import run_context
 from .var import DEAD, DELETING, ThreadedVar, _Op
 
@@ -257,8 +257,10 @@ class _ThreadedBase(Engine):
     def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                   priority: int = 0, name: str | None = None) -> None:
-        # The hottest entry point: ``_push`` inlined for synchronous functions (keep the
-        # two in step).
+        # The hottest entry point (every imperative NDArray operation): ``_push`` is inlined
+        # here ON PURPOSE for synchronous functions, to save a Python call per operation on
+        # the tiny-op path. This duplication is intentional -- do not merge the two; keep
+        # them in step when changing either.
         if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
             c, m = _norm(const_vars, mutate_vars)
         else:
@@ -346,7 +348,10 @@ class _ThreadedBase(Engine):
 
     def _push(self, fn: Any, ctx: Context, c: tuple, m: tuple, prop: Any, pri: int,
               name: Any, sync: bool) -> None:
-        """Register an operation on its variables; dispatch it if every one grants it."""
+        """Register an operation on its variables; dispatch it if every one grants it.
+
+        ``push_sync`` carries an intentional inlined copy of this for synchronous
+        functions (the hot path): a change here belongs there too."""
         try:
             pool = self._fast[ctx.device_type][ctx.device_id][prop]
             if pool is None:
@@ -808,11 +813,7 @@ class _ThreadedBase(Engine):
         self._wait_idle()
         with self._lock:
             errs, self._errors = self._errors, []
-        errs = [e for e in errs if not e.reported]
-        if errs:
-            for e in errs[1:]:
-                e.report()
-            raise errs[0].report()
+        raise_unreported(errs)
 
     # -- life cycle --------------------------------------------------------------------
     def shutdown(self, timeout: float | None = None) -> None:

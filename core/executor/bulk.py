@@ -19,29 +19,12 @@ Environment (read at bind time), as MXNet's ``MXNET_EXEC_BULK_EXEC_*``:
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Sequence
 
 from ..base import PlexnetError
+from ..env import env_flag, env_int
 
 __all__ = ["Segment", "make_segments", "bulk_settings", "env_flag", "env_int"]
-
-
-def env_flag(name: str, default: bool) -> bool:
-    v = os.environ.get(name, "").strip().lower()
-    if not v:
-        return default
-    return v not in ("0", "false", "no", "off")
-
-
-def env_int(name: str, default: int) -> int:
-    v = os.environ.get(name, "").strip()
-    if not v:
-        return default
-    try:
-        return int(v)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {v!r}") from None
 
 
 def bulk_settings(training: bool, bulk: bool | None) -> tuple[bool, int, int]:

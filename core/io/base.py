@@ -89,9 +89,15 @@ class DataIter:
 
     Subclasses implement ``iter_next`` (advance; False at the end) and ``getdata``,
     ``getlabel``, ``getpad``, ``getindex`` for the current batch, or override ``next``.
-    ``reset`` rewinds to the start of the data. ``close`` frees threads and files (also
-    done on garbage collection); iterators are context managers.
+    They describe their inputs by overriding ``provide_data`` / ``provide_label`` or by
+    keeping the lists in ``_provide_data`` / ``_provide_label``. ``reset`` rewinds to the
+    start of the data. ``close`` frees threads and files (also done on garbage
+    collection); iterators are context managers.
     """
+
+    #: whether the batches ``next()`` builds carry ``provide_data`` / ``provide_label``
+    #: (the file iterators' do; MXNet's Python ``DataIter.next`` leaves them None)
+    _batches_carry_descs = False
 
     def __init__(self, batch_size: int = 0) -> None:
         self.batch_size = batch_size
@@ -104,10 +110,12 @@ class DataIter:
 
     def next(self) -> DataBatch:
         """The next batch; ``StopIteration`` at the end of the data."""
-        if self.iter_next():
-            return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
-                             index=self.getindex())
-        raise StopIteration
+        if not self.iter_next():
+            raise StopIteration
+        batch = DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=self.getindex())
+        if self._batches_carry_descs:
+            batch.provide_data, batch.provide_label = self.provide_data, self.provide_label
+        return batch
 
     def __next__(self) -> DataBatch:
         return self.next()
@@ -135,12 +143,18 @@ class DataIter:
     @property
     def provide_data(self) -> list[DataDesc]:
         """``DataDesc`` of each data input."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
+        try:
+            return self._provide_data  # type: ignore[attr-defined]
+        except AttributeError:
+            raise NotImplementedError(f"{type(self).__name__} does not implement provide_data") from None
 
     @property
     def provide_label(self) -> list[DataDesc]:
         """``DataDesc`` of each label input."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement provide_label")
+        try:
+            return self._provide_label  # type: ignore[attr-defined]
+        except AttributeError:
+            raise NotImplementedError(f"{type(self).__name__} does not implement provide_label") from None
 
     def close(self) -> None:
         """Release threads and files held by the iterator (idempotent)."""
@@ -168,14 +182,6 @@ class ResizeIter(DataIter):
         self.batch_size = data_iter.batch_size
         if hasattr(data_iter, "default_bucket_key"):
             self.default_bucket_key = data_iter.default_bucket_key
-
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        return self._provide_data
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        return self._provide_label
 
     def reset(self) -> None:
         self.cur = 0

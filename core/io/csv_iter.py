@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..base import MXNetError
-from .base import DataBatch, DataDesc, DataIter, to_ndarray
+from .base import DataDesc, DataIter, to_ndarray
 
 __all__ = ["CSVIter"]
 
@@ -104,6 +104,8 @@ class CSVIter(DataIter):
     data_name, label_name : str
     """
 
+    _batches_carry_descs = True
+
     def __init__(self, data_csv: str, data_shape: Sequence[int], label_csv: str | None = "NULL",
                  label_shape: Sequence[int] = (1,), batch_size: int = 1, round_batch: bool = True,
                  dtype: str = "float32", data_name: str = "data", label_name: str = "softmax_label",
@@ -134,14 +136,6 @@ class CSVIter(DataIter):
         lshape = (b,) if self.label_shape == (1,) else (b,) + self.label_shape
         self._provide_data = [DataDesc(data_name, (b,) + self.data_shape, self.dtype.type)]
         self._provide_label = [DataDesc(label_name, lshape, self.dtype.type)]
-
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        return self._provide_data
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        return self._provide_label
 
     def _read(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         start = self._data.row
@@ -217,13 +211,6 @@ class CSVIter(DataIter):
 
     def getindex(self) -> np.ndarray:
         return self._current()[3]
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
-                         index=self.getindex(), provide_data=self._provide_data,
-                         provide_label=self._provide_label)
 
     def close(self) -> None:
         self._data.close()

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import recordio
 from ..base import MXNetError
-from .base import DataBatch, DataDesc, DataIter, to_ndarray
+from .base import DataDesc, DataIter, to_ndarray
 from .batching import BatchPlanner, Plan
 from .partition import partition_range
 
@@ -288,6 +288,8 @@ class ImageRecordIter(DataIter):
     ``index`` of a batch holds the records' ``IRHeader.id``.
     """
 
+    _batches_carry_descs = True
+
     def __init__(self, path_imgrec: str, data_shape: Sequence[int], batch_size: int,
                  path_imgidx: str = "", shuffle: bool = False, seed: int = 0, resize: int = -1,
                  rand_crop: bool = False, rand_mirror: bool = False, mirror: bool = False,
@@ -445,14 +447,6 @@ class ImageRecordIter(DataIter):
         self._pending.clear()
         self._exhausted = False
 
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        return self._provide_data
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        return self._provide_label
-
     def reset(self) -> None:
         if self._closed:
             raise RuntimeError("ImageRecordIter: reset() after close()")
@@ -495,13 +489,6 @@ class ImageRecordIter(DataIter):
 
     def getindex(self) -> np.ndarray:
         return self._current()[3]
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        data, label, pad, index = self._current()
-        return DataBatch(data=data, label=label, pad=pad, index=index,
-                         provide_data=self._provide_data, provide_label=self._provide_label)
 
     def close(self) -> None:
         """Stop the worker threads and close the file (idempotent)."""

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..base import MXNetError
-from .base import DataBatch, DataDesc, DataIter, to_ndarray
+from .base import DataDesc, DataIter, to_ndarray
 from .partition import partition_range
 
 __all__ = ["MNISTIter", "read_idx_file"]
@@ -73,6 +73,8 @@ class MNISTIter(DataIter):
     ``index`` holds each example's position in the files (MXNet reported zeros).
     """
 
+    _batches_carry_descs = True
+
     def __init__(self, image: str = "./train-images-idx3-ubyte", label: str = "./train-labels-idx1-ubyte",
                  batch_size: int = 128, shuffle: bool = True, flat: bool = False, seed: int = 0,
                  silent: bool = False, num_parts: int = 1, part_index: int = 0,
@@ -114,14 +116,6 @@ class MNISTIter(DataIter):
         self._provide_data = [DataDesc(data_name, (b,) + self._images.shape[1:], np.float32)]
         self._provide_label = [DataDesc(label_name, (b,), np.float32)]
 
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        return self._provide_data
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        return self._provide_label
-
     def reset(self) -> None:
         self._loc = 0
         self._cur = -1
@@ -150,9 +144,3 @@ class MNISTIter(DataIter):
 
     def getpad(self) -> int:
         return 0
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        return DataBatch(data=self.getdata(), label=self.getlabel(), pad=0, index=self.getindex(),
-                         provide_data=self._provide_data, provide_label=self._provide_label)

@@ -129,14 +129,6 @@ class PrefetchingIter(DataIter):
                 out.append(x)
         return out
 
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        return self._provide_data
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        return self._provide_label
-
     # -- threads ------------------------------------------------------------------------------
     def _start(self) -> None:
         self._ended = False

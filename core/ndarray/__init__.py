@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..operator.registry import OpFunctionCache
 from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
                       zeros)
 from .serialize import load, save
@@ -14,21 +15,18 @@ from .serialize import load, save
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load",
            "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t"]
 
-_fn_cache: dict[str, Any] = {}
+
+def _make_op_function(name: str) -> Any:
+    from .invoke import make_op_function
+    return make_op_function(name)
+
+
+_functions = OpFunctionCache(_make_op_function)
 
 
 def op_function(name: str) -> Any | None:
     """The ``nd.<name>`` function, or None when no operator has that name."""
-    fn = _fn_cache.get(name)
-    if fn is None:
-        from ..plugins import registries
-        reg = registries().operators
-        if name not in reg:
-            return None
-        from .invoke import make_op_function
-        fn = _fn_cache[name] = make_op_function(name)
-        reg.add_listener(_fn_cache.clear)
-    return fn
+    return _functions.get(name)
 
 
 def __getattr__(name: str) -> Any:

@@ -35,6 +35,7 @@ _INLINE = FnProperty.INLINE
 #: element-wise results up to this size may run on the calling thread (FnProperty.INLINE)
 INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
 _simple_cache: dict[str, tuple[SimpleOp, Any, EnvArguments]] = {}
+_simple_watching: Any = None
 
 
 def _ops() -> Any:
@@ -51,8 +52,11 @@ def _simple(name: str) -> tuple[SimpleOp, Any, EnvArguments]:
         if op is None:
             raise PlexnetError(f"operator {name!r} is not a SimpleOp")
         hit = (op, prop, op.make_env(prop.param))
+        global _simple_watching
+        if _simple_watching is not reg:  # one listener per registry, not one per miss
+            reg.add_listener(_simple_cache.clear)
+            _simple_watching = reg
         _simple_cache[name] = hit
-        reg.add_listener(_simple_cache.clear)
     return hit
 
 
@@ -223,10 +227,8 @@ def make_op_function(name: str) -> Any:
     """The ``nd.<name>`` function for a registered operator."""
     def fn(*args: Any, **kwargs: Any) -> Any:
         return invoke(name, args, kwargs)
-    cls = _ops().property_class(name)
     fn.__name__ = fn.__qualname__ = name
-    pdoc = cls.param_cls.doc() if cls.param_cls is not None else ""
-    fn.__doc__ = ((cls.__doc__ or f"The {name} operator.") + ("\n\nParameters\n----------\n" + pdoc if pdoc else ""))
+    fn.__doc__ = _ops().function_doc(name, f"The {name} operator.")
     return fn
 
 

@@ -21,7 +21,7 @@ from ..base import PlexnetError, PluginError
 from ..registry import Registry, current_plugin
 from .contract import Operator, OperatorProperty
 
-__all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound", "parse_force_impl"]
+__all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound", "OpFunctionCache", "parse_force_impl"]
 
 
 class OperatorNotFound(PlexnetError, AttributeError):
@@ -133,6 +133,13 @@ class OpRegistry(Registry[type]):
             raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides it "
                                    f"installed? `plexnet plugins` lists what is)")
         return cls
+
+    def function_doc(self, name: str, fallback: str) -> str:
+        """The docstring of the ``nd.<name>`` / ``sym.<name>`` function: the property's
+        doc (``fallback`` without one) and its parameters."""
+        cls = self.property_class(name)
+        pdoc = cls.param_cls.doc() if cls.param_cls is not None else ""
+        return (cls.__doc__ or fallback) + ("\n\nParameters\n----------\n" + pdoc if pdoc else "")
 
     def create_property(self, name: str, kwargs: dict[str, Any] | None = None) -> OperatorProperty:
         """A property instance for ``name`` initialised with ``kwargs`` (cached when hashable)."""
@@ -261,3 +268,27 @@ def parse_force_impl(spec: str) -> dict[tuple[str, str], str]:
                               f"(e.g. Convolution:gpu=cudnn)")
         out[(op, dev)] = impl
     return out
+
+
+class OpFunctionCache:
+    """The ``nd.<op>`` / ``sym.<op>`` functions: ``make(name)`` builds one per registered
+    operator on first use; all are dropped whenever the operator registry changes."""
+
+    def __init__(self, make: Callable[[str], Any]) -> None:
+        self._make = make
+        self._fns: dict[str, Any] = {}
+        self._watching: Any = None  # the registry whose changes clear the cache
+
+    def get(self, name: str) -> Any | None:
+        """The function of operator ``name``, or None when no operator has that name."""
+        fn = self._fns.get(name)
+        if fn is None:
+            from ..plugins import registries
+            reg = registries().operators
+            if name not in reg:
+                return None
+            if self._watching is not reg:  # one listener per registry, not one per miss
+                reg.add_listener(self._fns.clear)
+                self._watching = reg
+            fn = self._fns[name] = self._make(name)
+        return fn

@@ -19,6 +19,7 @@ import os
 import threading
 from typing import Any
 
+from ..env import env_int
 from .base import Handle, StorageManager, StorageStats
 from .naive import NaiveStorageManager
 from .pooled import STRATEGIES, PooledStorageManager, round_size
@@ -30,13 +31,7 @@ KINDS = ("pooled", "naive")
 
 
 def _env_int(name: str, default: int) -> int:
-    v = os.environ.get(name, "").strip()
-    if not v:
-        return default
-    try:
-        return int(v)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer number of bytes, got {v!r}") from None
+    return env_int(name, default, "an integer number of bytes")
 
 
 class Storage:

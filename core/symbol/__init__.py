@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..operator.registry import OpFunctionCache
 from .attribute import AttrScope
 from .name import NameManager, Prefix
 from .node import Entry, Node
@@ -19,24 +20,9 @@ from .symbol import Group, Symbol, Variable, create, load, load_json, var
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node", "Entry",
            "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]
 
-_fn_cache: dict[str, Any] = {}
-
 #: Symbol method names that MXNet maps to differently named operators
 _METHOD_ALIASES = {"reshape": "Reshape", "flatten": "Flatten", "swapaxes": "SwapAxis", "split": "SliceChannel",
                    "slice_channel": "SliceChannel", "cast": "Cast"}
-
-
-def op_function(name: str) -> Any | None:
-    """The ``sym.<name>`` function of a registered operator, or ``None``."""
-    fn = _fn_cache.get(name)
-    if fn is None:
-        from ..plugins import registries
-        reg = registries().operators
-        if name not in reg:
-            return None
-        fn = _fn_cache[name] = _make_function(name)
-        reg.add_listener(_fn_cache.clear)
-    return fn
 
 
 def _make_function(name: str) -> Any:
@@ -44,12 +30,17 @@ def _make_function(name: str) -> Any:
 
     def fn(*args: Any, **kwargs: Any) -> Symbol:
         return create(name, args, kwargs)
-    cls = registries().operators.property_class(name)
     fn.__name__ = fn.__qualname__ = name
-    pdoc = cls.param_cls.doc() if cls.param_cls is not None else ""
-    fn.__doc__ = ((cls.__doc__ or f"The {name} operator (symbolic).")
-                  + ("\n\nParameters\n----------\n" + pdoc if pdoc else ""))
+    fn.__doc__ = registries().operators.function_doc(name, f"The {name} operator (symbolic).")
     return fn
+
+
+_functions = OpFunctionCache(_make_function)
+
+
+def op_function(name: str) -> Any | None:
+    """The ``sym.<name>`` function of a registered operator, or ``None``."""
+    return _functions.get(name)
 
 
 class _Internal:

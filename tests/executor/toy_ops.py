@@ -23,13 +23,14 @@ from plexnet.resource import ResourceRequest
 PLUGIN_NAME = "plexnet-tests-toy-ops"
 
 
-def _put(out: Any, req: OpReqType, value: Any) -> None:
-    if req == OpReqType.null:
-        return
-    if req == OpReqType.add:
-        out += value
-    else:
-        out[...] = value
+class _InplaceProp(OperatorProperty):
+    """Output 0 may share input 0's memory, and input 0's gradient the head gradient's."""
+
+    def forward_inplace_option(self, in_data, out_data):
+        return [(in_data[0], out_data[0])]
+
+    def backward_inplace_option(self, out_grad, in_data, out_data, in_grad):
+        return [(out_grad[0], in_grad[0])]
 
 
 # -- FullyConnected --------------------------------------------------------------------------------
@@ -47,16 +48,16 @@ class FCOp(Operator):
         y = x @ in_data[1].T
         if not self.p.no_bias:
             y = y + in_data[2]
-        _put(out_data[0], req[0], y)
+        assign(out_data[0], req[0], y)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         assert out_data[0] is None, "XTFullyConnected must not receive its output in backward"
         x = in_data[0].reshape(in_data[0].shape[0], -1)
         dy = out_grad[0]
-        _put(in_grad[0], req[0], (dy @ in_data[1]).reshape(in_data[0].shape))
-        _put(in_grad[1], req[1], dy.T @ x)
+        assign(in_grad[0], req[0], (dy @ in_data[1]).reshape(in_data[0].shape))
+        assign(in_grad[1], req[1], dy.T @ x)
         if not self.p.no_bias:
-            _put(in_grad[2], req[2], dy.sum(axis=0))
+            assign(in_grad[2], req[2], dy.sum(axis=0))
 
 
 class FCProp(OperatorProperty):
@@ -93,26 +94,20 @@ class ActOp(Operator):
     def forward(self, ctx, in_data, req, out_data, aux):
         x = in_data[0]
         y = np.maximum(x, 0) if self.t == "relu" else np.tanh(x) if self.t == "tanh" else 1 / (1 + np.exp(-x))
-        _put(out_data[0], req[0], y)
+        assign(out_data[0], req[0], y)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         assert in_data[0] is None, "XTActivation must not receive its input in backward"
         y, dy = out_data[0], out_grad[0]
         g = dy * (y > 0) if self.t == "relu" else dy * (1 - y * y) if self.t == "tanh" else dy * y * (1 - y)
-        _put(in_grad[0], req[0], g)
+        assign(in_grad[0], req[0], g)
 
 
-class ActProp(OperatorProperty):
+class ActProp(_InplaceProp):
     param_cls = ActParam
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         return [out_grad[0], out_data[0]]
-
-    def forward_inplace_option(self, in_data, out_data):
-        return [(in_data[0], out_data[0])]
-
-    def backward_inplace_option(self, out_grad, in_data, out_data, in_grad):
-        return [(out_grad[0], in_grad[0])]
 
 
 # -- SoftmaxOutput ------------------------------------------------------------------------------------
@@ -127,15 +122,15 @@ class SMOp(Operator):
     def forward(self, ctx, in_data, req, out_data, aux):
         x = in_data[0]
         e = np.exp(x - x.max(axis=1, keepdims=True))
-        _put(out_data[0], req[0], e / e.sum(axis=1, keepdims=True))
+        assign(out_data[0], req[0], e / e.sum(axis=1, keepdims=True))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         assert out_grad[0] is None and in_data[0] is None
         p, lab = out_data[0], in_data[1].astype(np.int64)
         g = p.copy()
         g[np.arange(p.shape[0]), lab] -= 1
-        _put(in_grad[0], req[0], g * self.s)
-        _put(in_grad[1], req[1], 0)
+        assign(in_grad[0], req[0], g * self.s)
+        assign(in_grad[1], req[1], 0)
 
 
 class SMProp(OperatorProperty):
@@ -191,7 +186,7 @@ class BNOp(Operator):
         out_data[1][...] = mean
         out_data[2][...] = var
         xh = (x - self._b(mean, x)) / np.sqrt(self._b(var, x) + self.p.eps)
-        _put(out_data[0], req[0], xh * self._b(gamma, x) + self._b(beta, x))
+        assign(out_data[0], req[0], xh * self._b(gamma, x) + self._b(beta, x))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         x, gamma = in_data[0], in_data[1]
@@ -205,9 +200,9 @@ class BNOp(Operator):
         dbeta = dy.sum(axis=ax)
         dxh = dy * self._b(gamma, x)
         dx = inv / n * (n * dxh - dxh.sum(axis=ax, keepdims=True) - xh * (dxh * xh).sum(axis=ax, keepdims=True))
-        _put(in_grad[0], req[0], dx)
-        _put(in_grad[1], req[1], dgamma)
-        _put(in_grad[2], req[2], dbeta)
+        assign(in_grad[0], req[0], dx)
+        assign(in_grad[1], req[1], dgamma)
+        assign(in_grad[2], req[2], dbeta)
 
 
 class BNProp(OperatorProperty):
@@ -264,7 +259,7 @@ class ConvOp(Operator):
         y = np.einsum("ncxykl,fckl->nfxy", win, w, optimize=True)
         if not self.p.no_bias:
             y = y + in_data[2].reshape(1, -1, 1, 1)
-        _put(out_data[0], req[0], y)
+        assign(out_data[0], req[0], y)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         x, w, dy = in_data[0], in_data[1], out_grad[0]
@@ -273,9 +268,9 @@ class ConvOp(Operator):
         ph, pw = self.p.pad
         xp_ = self._pad(x)
         win = _windows(xp_, (kh, kw), (sh, sw))
-        _put(in_grad[1], req[1], np.einsum("nfxy,ncxykl->fckl", dy, win, optimize=True))
+        assign(in_grad[1], req[1], np.einsum("nfxy,ncxykl->fckl", dy, win, optimize=True))
         if not self.p.no_bias:
-            _put(in_grad[2], req[2], dy.sum(axis=(0, 2, 3)))
+            assign(in_grad[2], req[2], dy.sum(axis=(0, 2, 3)))
         if req[0] != OpReqType.null:
             cols = np.einsum("nfxy,fckl->ncxykl", dy, w, optimize=True)
             dxp = np.zeros_like(xp_)
@@ -283,7 +278,7 @@ class ConvOp(Operator):
             for i in range(kh):
                 for j in range(kw):
                     dxp[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] += cols[:, :, :, :, i, j]
-            _put(in_grad[0], req[0], dxp[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]])
+            assign(in_grad[0], req[0], dxp[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]])
 
 
 class ConvProp(OperatorProperty):
@@ -327,7 +322,7 @@ class PoolOp(Operator):
     def forward(self, ctx, in_data, req, out_data, aux):
         win = self._win(in_data[0])
         y = win.max(axis=(4, 5)) if self.t == "max" else win.mean(axis=(4, 5))
-        _put(out_data[0], req[0], y)
+        assign(out_data[0], req[0], y)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         x, y, dy = in_data[0], out_data[0], out_grad[0]
@@ -341,7 +336,7 @@ class PoolOp(Operator):
                     g[:, :, i:i + kh * oh:kh, j:j + kw * ow:kw] += dy * (xs == y)
                 else:
                     g[:, :, i:i + kh * oh:kh, j:j + kw * ow:kw] += dy / (kh * kw)
-        _put(in_grad[0], req[0], g)
+        assign(in_grad[0], req[0], g)
 
 
 class PoolProp(OperatorProperty):
@@ -361,13 +356,13 @@ class FlattenOp(Operator):
         pass
 
     def forward(self, ctx, in_data, req, out_data, aux):
-        _put(out_data[0], req[0], in_data[0].reshape(out_data[0].shape))
+        assign(out_data[0], req[0], in_data[0].reshape(out_data[0].shape))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
-        _put(in_grad[0], req[0], out_grad[0].reshape(in_grad[0].shape))
+        assign(in_grad[0], req[0], out_grad[0].reshape(in_grad[0].shape))
 
 
-class FlattenProp(OperatorProperty):
+class FlattenProp(_InplaceProp):
     def infer_shape(self, in_shape):
         d = in_shape[0]
         if d is None:
@@ -376,12 +371,6 @@ class FlattenProp(OperatorProperty):
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         return [out_grad[0]]
-
-    def forward_inplace_option(self, in_data, out_data):
-        return [(in_data[0], out_data[0])]
-
-    def backward_inplace_option(self, out_grad, in_data, out_data, in_grad):
-        return [(out_grad[0], in_grad[0])]
 
 
 class SliceParam(Params):
@@ -394,10 +383,10 @@ class SliceOp(Operator):
 
     def forward(self, ctx, in_data, req, out_data, aux):
         for o, r, part in zip(out_data, req, np.split(in_data[0], self.n, axis=1)):
-            _put(o, r, part)
+            assign(o, r, part)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
-        _put(in_grad[0], req[0], np.concatenate(list(out_grad), axis=1))
+        assign(in_grad[0], req[0], np.concatenate(list(out_grad), axis=1))
 
 
 class SliceProp(OperatorProperty):
@@ -429,12 +418,12 @@ class ConcatOp(Operator):
         pass
 
     def forward(self, ctx, in_data, req, out_data, aux):
-        _put(out_data[0], req[0], np.concatenate(list(in_data), axis=1))
+        assign(out_data[0], req[0], np.concatenate(list(in_data), axis=1))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
         sizes = np.cumsum([g.shape[1] for g in in_grad])[:-1]
         for g, r, part in zip(in_grad, req, np.split(out_grad[0], sizes, axis=1)):
-            _put(g, r, part)
+            assign(g, r, part)
 
 
 class ConcatProp(OperatorProperty):
@@ -469,15 +458,15 @@ class DropOp(Operator):
             rng = ctx.requested[0].get_random()
             mask = (rng.random(x.shape) >= self.p) / (1 - self.p)
             out_data[1][...] = mask
-            _put(out_data[0], req[0], x * mask)
+            assign(out_data[0], req[0], x * mask)
         else:
-            _put(out_data[0], req[0], x)
+            assign(out_data[0], req[0], x)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux):
-        _put(in_grad[0], req[0], out_grad[0] * out_data[1])
+        assign(in_grad[0], req[0], out_grad[0] * out_data[1])
 
 
-class DropProp(OperatorProperty):
+class DropProp(_InplaceProp):
     param_cls = DropParam
 
     def list_outputs(self):
@@ -495,12 +484,6 @@ class DropProp(OperatorProperty):
 
     def forward_resource(self, in_shape):
         return [ResourceRequest(ResourceRequest.kRandom)]
-
-    def forward_inplace_option(self, in_data, out_data):
-        return [(in_data[0], out_data[0])]
-
-    def backward_inplace_option(self, out_grad, in_data, out_data, in_grad):
-        return [(out_grad[0], in_grad[0])]
 
 
 # -- SimpleOps: add (out_grad kind, in-place), mul (in_data kind), square (in_data), exp (out_value) ------

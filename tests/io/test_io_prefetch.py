@@ -53,12 +53,13 @@ def test_mismatched_lengths_are_an_error(no_leaked_threads):
             next(p)
 
 
-class Exploding(DataIter):
-    """Yields ``ok`` batches, then raises from a helper function."""
+class _Numbers(DataIter):
+    """Batches ``[1]``, ``[2]`` ... (``data`` of shape (1,), no label); subclasses' ``next``
+    counts with ``self.i``."""
 
-    def __init__(self, ok=2):
+    def __init__(self):
         super().__init__(1)
-        self.ok, self.i = ok, 0
+        self.i = 0
 
     @property
     def provide_data(self):
@@ -70,6 +71,14 @@ class Exploding(DataIter):
 
     def reset(self):
         self.i = 0
+
+
+class Exploding(_Numbers):
+    """Yields ``ok`` batches, then raises from a helper function."""
+
+    def __init__(self, ok=2):
+        super().__init__()
+        self.ok = ok
 
     def next(self):
         self.i += 1
@@ -98,22 +107,11 @@ def test_worker_error_reraised_with_original_traceback(no_leaked_threads):
     p.close()
 
 
-class Slow(DataIter):
+class Slow(_Numbers):
     def __init__(self, n=1000, delay=0.01):
-        super().__init__(1)
-        self.n, self.delay, self.i = n, delay, 0
+        super().__init__()
+        self.n, self.delay = n, delay
         self.calls = 0
-
-    @property
-    def provide_data(self):
-        return [DataDesc("data", (1,))]
-
-    @property
-    def provide_label(self):
-        return []
-
-    def reset(self):
-        self.i = 0
 
     def next(self):
         self.calls += 1

@@ -205,7 +205,9 @@ def test_unpack_img_of_mxnet_fixture(fixtures_dir):
     r.close()
 
 
-def test_pillow_missing_gives_install_hint(monkeypatch):
+@pytest.fixture
+def no_pillow(monkeypatch):
+    """Importing ``PIL`` fails, as without Pillow installed."""
     import builtins
     real = builtins.__import__
 
@@ -215,20 +217,14 @@ def test_pillow_missing_gives_install_hint(monkeypatch):
         return real(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", fake)
+
+
+def test_pillow_missing_gives_install_hint(no_pillow):
     with pytest.raises(ImportError, match="Pillow"):
         recordio.unpack_img(recordio.pack(IRHeader(0, 0, 0, 0), b"\x89PNG"))
 
 
-def test_image_record_iter_without_pillow_says_how_to_install(fixtures_dir, monkeypatch):
-    import builtins
-    real = builtins.__import__
-
-    def fake(name, *a, **k):
-        if name == "PIL" or name.startswith("PIL."):
-            raise ImportError("No module named 'PIL'")
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
+def test_image_record_iter_without_pillow_says_how_to_install(fixtures_dir, no_pillow):
     from plexnet.io import ImageRecordIter
     with pytest.raises(ImportError, match=r"pip install 'plexnet\[image\]'"):
         ImageRecordIter(path_imgrec=os.path.join(fixtures_dir, "images.rec"), data_shape=(3, 16, 16),

@@ -13,19 +13,11 @@ import numpy as np
 import plexnet as mx
 from plexnet.base import PlexnetError as KVStoreError  # kvstore errors, or the engine error carrying one
 
+# the data the references are computed on ("big" is sliced when the bound is small); this
+# script's folder is on sys.path when it runs as ``python dist_scenarios.py``
+from dist_scenarios_ref import SHAPES, STEPS, grads, init_vals  # noqa: E402
+
 scenario, outdir = sys.argv[1], sys.argv[2]
-SHAPES = {"w": (30, 20), "big": (100, 70), "b": (5,)}   # "big" is sliced when the bound is small
-STEPS = 6
-
-
-def grads(rank, step):
-    rng = np.random.default_rng(1000 * step + rank)
-    return {k: rng.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()}
-
-
-def init_vals():
-    rng = np.random.default_rng(7)
-    return {k: rng.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()}
 
 
 def out(name, **data):

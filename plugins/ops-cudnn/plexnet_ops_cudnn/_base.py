@@ -57,6 +57,19 @@ class CudnnOp(Operator):
     def cudnn_ran(self, phase: str) -> None:
         _fe.count(f"{self.kind}.{phase}.cudnn")
 
+    def run_graph(self, ctx: Any, g: Any, dev: int, inputs: dict, out_name: str, out: Any, req: Any,
+                  phase: str) -> None:
+        """Execute ``g`` on ``inputs`` writing its tensor ``out_name`` into ``out`` by
+        ``req`` (``add``: through a scratch temporary, then added)."""
+        add = req == ADD
+        sc = _fe.scratch(ctx, [g.workspace, out.nbytes if add else 0])
+        with _fe.on_stream(ctx.run_ctx):
+            target = sc.array(1, out.shape, out.dtype) if add else out
+            _fe.execute(g, ctx.run_ctx, dev, {**inputs, out_name: target}, sc.ptr(0))
+            if add:
+                out += target
+        self.cudnn_ran(phase)
+
 
 def store(out: Any, req: Any, value: Any) -> None:
     """Write ``value`` into ``out`` honouring ``req`` (on the current stream)."""
@@ -71,3 +84,9 @@ def store(out: Any, req: Any, value: Any) -> None:
 def supported_dtype(dtype: Any, allow_double: bool = True) -> bool:
     dt = np.dtype(dtype)
     return dt in (np.dtype(np.float32), np.dtype(np.float16)) or (allow_double and dt == np.dtype(np.float64))
+
+
+def cudnn_ready(*arrays: Any) -> bool:
+    """Every array is a contiguous GPU array, of one dtype that cuDNN takes."""
+    dt = arrays[0].dtype
+    return contiguous(*arrays) and supported_dtype(dt) and all(a.dtype == dt for a in arrays[1:])

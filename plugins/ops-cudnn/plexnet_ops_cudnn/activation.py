@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _fe
-from ._base import ADD, NULL, CudnnOp, contiguous, supported_dtype
+from ._base import NULL, CudnnOp, cudnn_ready
 
 OP = "Activation"
 CUDNN_ACTS = ("relu", "sigmoid", "tanh")
@@ -75,7 +75,7 @@ class CudnnActivation(CudnnOp):
         x, y = in_data[0], out_data[0]
         if x.size == 0:
             return
-        if not (contiguous(x, y) and supported_dtype(x.dtype) and x.dtype == y.dtype):
+        if not cudnn_ready(x, y):
             return self.xp_forward(ctx, in_data, req, out_data, aux_states)
         dev = _fe.device_id_of(ctx.run_ctx)
         n = int(x.size)
@@ -83,14 +83,7 @@ class CudnnActivation(CudnnOp):
                                    lambda: fwd_graph(dev, x.dtype, n, self.act), what=f"{OP}({self.act}) forward")
         if isinstance(g, _fe.Unsupported):
             return self.xp_forward(ctx, in_data, req, out_data, aux_states)
-        add = req[0] == ADD
-        sc = _fe.scratch(ctx, [g.workspace, y.nbytes if add else 0])
-        with _fe.on_stream(ctx.run_ctx):
-            t = sc.array(1, y.shape, y.dtype) if add else y
-            _fe.execute(g, ctx.run_ctx, dev, {"x": x, "y": t}, sc.ptr(0))
-            if add:
-                y += t
-        self.cudnn_ran("forward")
+        self.run_graph(ctx, g, dev, {"x": x}, "y", y, req[0], "forward")
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
         if req[0] == NULL:
@@ -98,7 +91,7 @@ class CudnnActivation(CudnnOp):
         dy, y, dx = out_grad[0], out_data[0], in_grad[0]
         if dx.size == 0:
             return
-        if y is None or not (contiguous(dy, y, dx) and supported_dtype(dy.dtype) and dy.dtype == y.dtype == dx.dtype):
+        if y is None or not cudnn_ready(dy, y, dx):
             return self.xp_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
         dev = _fe.device_id_of(ctx.run_ctx)
         n = int(dy.size)
@@ -106,14 +99,7 @@ class CudnnActivation(CudnnOp):
                                    lambda: bwd_graph(dev, dy.dtype, n, self.act), what=f"{OP}({self.act}) backward")
         if isinstance(g, _fe.Unsupported):
             return self.xp_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
-        add = req[0] == ADD
-        sc = _fe.scratch(ctx, [g.workspace, dx.nbytes if add else 0])
-        with _fe.on_stream(ctx.run_ctx):
-            t = sc.array(1, dx.shape, dx.dtype) if add else dx
-            _fe.execute(g, ctx.run_ctx, dev, {"dy": dy, "y": y, "dx": t}, sc.ptr(0))
-            if add:
-                dx += t
-        self.cudnn_ran("backward")
+        self.run_graph(ctx, g, dev, {"dy": dy, "y": y}, "dx", dx, req[0], "backward")
 
 
 def factory(prop: Any, ctx: Any) -> Any:

@@ -195,6 +195,13 @@ class CudnnBatchNorm(CudnnOp):
             return None
         return bn_dims(x.shape)
 
+    def _train_graph(self, dev: int, dtype: Any, dims: list) -> Any:
+        """The cached forward-training graph (backward in its ``extra``) or ``Unsupported``."""
+        return _fe.CACHE.get_or_build(
+            ("bn_train", dev, str(dtype), tuple(dims), self.eps),
+            lambda: _first_layout(lambda lay: train_graphs(dev, dtype, dims, lay, self.eps)),
+            what=f"{OP} training")
+
     def _scale(self, dev: int, gamma: Any, c: int) -> Any:
         return _ones_like_param(_loader.cupy, dev, c) if self.fix_gamma else gamma
 
@@ -210,10 +217,7 @@ class CudnnBatchNorm(CudnnOp):
         dev = _fe.device_id_of(ctx.run_ctx)
         train = bool(ctx.is_train) and not self.global_stats
         if train:
-            g = _fe.CACHE.get_or_build(
-                ("bn_train", dev, str(x.dtype), tuple(dims), self.eps),
-                lambda: _first_layout(lambda lay: train_graphs(dev, x.dtype, dims, lay, self.eps)),
-                what=f"{OP} training")
+            g = self._train_graph(dev, x.dtype, dims)
         else:
             g = _fe.CACHE.get_or_build(
                 ("bn_infer", dev, str(x.dtype), tuple(dims)),
@@ -282,10 +286,7 @@ class CudnnBatchNorm(CudnnOp):
             return self._backward_global(ctx, dy, x, gamma, req, in_grad, aux_states)
         dims = bn_dims(x.shape)
         dev = _fe.device_id_of(ctx.run_ctx)
-        g = _fe.CACHE.get_or_build(
-            ("bn_train", dev, str(x.dtype), tuple(dims), self.eps),
-            lambda: _first_layout(lambda lay: train_graphs(dev, x.dtype, dims, lay, self.eps)),
-            what=f"{OP} training")
+        g = self._train_graph(dev, x.dtype, dims)
         if isinstance(g, _fe.Unsupported):  # evicted and rebuilt differently: cannot happen twice
             return self.xp_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
         b = g.extra["bwd"]

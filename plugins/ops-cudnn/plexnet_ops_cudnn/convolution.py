@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _fe
-from ._base import ADD, NULL, CudnnOp, contiguous, store, supported_dtype
+from ._base import ADD, NULL, CudnnOp, contiguous, cudnn_ready, store, supported_dtype
 
 OP = "Convolution"
 
@@ -33,43 +33,42 @@ def nd_dims(shape: Sequence[int]) -> list[int]:
 
 
 # -- graph builders (shared with pooling) -----------------------------------------------------------
+#: per graph: the frontend node, its two inputs (tensor name, node argument) and its output tensor
+_NODES = {
+    "fprop": ("conv_fprop", (("x", "image"), ("w", "weight")), "y"),
+    "dgrad": ("conv_dgrad", (("dy", "loss"), ("w", "filter")), "dx"),
+    "wgrad": ("conv_wgrad", (("x", "image"), ("dy", "loss")), "dw"),
+}
+
+
+def _node_graph(which: str, dev: int, dtype: Any, xdims: list, wdims: list, ydims: list, stride: tuple,
+                pad: tuple, dilate: tuple, ws_limit: int | None) -> _fe.Built:
+    node, inputs, output = _NODES[which]
+    dims = {"x": xdims, "dx": xdims, "w": wdims, "dw": wdims, "y": ydims, "dy": ydims}
+    spec = _fe.GraphSpec(dtype, dev, node)
+    args = {arg: spec.input(name, dims[name], _fe.packed_strides(dims[name])) for name, arg in inputs}
+    out = getattr(spec.graph, node)(**args, pre_padding=list(pad), post_padding=list(pad), stride=list(stride),
+                                     dilation=list(dilate), compute_data_type=_fe.compute_dtype(dtype), name=which)
+    spec.output(output, out, dims[output], _fe.packed_strides(dims[output]))
+    return _fe.build(spec, conv_like=True, workspace_limit=ws_limit)
+
+
 def fprop_graph(dev: int, dtype: Any, xdims: list, wdims: list, ydims: list, stride: tuple, pad: tuple,
                 dilate: tuple, ws_limit: int | None) -> _fe.Built:
-    spec = _fe.GraphSpec(dtype, dev, "conv_fprop")
-    X = spec.input("x", xdims, _fe.packed_strides(xdims))
-    W = spec.input("w", wdims, _fe.packed_strides(wdims))
-    Y = spec.graph.conv_fprop(image=X, weight=W, pre_padding=list(pad), post_padding=list(pad),
-                              stride=list(stride), dilation=list(dilate),
-                              compute_data_type=_fe.compute_dtype(dtype), name="fprop")
-    spec.output("y", Y, ydims, _fe.packed_strides(ydims))
-    return _fe.build(spec, conv_like=True, workspace_limit=ws_limit)
+    """``y = conv(x, w)``."""
+    return _node_graph("fprop", dev, dtype, xdims, wdims, ydims, stride, pad, dilate, ws_limit)
 
 
 def dgrad_graph(dev: int, dtype: Any, xdims: list, wdims: list, ydims: list, stride: tuple, pad: tuple,
                 dilate: tuple, ws_limit: int | None) -> _fe.Built:
-    spec = _fe.GraphSpec(dtype, dev, "conv_dgrad")
-    DY = spec.input("dy", ydims, _fe.packed_strides(ydims))
-    W = spec.input("w", wdims, _fe.packed_strides(wdims))
-    DX = spec.graph.conv_dgrad(loss=DY, filter=W, pre_padding=list(pad), post_padding=list(pad),
-                               stride=list(stride), dilation=list(dilate),
-                               compute_data_type=_fe.compute_dtype(dtype), name="dgrad")
-    spec.output("dx", DX, xdims, _fe.packed_strides(xdims))
-    return _fe.build(spec, conv_like=True, workspace_limit=ws_limit)
+    """``dx`` from ``dy`` and ``w``."""
+    return _node_graph("dgrad", dev, dtype, xdims, wdims, ydims, stride, pad, dilate, ws_limit)
 
 
 def wgrad_graph(dev: int, dtype: Any, xdims: list, wdims: list, ydims: list, stride: tuple, pad: tuple,
                 dilate: tuple, ws_limit: int | None) -> _fe.Built:
-    spec = _fe.GraphSpec(dtype, dev, "conv_wgrad")
-    X = spec.input("x", xdims, _fe.packed_strides(xdims))
-    DY = spec.input("dy", ydims, _fe.packed_strides(ydims))
-    DW = spec.graph.conv_wgrad(image=X, loss=DY, pre_padding=list(pad), post_padding=list(pad),
-                               stride=list(stride), dilation=list(dilate),
-                               compute_data_type=_fe.compute_dtype(dtype), name="wgrad")
-    spec.output("dw", DW, wdims, _fe.packed_strides(wdims))
-    return _fe.build(spec, conv_like=True, workspace_limit=ws_limit)
-
-
-_BUILDERS = {"fprop": fprop_graph, "dgrad": dgrad_graph, "wgrad": wgrad_graph}
+    """``dw`` from ``x`` and ``dy``."""
+    return _node_graph("wgrad", dev, dtype, xdims, wdims, ydims, stride, pad, dilate, ws_limit)
 
 
 def conv_graph(which: str, dev: int, dtype: Any, xshape: Sequence[int], wshape: Sequence[int],
@@ -80,7 +79,7 @@ def conv_graph(which: str, dev: int, dtype: Any, xshape: Sequence[int], wshape: 
     key = ("conv", which, dev, str(dtype), tuple(xd), tuple(wd), tuple(yd), stride, pad, dilate, ws_limit,
            _fe.allow_tf32())
     return _fe.CACHE.get_or_build(
-        key, lambda: _BUILDERS[which](dev, dtype, xd, wd, yd, stride, pad, dilate, ws_limit),
+        key, lambda: _node_graph(which, dev, dtype, xd, wd, yd, stride, pad, dilate, ws_limit),
         what=f"{what} {which}")
 
 
@@ -117,7 +116,7 @@ class CudnnConvolution(CudnnOp):
         x, w = in_data[0], in_data[1]
         b = None if self.p.no_bias else in_data[2]
         y = out_data[0]
-        if not (contiguous(x, w, y) and supported_dtype(x.dtype) and x.dtype == w.dtype == y.dtype):
+        if not cudnn_ready(x, w, y):
             return self.xp_forward(ctx, in_data, req, out_data, aux_states)
         dev = _fe.device_id_of(ctx.run_ctx)
         g = self._graph("fprop", dev, x, w, y)

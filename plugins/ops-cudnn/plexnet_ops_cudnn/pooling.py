@@ -21,7 +21,7 @@ import threading
 from typing import Any
 
 from . import _fe
-from ._base import ADD, NULL, CudnnOp, contiguous, prod, supported_dtype
+from ._base import NULL, CudnnOp, contiguous, cudnn_ready, prod
 from .convolution import as_2d, conv_graph
 
 OP = "Pooling"
@@ -80,7 +80,7 @@ class CudnnPooling(CudnnOp):
     kind = OP
 
     def _prepare(self, ctx: Any, x: Any, y: Any) -> Any:
-        if not (contiguous(x, y) and supported_dtype(x.dtype) and x.dtype == y.dtype):
+        if not cudnn_ready(x, y):
             return None
         geo = conv_geometry(self.p, tuple(x.shape), tuple(y.shape))
         if geo is None:
@@ -103,14 +103,7 @@ class CudnnPooling(CudnnOp):
         g = conv_graph("fprop", dev, x.dtype, x.shape, w.shape, y.shape, s, pd, dl, None, what=OP)
         if isinstance(g, _fe.Unsupported):
             return self.xp_forward(ctx, in_data, req, out_data, aux_states)
-        add = req[0] == ADD
-        sc = _fe.scratch(ctx, [g.workspace, y.nbytes if add else 0])
-        with _fe.on_stream(ctx.run_ctx):
-            target = sc.array(1, y.shape, y.dtype) if add else y
-            _fe.execute(g, ctx.run_ctx, dev, {"x": x, "w": w, "y": target}, sc.ptr(0))
-            if add:
-                y += target
-        self.cudnn_ran("forward")
+        self.run_graph(ctx, g, dev, {"x": x, "w": w}, "y", y, req[0], "forward")
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
         if req[0] == NULL:
@@ -123,14 +116,7 @@ class CudnnPooling(CudnnOp):
         g = conv_graph("dgrad", dev, dx.dtype, dx.shape, w.shape, dy.shape, s, pd, dl, None, what=OP)
         if isinstance(g, _fe.Unsupported):
             return self.xp_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
-        add = req[0] == ADD
-        sc = _fe.scratch(ctx, [g.workspace, dx.nbytes if add else 0])
-        with _fe.on_stream(ctx.run_ctx):
-            target = sc.array(1, dx.shape, dx.dtype) if add else dx
-            _fe.execute(g, ctx.run_ctx, dev, {"dy": dy, "w": w, "dx": target}, sc.ptr(0))
-            if add:
-                dx += target
-        self.cudnn_ran("backward")
+        self.run_graph(ctx, g, dev, {"dy": dy, "w": w}, "dx", dx, req[0], "backward")
 
 
 def _loaded_cupy() -> Any:

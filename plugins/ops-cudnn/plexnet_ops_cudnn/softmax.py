@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import _fe, _loader
-from ._base import ADD, NULL, CudnnOp, contiguous, prod, supported_dtype
+from ._base import ADD, NULL, CudnnOp, cudnn_ready, prod
 
 
 def softmax_unsupported(p: Any) -> str | None:
@@ -105,7 +105,7 @@ class CudnnSoftmaxBase(CudnnOp):
         x, y = in_data[0], out_data[0]
         if x.size == 0:
             return
-        if not (contiguous(x, y) and supported_dtype(x.dtype) and x.dtype == y.dtype):
+        if not cudnn_ready(x, y):
             return self.xp_forward(ctx, in_data, req, out_data, aux_states)
         o, L, i = self.geometry(tuple(x.shape))
         dev = _fe.device_id_of(ctx.run_ctx)
@@ -133,7 +133,7 @@ class CudnnSoftmaxBase(CudnnOp):
         dy, y, dx = out_grad[0], out_data[0], in_grad[0]
         if dx.size == 0:
             return
-        if y is None or not (contiguous(dy, y, dx) and supported_dtype(y.dtype) and dy.dtype == y.dtype == dx.dtype):
+        if y is None or not cudnn_ready(dy, y, dx):
             return self.xp_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
         o, L, i = self.geometry(tuple(y.shape))
         dev = _fe.device_id_of(ctx.run_ctx)

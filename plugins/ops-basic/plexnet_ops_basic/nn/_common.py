@@ -46,13 +46,8 @@ def writes(req: OpReqType) -> bool:
 
 
 def accumulate(xp: Any, out: Any, req: OpReqType, value: Any) -> None:
-    """``assign`` that also accepts a broadcastable ``value`` for write."""
-    if req == OpReqType.null:
-        return
-    if req == OpReqType.add:
-        out += value
-    elif value is not out:
-        out[...] = value
+    """``assign(out, req, value)`` (which broadcasts ``value`` for write too); ``xp`` is unused."""
+    assign(out, req, value)
 
 
 class HiddenOutputProp(OperatorProperty):

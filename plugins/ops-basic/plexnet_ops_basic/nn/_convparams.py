@@ -7,7 +7,7 @@ from typing import Any
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params, Shape
 from plexnet.resource import ResourceRequest
 
-from ._common import writes
+from ._common import shape_assign, writes
 from ._convcore import ConvGeom, batch_chunk
 
 LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
@@ -55,14 +55,14 @@ def unsupported_layout(op: str, p: Any) -> NotImplementedError:
 
 class ConvOpBase(Operator):
     """What the Convolution and Deconvolution operators share: the layout check, one
-    ``ConvGeom`` per data shape (``make_geom``), workspace-bounded batch chunks and the
-    bias gradient."""
+    ``ConvGeom`` per data shape (``make_geom``), workspace-bounded batch chunks, and
+    backward: the bias gradient, then ``backward_chunk`` per batch chunk."""
 
-    op_name = ""
+    kind = ""  # the operator's name, for messages
 
     def __init__(self, param: ConvParamBase) -> None:
         if param.channels_last():
-            raise unsupported_layout(self.op_name, param)
+            raise unsupported_layout(self.kind, param)
         self.p = param
         self._geoms: dict = {}
 
@@ -84,21 +84,52 @@ class ConvOpBase(Operator):
         return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
                 for s in range(0, g.N, nb)]
 
-    def _bias_backward(self, xp: Any, dy: Any, req: list, in_grad: list) -> None:
-        """The bias gradient (``in_grad[2]``): ``dy`` summed over all but the channel axis."""
+    def backward_chunk(self, xp: Any, g: ConvGeom, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType,
+                       dw: Any, dw_req: OpReqType, res: Any) -> None:
+        """Data and weight gradients of one batch chunk (``x``, ``dy``, ``dx`` are sliced)."""
+        raise NotImplementedError
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        xp = ctx.xp
+        x, w, dy = in_data[0], in_data[1], out_grad[0]
+        res = ctx.requested[0] if ctx.requested else None
         if not self.p.no_bias and req[2] != OpReqType.null:
-            axes = (0,) + tuple(range(2, dy.ndim))
+            axes = (0,) + tuple(range(2, x.ndim))
             if writes(req[2]):
                 xp.sum(dy, axis=axes, out=in_grad[2])
             else:
                 in_grad[2] += dy.sum(axis=axes)
+        dw_req = req[1]
+        for s, e, g in self._chunks(x, True):
+            self.backward_chunk(xp, g, x[s:e], w, dy[s:e], in_grad[0][s:e], req[0], in_grad[1], dw_req, res)
+            if dw_req != OpReqType.null:
+                dw_req = OpReqType.add  # the later chunks add to the weight gradient
 
 
 class ConvPropBase(OperatorProperty):
-    """Arguments, resources and backward dependencies of Convolution and Deconvolution."""
+    """Arguments, shapes, resources and backward dependencies of Convolution and
+    Deconvolution. Subclasses give ``weight_shape(d)``, which first checks the data shape
+    ``d``, and ``out_shape(d)``."""
 
     def list_arguments(self):
         return ["data", "weight"] if self.param.no_bias else ["data", "weight", "bias"]
+
+    def weight_shape(self, d: tuple) -> tuple:
+        raise NotImplementedError
+
+    def out_shape(self, d: tuple) -> tuple:
+        raise NotImplementedError
+
+    def infer_shape(self, in_shape):
+        p, op, names = self.param, self.op_name, self.list_arguments()
+        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
+        d = shapes[0]
+        if d is None:
+            return shapes, [None], []
+        shape_assign(op, shapes, 1, names, self.weight_shape(d))
+        if not p.no_bias:
+            shape_assign(op, shapes, 2, names, (p.num_filter,))
+        return shapes, [self.out_shape(d)], []
 
     def forward_resource(self, in_shape):
         return [ResourceRequest(ResourceRequest.kTempSpace)]

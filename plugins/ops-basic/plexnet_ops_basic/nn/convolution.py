@@ -9,7 +9,6 @@ from __future__ import annotations
 from plexnet.base import ShapeError
 from plexnet.operator import Field, OpReqType
 
-from ._common import shape_assign
 from ._convcore import ConvGeom, conv_backward, conv_forward
 from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
@@ -24,7 +23,7 @@ def conv_geom(p, dshape) -> ConvGeom:
 
 
 class ConvolutionOp(ConvOpBase):
-    op_name = "Convolution"
+    kind = "Convolution"
 
     def make_geom(self, dshape) -> ConvGeom:
         return conv_geom(self.p, dshape)
@@ -36,29 +35,16 @@ class ConvolutionOp(ConvOpBase):
         for s, e, g in self._chunks(x, False):
             conv_forward(ctx.xp, g, x[s:e], w, b, out_data[0][s:e], req[0], res)
 
-    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        xp = ctx.xp
-        x, w, dy = in_data[0], in_data[1], out_grad[0]
-        res = ctx.requested[0] if ctx.requested else None
-        self._bias_backward(xp, dy, req, in_grad)
-        dw_req = req[1]
-        for s, e, g in self._chunks(x, True):
-            conv_backward(xp, g, x[s:e], w, dy[s:e], in_grad[0][s:e], req[0], in_grad[1], dw_req,
-                          None, OpReqType.null, res)
-            if dw_req != OpReqType.null:
-                dw_req = OpReqType.add
+    def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
+        conv_backward(xp, g, x, w, dy, dx, dx_req, dw, dw_req, None, OpReqType.null, res)
 
 
 class ConvolutionProp(ConvPropBase):
     param_cls = ConvolutionParam
 
-    def infer_shape(self, in_shape):
-        p, op, names = self.param, self.op_name, self.list_arguments()
-        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
+    def weight_shape(self, d):
+        p, op = self.param, self.op_name
         nd = len(p.kernel)
-        d = shapes[0]
-        if d is None:
-            return shapes, [None], []
         if len(d) != nd + 2:
             raise ShapeError(f"{op}: data must be {nd + 2}-d (N, C, {'spatial ' * nd}) for a {nd}-d kernel "
                              f"{tuple(p.kernel)}, got shape {d}")
@@ -69,14 +55,15 @@ class ConvolutionProp(ConvPropBase):
             raise ShapeError(f"{op}: input channels {C} (data shape {d}) not divisible by num_group {p.num_group}")
         if p.num_filter % p.num_group:
             raise ShapeError(f"{op}: num_filter {p.num_filter} not divisible by num_group {p.num_group}")
-        shape_assign(op, shapes, 1, names, (p.num_filter, C // p.num_group) + tuple(p.kernel))
-        if not p.no_bias:
-            shape_assign(op, shapes, 2, names, (p.num_filter,))
+        return (p.num_filter, C // p.num_group) + tuple(p.kernel)
+
+    def out_shape(self, d):
+        p, op = self.param, self.op_name
         for i, k, s, dl, pd in zip(d[2:], p.kernel, p.stride, p.dilate, p.pad):
             if i + 2 * pd < dl * (k - 1) + 1:
                 raise ShapeError(f"{op}: kernel {tuple(p.kernel)} (dilate {tuple(p.dilate)}) exceeds the padded "
                                  f"input: data shape {d}, pad {tuple(p.pad)}")
-        return shapes, [conv_geom(p, d).out_shape], []
+        return conv_geom(p, d).out_shape
 
 
 def register(registry):

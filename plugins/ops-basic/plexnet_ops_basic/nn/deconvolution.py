@@ -15,7 +15,6 @@ from __future__ import annotations
 from plexnet.base import ShapeError
 from plexnet.operator import Field, OpReqType, ParamError, Shape
 
-from ._common import shape_assign
 from ._convcore import ConvGeom, conv_backward, conv_forward
 from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
@@ -67,7 +66,7 @@ def deconv_geom(p, dshape) -> ConvGeom:
 
 
 class DeconvolutionOp(ConvOpBase):
-    op_name = "Deconvolution"
+    kind = "Deconvolution"
 
     def make_geom(self, dshape) -> ConvGeom:
         g = deconv_geom(self.p, dshape)
@@ -88,45 +87,33 @@ class DeconvolutionOp(ConvOpBase):
         if not self.p.no_bias:
             out += in_data[2].reshape((1, -1) + (1,) * (x.ndim - 2))
 
-    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        xp = ctx.xp
-        x, w, dy = in_data[0], in_data[1], out_grad[0]
-        res = ctx.requested[0] if ctx.requested else None
-        self._bias_backward(xp, dy, req, in_grad)
-        dw_req = req[1]
-        for s, e, g in self._chunks(x, True):
-            # data gradient: the convolution of dy with w
-            conv_forward(xp, g, dy[s:e], w, None, in_grad[0][s:e], req[0], res)
-            # weight gradient: conv weight gradient with the roles of input and output swapped
-            conv_backward(xp, g, dy[s:e], None, x[s:e], None, OpReqType.null, in_grad[1], dw_req, None,
-                          OpReqType.null, res)
-            if dw_req != OpReqType.null:
-                dw_req = OpReqType.add
+    def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
+        # data gradient: the convolution of dy with w
+        conv_forward(xp, g, dy, w, None, dx, dx_req, res)
+        # weight gradient: conv weight gradient with the roles of input and output swapped
+        conv_backward(xp, g, dy, None, x, None, OpReqType.null, dw, dw_req, None, OpReqType.null, res)
 
 
 class DeconvolutionProp(ConvPropBase):
     param_cls = DeconvolutionParam
 
-    def infer_shape(self, in_shape):
-        p, op, names = self.param, self.op_name, self.list_arguments()
-        shapes = [None if s is None else tuple(int(v) for v in s) for s in in_shape]
+    def weight_shape(self, d):
+        p, op = self.param, self.op_name
         nd = len(p.kernel)
-        d = shapes[0]
-        if d is None:
-            return shapes, [None], []
         if len(d) != nd + 2:
             raise ShapeError(f"{op}: data must be {nd + 2}-d for a {nd}-d kernel {tuple(p.kernel)}, got shape {d}")
         C = d[1]
         if C % p.num_group or p.num_filter % p.num_group:
             raise ShapeError(f"{op}: input channels {C} (data shape {d}) and num_filter {p.num_filter} must be "
                              f"divisible by num_group {p.num_group}")
-        shape_assign(op, shapes, 1, names, (C, p.num_filter // p.num_group) + tuple(p.kernel))
-        if not p.no_bias:
-            shape_assign(op, shapes, 2, names, (p.num_filter,))
+        return (C, p.num_filter // p.num_group) + tuple(p.kernel)
+
+    def out_shape(self, d):
+        p, op = self.param, self.op_name
         out_sp = p.out_spatial(d[2:])
         if any(o < 1 for o in out_sp):
             raise ShapeError(f"{op}: output spatial shape {out_sp} is empty (data shape {d}, pad {tuple(p.pad)})")
-        return shapes, [(d[0], p.num_filter) + out_sp], []
+        return (d[0], p.num_filter) + out_sp
 
 
 def register(registry):

@@ -9,7 +9,7 @@ from plexnet.base import ShapeError
 from plexnet.operator import Operator, OperatorProperty, OpReqType
 
 __all__ = ["NULL", "WRITE", "INPLACE", "ADD", "store", "accumulate", "sum_to", "norm_axis",
-           "norm_axes", "shape_error", "XpOperator", "register_op", "prod", "special",
+           "norm_axes", "shape_error", "XpOperator", "OneInputProp", "register_op", "prod", "special",
            "fill_zero", "dtype_name"]
 
 # OpReqType values as plain ints: cheap to compare on the NDArray fast path.
@@ -85,6 +85,24 @@ class XpOperator(Operator):
     def __init__(self, prop: OperatorProperty) -> None:
         self.prop = prop
         self.param = prop.param
+
+
+class OneInputProp(OperatorProperty):
+    """One input, one output of shape ``out_shape(s)`` (``s``: the input's shape as a
+    tuple); backward needs only the output gradient."""
+
+    def out_shape(self, s: tuple) -> tuple:
+        raise NotImplementedError
+
+    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
+        s = in_shape[0]
+        if s is None:
+            return [None], [None], []
+        s = tuple(s)
+        return [s], [tuple(self.out_shape(s))], []
+
+    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
+        return list(out_grad)
 
 
 def register_op(registry: Any, name: str, prop_cls: type[OperatorProperty], op_cls: Callable[..., Operator],

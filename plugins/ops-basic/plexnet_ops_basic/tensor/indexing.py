@@ -14,7 +14,7 @@ import numpy as np
 from plexnet.operator import Field, OperatorProperty, Params, Shape
 from plexnet.operator.params import ParamError
 
-from ._common import ADD, NULL, XpOperator, fill_zero, norm_axis, register_op, shape_error, store
+from ._common import ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axis, register_op, shape_error, store
 
 __all__ = ["register", "slice_key"]
 
@@ -81,7 +81,7 @@ def slice_key(op: str, shape: tuple, begin: Any, end: Any, step: Any) -> tuple[t
     return tuple(key), tuple(out)
 
 
-class SliceProp(OperatorProperty):
+class SliceProp(OneInputProp):
     """Basic slicing ``x[b0:e0:s0, b1:e1:s1, ...]`` over the leading axes."""
     param_cls = SliceParam
 
@@ -89,16 +89,9 @@ class SliceProp(OperatorProperty):
         p = self.param
         return slice_key(self.op_name, tuple(shape), p.begin, p.end, p.step)[0]
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
+    def out_shape(self, s: tuple) -> tuple:
         p = self.param
-        return [s], [slice_key(self.op_name, s, p.begin, p.end, p.step)[1]], []
-
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return list(out_grad)
+        return slice_key(self.op_name, s, p.begin, p.end, p.step)[1]
 
 
 class SliceAxisParam(Params):
@@ -126,12 +119,8 @@ class SliceAxisProp(SliceProp):
         key = tuple(slice(b, e) if i == ax else slice(None) for i in range(len(s)))
         return key, s[:ax] + (e - b,) + s[ax + 1:]
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [self._plan(s)[1]], []
+    def out_shape(self, s: tuple) -> tuple:
+        return self._plan(s)[1]
 
 
 class SliceOp(XpOperator):
@@ -161,11 +150,25 @@ class TakeParam(Params):
 
 
 class _IndexInputProp(OperatorProperty):
-    """Data input first, an index input whose dtype is independent of the data's."""
+    """Data input first, an index input whose dtype is independent of the data's;
+    backward needs the output gradient and the index."""
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
         t = in_type[0]
         return [t, in_type[1] if in_type[1] is not None else t], [t], []
+
+    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
+        return [out_grad[0], in_data[1]]
+
+
+class _IndexOp(XpOperator):
+    """take / pick (``kind``): the data's axis and the index fixed up by ``mode``."""
+
+    kind = ""
+
+    def _axis_index(self, xp: Any, shape: tuple, indices: Any) -> tuple[int, Any]:
+        ax = self.param.axis % len(shape)
+        return ax, _fix_index(xp, self.kind, indices, shape[ax], self.param.mode)
 
 
 class TakeProp(_IndexInputProp):
@@ -185,18 +188,16 @@ class TakeProp(_IndexInputProp):
         ax = norm_axis(self.op_name, self.param.axis, len(a), "axis", a)
         return [a, idx], [a[:ax] + idx + a[ax + 1:]], []
 
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return [out_grad[0], in_data[1]]
 
+class TakeOp(_IndexOp):
+    kind = "take"
 
-class TakeOp(XpOperator):
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         if req[0] == NULL:
             return
         xp = ctx.xp
         a, indices = in_data
-        ax = self.param.axis % a.ndim
-        idx = _fix_index(xp, "take", indices, a.shape[ax], self.param.mode)
+        ax, idx = self._axis_index(xp, a.shape, indices)
         out = out_data[0]
         if req[0] != ADD and out.dtype == a.dtype and out.flags.c_contiguous:
             xp.take(a, idx, axis=ax, out=out)
@@ -211,8 +212,7 @@ class TakeOp(XpOperator):
         fill_zero(in_grad[1], req[1])
         if req[0] == NULL:
             return
-        ax = self.param.axis % ga.ndim
-        idx = _fix_index(xp, "take", indices, ga.shape[ax], self.param.mode)
+        ax, idx = self._axis_index(xp, ga.shape, indices)
         if req[0] != ADD:
             ga[...] = 0
         key = (slice(None),) * ax + (idx,)
@@ -254,9 +254,6 @@ class PickProp(_IndexInputProp):
                                             f"shape {d} and axis {self.param.axis}")
         return [d, tuple(idx) if idx is not None else want], [out], []
 
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return [out_grad[0], in_data[1]]
-
 
 def _grid_key(xp: Any, shape: tuple, ax: int, idx: Any) -> tuple:
     """Fancy-index key selecting ``idx`` (shaped like ``shape`` without ``ax``) along ``ax``."""
@@ -275,14 +272,15 @@ def _grid_key(xp: Any, shape: tuple, ax: int, idx: Any) -> tuple:
     return tuple(key)
 
 
-class PickOp(XpOperator):
+class PickOp(_IndexOp):
+    kind = "pick"
+
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         if req[0] == NULL:
             return
         xp = ctx.xp
         x, index = in_data
-        ax = self.param.axis % x.ndim
-        idx = _fix_index(xp, "pick", index, x.shape[ax], self.param.mode)
+        ax, idx = self._axis_index(xp, x.shape, index)
         v = x[_grid_key(xp, x.shape, ax, idx)]
         out = out_data[0]
         store(xp, out, req[0], v.reshape(out.shape))
@@ -295,8 +293,7 @@ class PickOp(XpOperator):
         fill_zero(in_grad[1], req[1])
         if req[0] == NULL:
             return
-        ax = self.param.axis % gx.ndim
-        idx = _fix_index(xp, "pick", index, gx.shape[ax], self.param.mode)
+        ax, idx = self._axis_index(xp, gx.shape, index)
         key = _grid_key(xp, gx.shape, ax, idx)
         rest = gx.shape[:ax] + gx.shape[ax + 1:]
         g = out_grad[0].reshape(rest)
@@ -318,7 +315,7 @@ class OneHotParam(Params):
                   doc="output dtype")
 
 
-class OneHotProp(OperatorProperty):
+class OneHotProp(OneInputProp):
     """One-hot encoding: output ``indices.shape + (depth,)``; out-of-range indices give a
     row of ``off_value``."""
     param_cls = OneHotParam
@@ -326,12 +323,8 @@ class OneHotProp(OperatorProperty):
     def list_arguments(self) -> list[str]:
         return ["indices"]
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [s + (self.param.depth,)], []
+    def out_shape(self, s: tuple) -> tuple:
+        return s + (self.param.depth,)
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
         return [in_type[0]], [np.dtype(self.param.dtype)], []

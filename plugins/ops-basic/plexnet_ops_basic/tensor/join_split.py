@@ -23,6 +23,35 @@ class _VariadicProp(OperatorProperty):
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
         return list(out_grad)
 
+    def _same_shape(self, in_shape: list) -> tuple | None:
+        """The shape every known input has (ShapeError when they differ); None when no
+        input's shape is known."""
+        known = next((tuple(s) for s in in_shape if s is not None), None)
+        for i, s in enumerate(in_shape):
+            if s is not None and tuple(s) != known:
+                raise shape_error(self.op_name, f"input 'arg{i}' has shape {tuple(s)}, expected {known} "
+                                                f"(all inputs must have the same shape)")
+        return known
+
+
+class _JoinOp(XpOperator):
+    """Concat and stack: ``xp.<join>(inputs, axis=...)`` along the parameter named
+    ``axis_param``, straight into the output when no cast is needed."""
+
+    join = ""
+    axis_param = ""
+
+    def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
+        if req[0] == NULL:
+            return
+        xp, out = ctx.xp, out_data[0]
+        join = getattr(xp, self.join)
+        ax = getattr(self.param, self.axis_param) % out.ndim
+        if req[0] != ADD and all(x.dtype == out.dtype for x in in_data):
+            join(in_data, axis=ax, out=out)
+        else:
+            store(xp, out, req[0], join(in_data, axis=ax))
+
 
 # -- Concat --------------------------------------------------------------------------------------------------
 
@@ -59,16 +88,9 @@ class ConcatProp(_VariadicProp):
         return [tuple(s) for s in in_shape], [tuple(out)], []
 
 
-class ConcatOp(XpOperator):
-    def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
-        if req[0] == NULL:
-            return
-        xp, out = ctx.xp, out_data[0]
-        ax = self.param.dim % out.ndim
-        if req[0] != ADD and all(x.dtype == out.dtype for x in in_data):
-            xp.concatenate(in_data, axis=ax, out=out)
-        else:
-            store(xp, out, req[0], xp.concatenate(in_data, axis=ax))
+class ConcatOp(_JoinOp):
+    join = "concatenate"
+    axis_param = "dim"
 
     def backward(self, ctx: Any, out_grad: Any, in_data: Any, out_data: Any, req: Any, in_grad: Any,
                  aux: Any) -> None:
@@ -96,28 +118,17 @@ class StackProp(_VariadicProp):
     param_cls = StackParam
 
     def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        known = next((tuple(s) for s in in_shape if s is not None), None)
+        known = self._same_shape(in_shape)
         if known is None:
             return list(in_shape), [None], []
-        for i, s in enumerate(in_shape):
-            if s is not None and tuple(s) != known:
-                raise shape_error(self.op_name, f"input 'arg{i}' has shape {tuple(s)}, expected {known} "
-                                                f"(all inputs must have the same shape)")
         ax = norm_axis(self.op_name, self.param.axis, len(known) + 1, "axis", known)
         out = known[:ax] + (len(in_shape),) + known[ax:]
         return [known] * len(in_shape), [out], []
 
 
-class StackOp(XpOperator):
-    def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
-        if req[0] == NULL:
-            return
-        xp, out = ctx.xp, out_data[0]
-        ax = self.param.axis % out.ndim
-        if req[0] != ADD and all(x.dtype == out.dtype for x in in_data):
-            xp.stack(in_data, axis=ax, out=out)
-        else:
-            store(xp, out, req[0], xp.stack(in_data, axis=ax))
+class StackOp(_JoinOp):
+    join = "stack"
+    axis_param = "axis"
 
     def backward(self, ctx: Any, out_grad: Any, in_data: Any, out_data: Any, req: Any, in_grad: Any,
                  aux: Any) -> None:
@@ -210,11 +221,7 @@ class AddNProp(_VariadicProp):
     param_cls = AddNParam
 
     def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        known = next((tuple(s) for s in in_shape if s is not None), None)
-        for i, s in enumerate(in_shape):
-            if s is not None and tuple(s) != known:
-                raise shape_error(self.op_name, f"input 'arg{i}' has shape {tuple(s)}, expected {known} "
-                                                f"(all inputs must have the same shape)")
+        known = self._same_shape(in_shape)
         return [known] * len(in_shape), [known], []
 
     def forward_inplace_option(self, in_data: list, out_data: list) -> list:

@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from plexnet.operator import Field, OperatorProperty, Params, Shape
+from plexnet.operator import Field, Params, Shape
 
-from ._common import ADD, NULL, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op, store
+from ._common import ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op, store
 
 __all__ = ["register"]
 
@@ -97,7 +97,7 @@ REDUCE: dict[str, tuple[str, Callable[..., Any], tuple[bool, bool], tuple[str, .
 }
 
 
-class ReduceProp(OperatorProperty):
+class ReduceProp(OneInputProp):
     param_cls = ReduceAxesParam
     fn: str = "sum"
     grad: Callable[..., Any] = staticmethod(_g_sum)
@@ -106,12 +106,8 @@ class ReduceProp(OperatorProperty):
     def axes_for(self, shape: tuple) -> tuple[int, ...]:
         return reduce_axes(self.op_name, shape, self.param.axis, self.param.exclude)
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [reduced_shape(s, self.axes_for(s), self.param.keepdims)], []
+    def out_shape(self, s: tuple) -> tuple:
+        return reduced_shape(s, self.axes_for(s), self.param.keepdims)
 
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
         need_in, need_out = self.needs
@@ -158,18 +154,14 @@ class ReduceOp(XpOperator):
 
 # -- norm ------------------------------------------------------------------------------------------------------
 
-class NormProp(OperatorProperty):
+class NormProp(OneInputProp):
     param_cls = NormParam
 
     def axes_for(self, shape: tuple) -> tuple[int, ...]:
         return reduce_axes(self.op_name, shape, self.param.axis)
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [reduced_shape(s, self.axes_for(s), self.param.keepdims)], []
+    def out_shape(self, s: tuple) -> tuple:
+        return reduced_shape(s, self.axes_for(s), self.param.keepdims)
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
         t = in_type[0]
@@ -211,22 +203,16 @@ class NormOp(XpOperator):
 
 # -- argmax / argmin ---------------------------------------------------------------------------------------------
 
-class ArgReduceProp(OperatorProperty):
+class ArgReduceProp(OneInputProp):
     param_cls = ReduceArgParam
     fn = "argmax"
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
+    def out_shape(self, s: tuple) -> tuple:
         p = self.param
         if p.axis is None:
-            out = (1,) * len(s) if p.keepdims and s else (1,)
-        else:
-            a = norm_axis(self.op_name, p.axis, len(s), "axis", s)
-            out = reduced_shape(s, (a,), p.keepdims)
-        return [s], [out], []
+            return (1,) * len(s) if p.keepdims and s else (1,)
+        a = norm_axis(self.op_name, p.axis, len(s), "axis", s)
+        return reduced_shape(s, (a,), p.keepdims)
 
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
         return []

@@ -10,24 +10,10 @@ from typing import Any
 from plexnet.operator import Field, OperatorProperty, Params, Shape
 from plexnet.operator.params import ParamError
 
-from ._common import NULL, XpOperator, norm_axes, norm_axis, register_op, shape_error, store, sum_to
+from ._common import (NULL, OneInputProp, XpOperator, norm_axes, norm_axis, register_op, shape_error, store,
+                      sum_to)
 
 __all__ = ["register"]
-
-
-class _OneInProp(OperatorProperty):
-    def out_shape(self, s: tuple) -> tuple:
-        raise NotImplementedError
-
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [tuple(self.out_shape(s))], []
-
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return list(out_grad)
 
 
 # -- tile ------------------------------------------------------------------------------------------------------
@@ -47,7 +33,7 @@ def _tile_plan(shape: tuple, reps: tuple) -> tuple[tuple, tuple]:
     return s, r
 
 
-class TileProp(_OneInProp):
+class TileProp(OneInputProp):
     """Repeat the whole array ``reps`` times per axis."""
     param_cls = TileParam
 
@@ -86,7 +72,7 @@ class RepeatParam(Params):
     axis = Field(int, default=None, optional=True, doc="axis (None: the flattened array)")
 
 
-class RepeatProp(_OneInProp):
+class RepeatProp(OneInputProp):
     """Repeat each element ``repeats`` times along an axis (or of the flattened array)."""
     param_cls = RepeatParam
 
@@ -131,7 +117,7 @@ class ReverseParam(Params):
     axis = Field(Shape, doc="axes to reverse")
 
 
-class ReverseProp(_OneInProp):
+class ReverseProp(OneInputProp):
     """Reverse the order of elements along axes."""
     param_cls = ReverseParam
 
@@ -162,7 +148,7 @@ class BroadcastToParam(Params):
     shape = Field(Shape, default=Shape(()), doc="target shape (0 keeps the input's dim)")
 
 
-class BroadcastToProp(_OneInProp):
+class BroadcastToProp(OneInputProp):
     """Broadcast size-1 axes to a target shape of the same number of dims."""
     param_cls = BroadcastToParam
 
@@ -188,7 +174,7 @@ class BroadcastAxisParam(Params):
                              f"the same length")
 
 
-class BroadcastAxisProp(_OneInProp):
+class BroadcastAxisProp(OneInputProp):
     """Broadcast the size-1 axes ``axis`` to ``size``."""
     param_cls = BroadcastAxisParam
 

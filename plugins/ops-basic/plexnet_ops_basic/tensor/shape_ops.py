@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from plexnet.operator import Field, OperatorProperty, Params, Shape
+from plexnet.operator import Field, Params, Shape
 from plexnet.operator.params import ParamError
 from plexnet.operator.shape_utils import infer_reshape
 
-from ._common import NULL, XpOperator, norm_axes, norm_axis, prod, register_op, shape_error, store
+from ._common import NULL, OneInputProp, XpOperator, norm_axes, norm_axis, prod, register_op, shape_error, store
 
 __all__ = ["register", "reshape_shape"]
 
@@ -51,21 +51,8 @@ def reshape_shape(op: str, src: tuple, p: ReshapeParam) -> tuple:
     return out
 
 
-class _ViewProp(OperatorProperty):
+class _ViewProp(OneInputProp):
     """Single input, single output, the output's data is the input's (a view in MXNet)."""
-
-    def out_shape(self, s: tuple) -> tuple:
-        raise NotImplementedError
-
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [tuple(self.out_shape(s))], []
-
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return list(out_grad)
 
     def forward_inplace_option(self, in_data: list, out_data: list) -> list:
         return [(in_data[0], out_data[0])]
@@ -146,7 +133,7 @@ class TransposeParam(Params):
     axes = Field(Shape, default=Shape(()), doc="permutation of the axes (default: reverse them)")
 
 
-class TransposeProp(OperatorProperty):
+class TransposeProp(OneInputProp):
     """Permute the axes."""
     param_cls = TransposeParam
 
@@ -160,15 +147,8 @@ class TransposeProp(OperatorProperty):
         p = norm_axes(self.op_name, axes, ndim, "axes", shape)
         return p
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
-        return [s], [tuple(s[a] for a in self.perm(len(s), s))], []
-
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return list(out_grad)
+    def out_shape(self, s: tuple) -> tuple:
+        return tuple(s[a] for a in self.perm(len(s), s))
 
 
 class TransposeOp(XpOperator):
@@ -193,7 +173,7 @@ class SwapAxisParam(Params):
     dim2 = Field(int, default=0, doc="second axis")
 
 
-class SwapAxisProp(OperatorProperty):
+class SwapAxisProp(OneInputProp):
     """Interchange two axes."""
     param_cls = SwapAxisParam
 
@@ -201,18 +181,11 @@ class SwapAxisProp(OperatorProperty):
         return (norm_axis(self.op_name, self.param.dim1, len(s), "dim1", s),
                 norm_axis(self.op_name, self.param.dim2, len(s), "dim2", s))
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        s = in_shape[0]
-        if s is None:
-            return [None], [None], []
-        s = tuple(s)
+    def out_shape(self, s: tuple) -> tuple:
         a, b = self.axes(s)
         out = list(s)
         out[a], out[b] = s[b], s[a]
-        return [s], [tuple(out)], []
-
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return list(out_grad)
+        return tuple(out)
 
 
 class SwapAxisOp(XpOperator):
