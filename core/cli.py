@@ -253,7 +253,7 @@ register_subcommand("launch", "plexnet_kvstore_dist.launch:main",
 
 def _top_help(subs: dict[str, Subcommand]) -> str:
     from .base import __version__
-    lines = [f"usage: plexnet [-h] [--version] COMMAND [ARGS...]", "",
+    lines = ["usage: plexnet [-h] [--version] COMMAND [ARGS...]", "",
              f"plexnet {__version__}: the MXNet 1.x system architecture as a plugin framework.", "",
              "commands:"]
     w = max(len(n) for n in subs) if subs else 0
