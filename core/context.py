@@ -17,7 +17,7 @@ class Context:
     Usable as a ``with`` block to set the default context, as in MXNet.
     """
 
-    __slots__ = ("device_type", "device_id", "_old")
+    __slots__ = ("device_type", "device_id")
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {v: k for k, v in devtype2str.items()}
     _local = threading.local()
@@ -31,7 +31,6 @@ class Context:
             raise ValueError(f"Context: device_id must be >= 0, got {device_id}")
         self.device_type = device_type
         self.device_id = int(device_id)
-        self._old: list[Context] = []
 
     @property
     def device_typeid(self) -> int:
