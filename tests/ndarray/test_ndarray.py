@@ -183,3 +183,33 @@ def test_readonly_and_type_errors():
         nd.ones((2,)).copyto("cpu")
     with pytest.raises(PlexnetError, match="positional"):
         nd.FullyConnected(nd.ones((2, 3)), 4, num_hidden=2)
+
+
+def test_setitem_from_numpy_waits_for_pending_readers():
+    import threading
+    a = nd.ones((1000,))
+    gate = threading.Event()
+    seen = []
+
+    def slow_reader(rc):
+        gate.wait(5)
+        seen.append(a._data.copy())
+    mx.engine.get().push_sync(slow_reader, a.context, [a._chunk.var], [])
+    timer = threading.Timer(0.2, gate.set)
+    timer.start()
+    a[:] = np.zeros(1000, dtype="f4")  # MXNet's synchronous copy: after the reader
+    timer.join()
+    assert seen and seen[0].sum() == 1000
+    assert a.asnumpy().sum() == 0
+
+
+def test_small_elementwise_ops_keep_order_with_queued_work():
+    import threading
+    a = nd.zeros((4,))
+    gate = threading.Event()
+    mx.engine.get().push_sync(lambda rc: gate.wait(5), a.context, [], [a._chunk.var])  # a busy
+    b = a + 1          # small: would run inline, but a is busy -> queued after the blocker
+    a += 10            # in-place write after the read above
+    gate.set()
+    np.testing.assert_array_equal(b.asnumpy(), [1, 1, 1, 1])
+    np.testing.assert_array_equal(a.asnumpy(), [10, 10, 10, 10])
