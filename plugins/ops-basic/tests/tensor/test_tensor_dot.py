@@ -105,25 +105,24 @@ def test_batch_dot_errors() -> None:
     ("dot", (256, 256), (256, 256), {"transpose_a": True, "transpose_b": True}),
     ("batch_dot", (8, 64, 64), (8, 64, 64), {}),
 ])
-def test_write_path_is_as_fast_as_numpy(name: str, ls: tuple, rs: tuple, kw: dict) -> None:
-    """``req=write`` goes straight to BLAS into the output (no copy on top of numpy)."""
+def test_write_path_allocates_no_output_sized_temporary(name: str, ls: tuple, rs: tuple, kw: dict) -> None:
+    """``req=write`` goes straight to BLAS into the output: no temporary result plus copy
+    (checked by allocation, not by timing: timed tests flake on shared machines)."""
+    import tracemalloc
     prop = make_prop(name, kw)
     op = prop.create_operator(CTX)
     l, r = rand(ls, dtype=np.float32), rand(rs, seed=1, dtype=np.float32)
     out = np.empty(prop.infer_shape([ls, rs])[1][0], dtype=np.float32)
     ctx = _opctx(True, [])
+    op.forward(ctx, [l, r], [OpReqType.write], [out], [])  # warm caches
+    tracemalloc.start()
+    try:
+        op.forward(ctx, [l, r], [OpReqType.write], [out], [])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < out.nbytes // 2, f"{name}: {peak} bytes allocated for a {out.nbytes}-byte result"
     a = l.T if kw.get("transpose_a") else l
     b = r.T if kw.get("transpose_b") else r
-    ref_fn = (lambda: np.dot(a, b, out=out)) if name == "dot" else (lambda: np.matmul(l, r, out=out))
-
-    def best(fn, n=20):
-        t = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            fn()
-            t.append(time.perf_counter() - t0)
-        return min(t)
-
-    mine = best(lambda: op.forward(ctx, [l, r], [OpReqType.write], [out], []))
-    ref = best(ref_fn)
-    assert mine < ref * 1.5 + 50e-6, f"{name}: {mine * 1e6:.0f} us vs numpy {ref * 1e6:.0f} us"
+    want = np.dot(a, b) if name == "dot" else np.matmul(l, r)
+    np.testing.assert_allclose(out, want, rtol=1e-4)
