@@ -23,14 +23,9 @@ _lock = threading.Lock()
 
 def _engine_types() -> dict[str, Any]:
     from .naive import NaiveEngine
-    types: dict[str, Any] = {"NaiveEngine": NaiveEngine}
-    try:
-        from .threaded import ThreadedEngine, ThreadedEnginePerDevice
-        types["ThreadedEngine"] = ThreadedEngine
-        types["ThreadedEnginePerDevice"] = ThreadedEnginePerDevice
-    except ImportError:  # pragma: no cover - during bring-up
-        pass
-    return types
+    from .threaded import ThreadedEngine, ThreadedEnginePerDevice
+    return {"NaiveEngine": NaiveEngine, "ThreadedEngine": ThreadedEngine,
+            "ThreadedEnginePerDevice": ThreadedEnginePerDevice}
 
 
 ENGINE_TYPES = ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
@@ -41,10 +36,7 @@ def create(kind: str | None = None) -> Engine:
     kind = kind or os.environ.get("PLEXNET_ENGINE_TYPE") or os.environ.get("MXNET_ENGINE_TYPE") or DEFAULT_ENGINE
     types = _engine_types()
     if kind not in types:
-        if kind in ENGINE_TYPES:
-            kind = "NaiveEngine"
-        else:
-            raise ValueError(f"unknown engine type {kind!r}; choose one of {', '.join(ENGINE_TYPES)}")
+        raise ValueError(f"unknown engine type {kind!r}; choose one of {', '.join(ENGINE_TYPES)}")
     return types[kind]()
 
 

@@ -34,6 +34,11 @@ _WRITE = OpReqType.write
 _INLINE = FnProperty.INLINE
 #: element-wise results up to this size may run on the calling thread (FnProperty.INLINE)
 INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
+
+
+def _elementwise_prop(result: Any, ctx: Any) -> int:
+    """INLINE for small CPU results (cheaper than a worker hand-off), else NORMAL."""
+    return _INLINE if result.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0
 _simple_cache: dict[str, tuple[SimpleOp, Any, EnvArguments]] = {}
 _simple_watching: Any = None
 
@@ -92,9 +97,7 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
             raise ShapeError(f"{name}: in-place result shape {shape} differs from the target's {out.shape}")
         fn, rd = op.function, out._data
         ac.engine.push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
-                            (ac.var, oc.var), (out._chunk.var,),
-                            _INLINE if rd.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0,
-                            0, name)
+                            (ac.var, oc.var), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
         return out
     if cls is float or cls is int or isinstance(o, (numbers.Number, np.generic)):
         hit = _simple_cache.get(scalar_name) or _simple(scalar_name)
@@ -106,9 +109,7 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
             out = _new(ad.shape, ctx, ad.dtype)
         fn, rd = op.function, out._data
         ac.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
-                            (ac.var,), (out._chunk.var,),
-                            _INLINE if rd.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0,
-                            0, scalar_name)
+                            (ac.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, scalar_name)
         return out
     if isinstance(o, (np.ndarray, list, tuple)):
         from .ndarray import array
@@ -120,8 +121,9 @@ def _unary(name: str, a: NDArray) -> NDArray:
     op, _prop, env = _simple(name)
     out = _new(op.out_shape((a._data.shape,), env), a._chunk.ctx, a._data.dtype)
     fn, ad, rd = op.function, a._data, out._data
-    _engine_mod.get().push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), a._chunk.ctx,
-                                (a._chunk.var,), (out._chunk.var,), 0, 0, name)
+    ctx = a._chunk.ctx
+    a._chunk.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
+                              (a._chunk.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
     return out
 
 

@@ -17,7 +17,6 @@ from ..backends import get_backend
 from ..base import PlexnetError, ShapeError
 from ..context import Context, current_context
 from ..engine.base import FnProperty
-from ..operator.contract import OpReqType
 from ..operator.shape_utils import infer_reshape
 from .chunk import Chunk, alloc_chunk
 
@@ -25,8 +24,6 @@ __all__ = ["NDArray", "empty", "array", "zeros", "ones", "full", "arange", "wait
            "from_numpy_view"]
 
 mx_real_t = np.float32
-_WRITE = OpReqType.write
-_ADD = OpReqType.add
 _BASIC_INDEX = (int, np.integer, slice, type(Ellipsis), type(None))
 
 
