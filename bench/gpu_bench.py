@@ -8,7 +8,7 @@ Workloads (float32, synthetic data resident on the GPU, plain SGD without moment
   tanh, fc 10), batch 128, 1x28x28.
 
 plexnet: ``mx.sym`` network, ``simple_bind`` on ``mx.gpu(0)``, ``forward(is_train=True)``,
-``backward()``, then ``w -= lr * g`` per parameter through NDArray operators; measured
+``backward()``, then ``nd.sgd_update(w, g, lr=lr, out=w)`` per parameter (MXNet's fused update); measured
 once with the registry's choice (cuDNN where available) and once with ops-basic's
 ``xp`` implementations forced (``--impls``). PyTorch: the same network in ``torch.nn``,
 ``torch.backends.cudnn.benchmark = True``, ``torch.optim.SGD``. Each step is timed to
@@ -168,8 +168,8 @@ def bench_plexnet(name: str, ctx, batch: int, args) -> tuple[float, int]:
     def step():
         exe.forward(is_train=True)
         exe.backward()
-        for w, g in grads:
-            w -= lr * g
+        for w, g in grads:  # MXNet's fused update: one operation per parameter
+            mx.nd.sgd_update(w, g, lr=lr, wd=0.0, out=w)
 
     return timed(step, mx.nd.waitall, args.warmup, args.steps, args.budget)
 

@@ -117,7 +117,7 @@ def plugins_report(manager: Any = None, *, tracebacks: bool = False) -> dict[str
         {"plexnet_version": str, "api_version": str,
          "plugins": [{"name", "module", "version", "distribution", "builtin", "status",
                       "error", "registered": {kind: [names]}}, ...],
-         "devices": [{"device_type", "plugin", "available", "reason"}, ...],
+         "devices": [{"device_type", "plugin", "available", "reason"[, "note"]}, ...],
          "forced_implementations": {"OP:DEVICE": IMPL}, "load_error": str | None}
 
     ``status`` is ``ok``, ``failed``, ``incompatible`` or ``disabled``; with
@@ -154,8 +154,11 @@ def plugins_report(manager: Any = None, *, tracebacks: bool = False) -> dict[str
                 reason = None if ok else (getattr(b, "unavailable_reason", None) or "is_available() is False")
             except Exception as e:  # noqa: BLE001
                 ok, reason = False, f"is_available() raised {type(e).__name__}: {e}"
-            devices.append({"device_type": dt, "plugin": backends.owner(dt), "available": ok,
-                            "reason": reason})
+            dev = {"device_type": dt, "plugin": backends.owner(dt), "available": ok, "reason": reason}
+            note = getattr(b, "status_note", None)
+            if note:  # e.g. "SIMULATED on the host ..." (only present when the backend has one)
+                dev["note"] = str(note)
+            devices.append(dev)
         forced = {f"{op}:{dev}": impl for (op, dev), impl in
                   sorted(manager.registries.operators.forced().items())}
     return {"plexnet_version": __version__, "api_version": API_VERSION, "plugins": out_plugins,
@@ -221,6 +224,8 @@ def _format_table(rep: dict[str, Any], verbose: bool = False) -> str:
         out += ["", "Devices:"]
         for d in rep["devices"]:
             state = "available" if d["available"] else f"unavailable: {d['reason']}"
+            if d.get("note"):
+                state += f" ({d['note']})"
             out.append(f"  {d['device_type']} (from {d['plugin']}): {state}")
     if rep["forced_implementations"]:
         out += ["", "Forced implementations (PLEXNET_FORCE_IMPL / force_impl):"]

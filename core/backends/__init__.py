@@ -27,6 +27,9 @@ class DeviceBackend:
     xp: Any = None
     #: why ``is_available()`` is False, shown by ``plexnet plugins``
     unavailable_reason: str | None = None
+    #: a remark shown by ``plexnet plugins`` next to an available device (e.g. that the
+    #: device is simulated on the host)
+    status_note: str | None = None
     #: engine worker threads per device for compute (the per-device engine reads it)
     compute_workers: int = 1
     #: engine worker threads per device for copies

@@ -17,6 +17,13 @@ from .runctx import run_context
 
 __all__ = ["NaiveEngine"]
 
+_HOST_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
+
+
+def get_backend_of(ctx: Context) -> Any:
+    from ..backends import get_backend
+    return get_backend(ctx)
+
 
 class NaiveVar(Var):
     __slots__ = ("error", "deleted")
@@ -32,6 +39,33 @@ class NaiveEngine(Engine):
     def __init__(self) -> None:
         self._errors: list[EngineOpError] = []
         self._lock = threading.RLock()
+        self._tls = threading.local()
+
+    def _active(self) -> list:
+        """Device contexts of the operations running on this thread (nested pushes)."""
+        st = getattr(self._tls, "active", None)
+        if st is None:
+            st = self._tls.active = []
+        return st
+
+    def _device_rc(self, ctx: Context) -> Any:
+        """The RunContext for ``ctx`` on the pushing thread. For a device with streams
+        (GPU) the device is made current on this thread first, as an engine worker of
+        that device would (else gpu(1) operations would run on the thread's current
+        device), with one stream per thread and device."""
+        if ctx.device_type in _HOST_TYPES:
+            return run_context(ctx, "naive")
+        from ..backends import get_backend
+        b = get_backend(ctx)
+        b.activate(ctx.device_id)
+        rcs = getattr(self._tls, "rcs", None)
+        if rcs is None:
+            rcs = self._tls.rcs = {}
+        rc = rcs.get(ctx)
+        if rc is None:
+            rc = rcs[ctx] = run_context(ctx, f"naive/{threading.current_thread().name}",
+                                        b.new_stream(ctx.device_id, "compute"))
+        return rc
 
     def new_var(self) -> NaiveVar:
         return NaiveVar()
@@ -61,12 +95,32 @@ class NaiveEngine(Engine):
 
             obs = self.observers
             tokens = [o.on_start(name, ctx, "naive") for o in obs] if obs else ()
+            # a delete only frees memory: it may run from a finalizer in the middle of
+            # another operation, so it must not switch this thread's device
+            device = prop != FnProperty.DELETE_VAR and ctx.device_type not in _HOST_TYPES
+            stack = self._active() if device else None
+            pushed = False
             try:
+                rc = self._device_rc(ctx) if device else run_context(ctx, "naive")
+                if stack is not None:
+                    stack.append(ctx)
+                    pushed = True
                 with mark_engine_thread():
-                    fn(run_context(ctx, "naive"), on_complete)
+                    fn(rc, on_complete)
                 done.acquire()
+                if rc.stream is not None:  # device work done before the operation is
+                    sync = getattr(get_backend_of(ctx), "synchronize", None)
+                    if sync is not None:
+                        sync(rc.stream)
             except BaseException as e:  # noqa: BLE001 - stored and raised at the wait point
                 box[0] = e
+            if pushed:
+                stack.pop()  # type: ignore[union-attr]
+                if stack:  # a nested push (from inside an operation): give its device back
+                    try:
+                        get_backend_of(stack[-1]).activate(stack[-1].device_id)
+                    except BaseException:  # noqa: BLE001 - reported by that operation
+                        pass
             for o, t in zip(obs, tokens):
                 o.on_end(t)
             if box[0] is not None:

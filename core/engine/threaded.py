@@ -642,6 +642,15 @@ class _ThreadedBase(Engine):
         return True
 
     def _complete_async(self, op: _Op, exc: BaseException | None) -> None:
+        if exc is None and op.runner == get_ident():
+            # completed on the worker running it (an executor segment...): its device
+            # work must be done first, as for synchronous functions (see _stream_syncer)
+            ws = getattr(_wtls, "sync", None)
+            if ws is not None:
+                try:
+                    ws[0](ws[1])
+                except BaseException as e:  # noqa: BLE001 - a device error fails the operation
+                    exc = e
         if op.tok is not None:
             obs, toks = op.tok
             op.tok = None
@@ -665,6 +674,10 @@ class _ThreadedBase(Engine):
         if op.sync:
             try:
                 op.fn(rc)
+                if rc.stream is not None:  # device work is done before the operation is
+                    sync = _stream_syncer(rc)
+                    if sync is not None:
+                        sync(rc.stream)
             except BaseException as e:
                 if toks is not None:
                     _end(obs, toks)
@@ -918,6 +931,26 @@ def _shared_rc(w: _Worker, ctx: Context) -> Any:
     return rc
 
 
+_wtls = threading.local()  # per worker: (synchronize, stream) of its current RunContext
+
+
+def _stream_syncer(rc: Any) -> Any:
+    """``backend.synchronize`` for a RunContext with a device stream, else None.
+
+    A synchronous function that enqueues device work returns before the device has done
+    it; the engine then treats the operation as finished and lets other streams (copy
+    workers, the host's ``asnumpy``, a reused storage block) use its outputs. As MXNet
+    does after every GPU operator (``PushFCompute``: ``rctx.get_stream<gpu>()->Wait()``),
+    the worker waits for its stream before it completes the operation."""
+    if rc is None or rc.stream is None:
+        return None
+    from ..backends import get_backend
+    try:
+        return getattr(get_backend(rc.ctx), "synchronize", None)
+    except Exception:  # noqa: BLE001 - an unusable backend fails its operations elsewhere
+        return None
+
+
 def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
     q = pool.q
     heap = pool.heap
@@ -927,6 +960,8 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
     lock = eng._lock
     todo = eng._todo
     fixed = rc is not None
+    sync = _stream_syncer(rc) if fixed else None
+    _wtls.sync = (sync, rc.stream) if sync is not None else None
     last_ctx = None
     wname = w.name
     me = get_ident()
@@ -947,6 +982,8 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
             if ctx is not last_ctx:
                 try:
                     rc = _shared_rc(w, ctx)
+                    sync = _stream_syncer(rc)
+                    _wtls.sync = (sync, rc.stream) if sync is not None else None
                 except BaseException as e:
                     eng._fail(op, e, pool)
                     op = None
@@ -956,6 +993,8 @@ def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:
             # the hot path: a plain synchronous function, no stored errors, no observers
             try:
                 op.fn(rc)
+                if sync is not None:
+                    sync(rc.stream)
             except BaseException as e:
                 eng._fail(op, e, pool)
             else:

@@ -21,7 +21,7 @@ from .. import engine as _engine_mod
 from ..base import PlexnetError, ShapeError
 from ..context import current_context
 from ..engine.base import FnProperty
-from ..operator.contract import OpContext, OpReqType
+from ..operator.contract import OpContext, OperatorProperty, OpReqType
 from ..operator.simple_op import EnvArguments, SimpleOp
 from ..operator.params import ParamError
 from ..plugins import registries
@@ -31,6 +31,7 @@ from .ndarray import NDArray, _new
 __all__ = ["invoke", "_invoke", "_binary", "_unary"]
 
 _WRITE = OpReqType.write
+_default_infer_type = OperatorProperty.infer_type
 _INLINE = FnProperty.INLINE
 #: element-wise results up to this size may run on the calling thread (FnProperty.INLINE)
 INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
@@ -186,7 +187,17 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
         if s is not None and tuple(s) != x.shape:
             raise ShapeError(f"{name}: argument {(prop.list_arguments() + prop.list_auxiliary_states())[i]!r} "
                              f"has shape {x.shape}, expected {tuple(s)}")
-    _itypes, otypes, _atypes = prop.infer_type([x._data.dtype for x in inputs[:n_args]])
+    aux_names = prop.list_auxiliary_states()
+    for a, s, x in zip(aux_names, ashapes, inputs[n_args:]):
+        if s is not None and tuple(s) != x.shape:
+            raise ShapeError(f"{name}: auxiliary state {a!r} has shape {x.shape}, expected {tuple(s)}")
+    _itypes, otypes, atypes = prop.infer_type([x._data.dtype for x in inputs[:n_args]])
+    if type(prop).infer_type is not _default_infer_type:  # the operator states its aux dtypes
+        for a, t, x in zip(aux_names, atypes, inputs[n_args:]):
+            if t is not None and np.dtype(t) != x._data.dtype:
+                from ..executor.graph import InferTypeError
+                raise InferTypeError(f"{name}: auxiliary state {a!r} has dtype {x._data.dtype.name}, "
+                                     f"expected {np.dtype(t).name}")
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
         for o, s in zip(outs, oshapes):

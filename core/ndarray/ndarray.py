@@ -388,12 +388,16 @@ def _is_basic(key: Any) -> bool:
 
 
 def _device_key(key: Any, arr: NDArray) -> Any:
+    # Index arrays stay on the host: the device's array module copies them inside the
+    # pushed function, on the worker's device and stream (CuPy converts numpy index arrays
+    # itself). Converting here, on the calling thread, would put them on that thread's
+    # current device (gpu(0) for an array on gpu(1): a peer-access error) and stream
+    # (unsynchronised with the worker's stream).
     if arr.context.device_type == "cpu":
         return key
-    xp = get_backend(arr.context).xp
     if isinstance(key, tuple):
-        return tuple(xp.asarray(k) if isinstance(k, (list, np.ndarray)) else k for k in key)
-    return xp.asarray(key) if isinstance(key, (list, np.ndarray)) else key
+        return tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
+    return np.asarray(key) if isinstance(key, list) else key
 
 
 def _push(fn: Any, where: NDArray, reads: Sequence[NDArray], writes: Sequence[NDArray], name: str,

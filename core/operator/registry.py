@@ -73,7 +73,9 @@ class OpRegistry(Registry[type]):
         """Register the semantics of operator ``name`` (and optional aliases)."""
         if not (isinstance(prop_cls, type) and issubclass(prop_cls, OperatorProperty)):
             raise PluginError(f"operator {name!r}: {prop_cls!r} is not an OperatorProperty subclass")
-        cls = prop_cls if prop_cls.op_name == name else type(prop_cls.__name__, (prop_cls,), {"op_name": name})
+        cls = prop_cls
+        if prop_cls.op_name != name:  # keep the docstring: it becomes nd.<name>.__doc__
+            cls = type(prop_cls.__name__, (prop_cls,), {"op_name": name, "__doc__": prop_cls.__doc__})
         self.register(name, cls)
         for a in aliases:
             self.register(a, cls)

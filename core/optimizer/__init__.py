@@ -4,12 +4,17 @@
 internal plugin, ``plexnet.optimizer.builtin``: ``sgd``, ``nag``, ``adam``, ``adagrad``,
 ``rmsprop``), those of installed plugins (hook ``plexnet_register_optimizers``) and user
 classes decorated with ``@Optimizer.register``.
+
+``plexnet.optimizer.kernels`` holds the update arithmetic (MXNet's fused optimizer
+kernels written against ``xp``), shared by these classes and by the ``sgd_update``,
+``adam_update``, ... operators of plexnet-ops-basic.
 """
 from __future__ import annotations
 
+from . import kernels
 from .builtin import NAG, SGD, AdaGrad, Adam, RMSProp
 from .optimizer import (Optimizer, Updater, create, from_config, get_updater, list_optimizers, lookup,
                         register)
 
 __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup", "list_optimizers",
-           "from_config", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp"]
+           "from_config", "kernels", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp"]

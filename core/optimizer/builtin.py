@@ -1,12 +1,13 @@
 """The standard optimizers, an internal plugin: SGD, NAG, Adam, AdaGrad, RMSProp.
 
 Each ``update`` fixes the scalars (learning rate, weight decay, step count) at call time
-and runs one kernel written against the array module ``xp`` (numpy or CuPy) on raw
-arrays: as one engine operation for NDArrays, at once for raw arrays. Formulas follow
-MXNet 1.x's fused kernels (``sgd_mom_update``, ``nag_mom_update``, ``adam_update``,
-``rmsprop_update``, ``rmspropalex_update``) and its Python AdaGrad; ``clip(x)`` below is
-``clip(x, -clip_gradient, clip_gradient)`` and is skipped when ``clip_gradient`` is None
-or negative.
+and runs one kernel of ``plexnet.optimizer.kernels`` (written against the array module
+``xp``, numpy or CuPy, and shared with the ``sgd_update``/``adam_update``/... operators of
+plexnet-ops-basic) on raw arrays: as one engine operation for NDArrays, at once for raw
+arrays. Formulas follow MXNet 1.x's fused kernels (``sgd_mom_update``,
+``nag_mom_update``, ``adam_update``, ``rmsprop_update``, ``rmspropalex_update``) and its
+Python AdaGrad; ``clip(x)`` below is ``clip(x, -clip_gradient, clip_gradient)`` and is
+skipped when ``clip_gradient`` is None or negative.
 """
 from __future__ import annotations
 
@@ -14,118 +15,10 @@ import math
 from typing import Any
 
 from ..hookspecs import hookimpl
+from . import kernels
 from .optimizer import Optimizer, _zeros_like
 
 __all__ = ["SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "BUILTIN_OPTIMIZERS"]
-
-
-def _scaled_grad(xp: Any, w: Any, g: Any, rescale_grad: float, clip_gradient: float | None,
-                 wd: float = 0.0, wd_first: bool = False) -> Any:
-    """A fresh array ``t = rescale_grad * g`` in the weight's dtype, with ``wd * w``
-    added before clipping when ``wd_first`` (Adam, RMSProp), then clipped."""
-    t = xp.multiply(g, rescale_grad, dtype=w.dtype)
-    if wd_first and wd:
-        t += wd * w
-    if clip_gradient is not None and clip_gradient >= 0:
-        xp.clip(t, -clip_gradient, clip_gradient, out=t)
-    return t
-
-
-def _sgd_kernel(xp: Any, w: Any, g: Any, s: list, *, lr: float, wd: float, rescale_grad: float,
-                clip_gradient: float | None, momentum: float) -> None:
-    # t = clip(rescale * g)
-    t = _scaled_grad(xp, w, g, rescale_grad, clip_gradient)
-    if s:
-        # mom = momentum * mom - lr * wd * w - lr * t ; w += mom
-        mom = s[0]
-        t *= lr
-        if wd:
-            t += (lr * wd) * w
-        mom *= momentum
-        mom -= t
-        w += mom
-    else:
-        # w = (1 - lr * wd) * w - lr * t
-        if wd:
-            w *= 1.0 - lr * wd
-        t *= lr
-        w -= t
-
-
-def _nag_kernel(xp: Any, w: Any, g: Any, s: list, *, lr: float, wd: float, rescale_grad: float,
-                clip_gradient: float | None, momentum: float) -> None:
-    # t = clip(rescale * g) + wd * w
-    t = _scaled_grad(xp, w, g, rescale_grad, clip_gradient)
-    if wd:
-        t += wd * w
-    if s:
-        # mom = momentum * mom + t ; w -= lr * (momentum * mom + t)
-        mom = s[0]
-        mom *= momentum
-        mom += t
-        t += momentum * mom
-    t *= lr
-    w -= t
-
-
-def _adam_kernel(xp: Any, w: Any, g: Any, s: list, *, lr: float, wd: float, rescale_grad: float,
-                 clip_gradient: float | None, beta1: float, beta2: float, epsilon: float) -> None:
-    # t = clip(rescale * g + wd * w); m = b1 m + (1-b1) t; v = b2 v + (1-b2) t^2
-    # w -= lr_t * m / (sqrt(v) + eps)   with lr_t = lr * sqrt(1 - b2^n) / (1 - b1^n)
-    mean, var = s
-    t = _scaled_grad(xp, w, g, rescale_grad, clip_gradient, wd, wd_first=True)
-    mean *= beta1
-    mean += (1.0 - beta1) * t
-    t *= t
-    var *= beta2
-    var += (1.0 - beta2) * t
-    xp.sqrt(var, out=t)
-    t += epsilon
-    xp.divide(mean, t, out=t)
-    t *= lr
-    w -= t
-
-
-def _adagrad_kernel(xp: Any, w: Any, g: Any, s: list, *, lr: float, wd: float, rescale_grad: float,
-                    clip_gradient: float | None, eps: float) -> None:
-    # t = clip(rescale * g); h += t^2; w -= lr * (t / sqrt(h + eps) + wd * w)
-    hist = s[0]
-    t = _scaled_grad(xp, w, g, rescale_grad, clip_gradient)
-    hist += t * t
-    t /= xp.sqrt(hist + eps)
-    if wd:
-        t += wd * w
-    t *= lr
-    w -= t
-
-
-def _rmsprop_kernel(xp: Any, w: Any, g: Any, s: list, *, lr: float, wd: float, rescale_grad: float,
-                    clip_gradient: float | None, gamma1: float, gamma2: float, epsilon: float,
-                    centered: bool, clip_weights: float | None) -> None:
-    t = _scaled_grad(xp, w, g, rescale_grad, clip_gradient, wd, wd_first=True)
-    if not centered:
-        # n = (1-g1) t^2 + g1 n ; w -= lr * t / sqrt(n + eps)
-        n = s[0]
-        n *= gamma1
-        n += (1.0 - gamma1) * (t * t)
-        t /= xp.sqrt(n + epsilon)
-        t *= lr
-        w -= t
-    else:
-        # n = (1-g1) t^2 + g1 n ; gm = (1-g1) t + g1 gm
-        # delta = g2 delta - lr * t / sqrt(n - gm^2 + eps) ; w += delta
-        n, gm, delta = s
-        n *= gamma1
-        n += (1.0 - gamma1) * (t * t)
-        gm *= gamma1
-        gm += (1.0 - gamma1) * t
-        t /= xp.sqrt(n - gm * gm + epsilon)
-        t *= lr
-        delta *= gamma2
-        delta -= t
-        w += delta
-    if clip_weights is not None and clip_weights >= 0:
-        xp.clip(w, -clip_weights, clip_weights, out=w)
 
 
 class SGD(Optimizer):
@@ -149,17 +42,19 @@ class SGD(Optimizer):
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         p = self._common(index)
-        self._launch(_sgd_kernel, weight, grad, [] if state is None else [state],
+        self._launch(kernels.sgd, weight, grad, [] if state is None else [state],
                      dict(p, momentum=self.momentum))
 
 
 class NAG(Optimizer):
-    """Nesterov accelerated gradient (MXNet ``nag_mom_update``)::
+    """Nesterov accelerated gradient (MXNet 1.9.1 ``nag_mom_update`` with ``out=weight``)::
 
-        t = clip(rescale_grad * grad) + wd * weight
-        mom = momentum * mom + t ; weight -= lr * (momentum * mom + t)
+        t = clip(rescale_grad * grad) + wd * weight ; m = momentum * mom
+        weight = weight - m + (momentum + 1) * (m - lr * t)
+        mom = m - lr * (clip(rescale_grad * grad) + wd * weight)     # the *new* weight
 
-    Without momentum it is plain SGD.
+    (MXNet's kernel reads the weight again after overwriting it.) Without momentum it is
+    plain SGD.
     """
 
     def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
@@ -171,7 +66,7 @@ class NAG(Optimizer):
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         p = self._common(index)
-        self._launch(_nag_kernel, weight, grad, [] if state is None else [state],
+        self._launch(kernels.nag, weight, grad, [] if state is None else [state],
                      dict(p, momentum=self.momentum))
 
 
@@ -201,7 +96,7 @@ class Adam(Optimizer):
         p = self._common(index)
         t = self._index_update_count[index]
         p["lr"] *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        self._launch(_adam_kernel, weight, grad, list(state),
+        self._launch(kernels.adam, weight, grad, list(state),
                      dict(p, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon))
 
 
@@ -221,7 +116,7 @@ class AdaGrad(Optimizer):
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         p = self._common(index)
-        self._launch(_adagrad_kernel, weight, grad, [state], dict(p, eps=self.float_stable_eps))
+        self._launch(kernels.adagrad, weight, grad, [state], dict(p, eps=self.float_stable_eps))
 
 
 class RMSProp(Optimizer):
@@ -254,7 +149,7 @@ class RMSProp(Optimizer):
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         p = self._common(index)
-        self._launch(_rmsprop_kernel, weight, grad, list(state),
+        self._launch(kernels.rmsprop, weight, grad, list(state),
                      dict(p, gamma1=self.gamma1, gamma2=self.gamma2, epsilon=self.epsilon,
                           centered=self.centered, clip_weights=self.clip_weights))
 

@@ -572,7 +572,8 @@ def _create_hinted(op: str, hint: str, args: list, params: dict[str, Any]) -> Sy
 def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
            hint: str | None = None) -> Symbol:
     """Apply registered operator ``op_name``: positional symbols bind the operator's
-    arguments in order, symbol keywords bind arguments or auxiliary states by name,
+    arguments, then its auxiliary states, in order (MXNet's input order); symbol keywords
+    bind arguments or auxiliary states by name,
     other keywords are parameters. Missing inputs become variables named
     ``<name>_<argument>``. ``name=`` names the node (default from the ``NameManager``),
     ``attr=`` adds attributes."""
@@ -606,12 +607,12 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     prop = reg.create_property(op_name, params)
     arg_names = list(prop.list_arguments())
     aux_names = list(prop.list_auxiliary_states())
-    if len(pos) > len(arg_names):
-        raise PlexnetError(f"{op_name}: takes {len(arg_names)} input symbols ({', '.join(arg_names)}), "
-                           f"got {len(pos)}")
+    if len(pos) > len(arg_names) + len(aux_names):
+        raise PlexnetError(f"{op_name}: takes {len(arg_names) + len(aux_names)} input symbols "
+                           f"({', '.join(arg_names + aux_names)}), got {len(pos)}")
     node_name = _name.current().get(name, hint)
     bound: dict[str, Entry] = {}
-    for n, s in zip(arg_names, pos):
+    for n, s in zip(arg_names + aux_names, pos):  # as MXNet: auxiliary states follow the arguments
         bound[n] = _single_entry(s, f"{op_name} argument {n!r}")
     for k, s in sym_kwargs.items():
         if k not in arg_names and k not in aux_names:

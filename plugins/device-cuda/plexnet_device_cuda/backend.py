@@ -3,14 +3,15 @@
 Memory: raw blocks come from ``cudaMalloc`` (``cupy.cuda.Memory``) and are pooled by
 plexnet's ``PooledStorageManager``, so GPU memory shows up in ``plexnet.storage`` stats
 and ``release_all`` really returns it. Temporaries CuPy creates inside kernels still use
-CuPy's own pool; ``release_all`` empties that too.
+CuPy's own pool; ``release_cached`` empties it, and ``raw_alloc`` does so once before
+reporting a full device.
 
 Streams: each engine worker gets its own non-blocking stream, made current on the worker
-thread, so a chain of GPU ops is queued asynchronously and only wait points
-synchronise. One compute worker per device (the default) keeps every compute op of a
-device on one stream: stream order then equals engine order, which is what makes
-reusing a freed block safe without events. Copy workers synchronise their stream before
-an operation completes, since their results are consumed on other streams.
+thread (with its device). The engine waits for a worker's stream before it completes an
+operation (``synchronize``, as MXNet waits after every GPU operator), so an operation's
+outputs are ready whenever the engine says so: for copy workers (their own streams), for
+``asnumpy`` on the host (the legacy default stream does not wait for non-blocking
+streams), and for a storage block that is freed and reused on another stream.
 """
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ from plexnet.backends import DeviceBackend
 from . import cupy_loader
 from .rng import CupyGenerator
 
+#: cudaError_t cudaErrorMemoryAllocation
+_CUDA_ERROR_MEMORY_ALLOCATION = 2
+
 
 class CUDABackend(DeviceBackend):
     device_type = "gpu"
@@ -31,6 +35,10 @@ class CUDABackend(DeviceBackend):
     def __init__(self) -> None:
         self.unavailable_reason = cupy_loader.reason
         self.xp = cupy_loader.cupy if cupy_loader.available else None
+        #: True when ``xp`` is plexnet's CuPy simulator (PLEXNET_CUDA_SIMULATE), not CuPy
+        self.simulated = bool(cupy_loader.simulated)
+        #: shown by ``plexnet plugins`` next to the device's availability
+        self.status_note = cupy_loader.note
         self.compute_workers = int(os.environ.get("PLEXNET_GPU_WORKER_NSTREAMS", "1"))
         self.copy_workers = int(os.environ.get("PLEXNET_GPU_COPY_NTHREADS", "1"))
 
@@ -44,15 +52,38 @@ class CUDABackend(DeviceBackend):
             raise DeviceUnavailable(f"gpu({device_id}) does not exist: {n} GPU(s) visible")
 
     # -- memory -----------------------------------------------------------------------
+    def _malloc(self, n: int) -> Any:
+        """``cupy.cuda.Memory(n)`` (a plain cudaMalloc on the current device); None when
+        the device is full. A full device raises ``CUDARuntimeError``
+        (cudaErrorMemoryAllocation) there, not ``OutOfMemoryError`` (that one comes from
+        CuPy's memory pool)."""
+        cp = self.xp
+        try:
+            return cp.cuda.Memory(n)
+        except cp.cuda.memory.OutOfMemoryError:
+            return None
+        except cp.cuda.runtime.CUDARuntimeError as e:
+            if getattr(e, "status", None) == _CUDA_ERROR_MEMORY_ALLOCATION:
+                return None
+            raise
+
     def raw_alloc(self, nbytes: int, device_id: int) -> Any:
         cp = self.xp
         self._check(device_id)
+        n = max(int(nbytes), 1)
         with cp.cuda.Device(device_id):
-            try:
-                mem = cp.cuda.Memory(max(int(nbytes), 1))
-            except cp.cuda.memory.OutOfMemoryError as e:
-                raise MemoryError(str(e)) from None
-            return cp.ndarray((max(int(nbytes), 1),), np.uint8, memptr=cp.cuda.MemoryPointer(mem, 0))
+            mem = self._malloc(n)
+            if mem is None:
+                # blocks cached by CuPy's own pool (temporaries of operators) count against
+                # the device too: give them back and try once more before the storage
+                # manager's release-and-retry sees a MemoryError
+                cp.get_default_memory_pool().free_all_blocks()
+                mem = self._malloc(n)
+            if mem is None:
+                free, total = cp.cuda.runtime.memGetInfo()
+                raise MemoryError(f"cudaMalloc of {n} bytes failed on gpu({device_id}) "
+                                  f"({free} of {total} bytes free)")
+            return cp.ndarray((n,), np.uint8, memptr=cp.cuda.MemoryPointer(mem, 0))
 
     def raw_free(self, buf: Any, device_id: int) -> None:
         del buf  # cudaFree happens when the last reference goes
@@ -71,8 +102,12 @@ class CUDABackend(DeviceBackend):
         self.xp.cuda.Device(device_id).use()
 
     def new_stream(self, device_id: int, kind: str = "compute") -> Any:
-        s = self.xp.cuda.Stream(non_blocking=True)
-        s.use()  # called on the worker thread: CuPy's current stream is per thread
+        # a stream belongs to the device current when it is made; ``use`` makes it the
+        # calling (worker) thread's current stream of that device (CuPy keeps one per
+        # thread and device)
+        with self.xp.cuda.Device(device_id):
+            s = self.xp.cuda.Stream(non_blocking=True)
+            s.use()
         return s
 
     def synchronize(self, stream: Any) -> None:
@@ -99,7 +134,26 @@ class CUDABackend(DeviceBackend):
         if isinstance(dst, np.ndarray):
             dst[...] = self.to_host(src, stream)
             return
-        dst[...] = src  # device to device (peer copy when they differ)
+        cp = self.xp
+        sd, dd = src.device.id, dst.device.id
+        if sd == dd:
+            dst[...] = src
+            return
+        # Between devices CuPy copies with cudaMemcpyAsync only when both arrays are
+        # contiguous with one dtype and layout; anything else is a kernel that needs peer
+        # access (ValueError "Peer access is unavailable" on machines without it). So make
+        # the source contiguous on its own device, copy bytes, convert on the target.
+        if not src.flags.c_contiguous:
+            with cp.cuda.Device(sd):
+                src = cp.ascontiguousarray(src)
+                cp.cuda.get_current_stream().synchronize()
+        with cp.cuda.Device(dd):
+            if dst.flags.c_contiguous and dst.dtype == src.dtype:
+                dst[...] = src
+            else:
+                tmp = cp.empty(src.shape, src.dtype)
+                tmp[...] = src
+                dst[...] = tmp
 
     def rng(self, seed: int, device_id: int) -> Any:
         with self.xp.cuda.Device(device_id):

@@ -12,7 +12,7 @@ class CupyGenerator:
         self._rs = cupy.random.RandomState(seed % (2**63))
 
     def random(self, size: Any = None, dtype: Any = float) -> Any:
-        return self._rs.random_sample(size)
+        return self._rs.random_sample(size, dtype)
 
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None) -> Any:
         return self._rs.uniform(low, high, size)

@@ -74,7 +74,11 @@ def _check() -> None:
     with _lock:
         if _checked:
             return
-        reason = None
+        reason = _check_simulated()
+        if reason is not None:  # never load cuDNN for simulated devices
+            _info["simulated"] = True
+            _reason, _checked = reason, True
+            return
         try:
             _info["preloaded_from"] = _preload_cudnn_library()
         except Exception as e:  # noqa: BLE001 - never fatal
@@ -97,6 +101,19 @@ def _check() -> None:
             reason = _check_cupy()
         _reason = reason
         _checked = True
+
+
+def _check_simulated() -> str | None:
+    """The gpu backend runs on plexnet's CuPy simulator (PLEXNET_CUDA_SIMULATE): there is
+    no GPU, so cuDNN cannot run and the xp implementations take over."""
+    try:
+        from plexnet_device_cuda import cupy_loader  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    if getattr(cupy_loader, "simulated", False):
+        return ("the gpu backend is SIMULATED on the host (PLEXNET_CUDA_SIMULATE, plexnet's CuPy simulator): "
+                "cuDNN needs a real GPU, so the xp implementations of plexnet-ops-basic run instead")
+    return None
 
 
 def _check_cupy() -> str | None:

@@ -24,15 +24,14 @@ try:
 except Exception as e:  # noqa: BLE001
     CUDNN_OK, CUDNN_REASON = False, f"plexnet_ops_cudnn failed to import: {e}"
 
+cp: Any = None
 try:
     from plexnet_device_cuda import cupy_loader
     GPU_OK, GPU_REASON = cupy_loader.available, cupy_loader.reason
+    if GPU_OK:
+        cp = cupy_loader.cupy  # CuPy, or plexnet's CuPy simulator under PLEXNET_CUDA_SIMULATE
 except Exception as e:  # noqa: BLE001
     GPU_OK, GPU_REASON = False, f"plexnet-device-cuda is not usable: {e}"
-
-cp: Any = None
-if GPU_OK:
-    import cupy as cp  # type: ignore[no-redef]
 
 
 def make_prop(name: str, kwargs: dict | None = None) -> Any:

@@ -77,6 +77,7 @@ def test_missing_frontend_is_reported_not_raised(monkeypatch):
     saved = (_loader._checked, _loader._reason, _loader.cudnn, _loader.cupy, dict(_loader._info))
     monkeypatch.setitem(sys.modules, "cudnn", None)  # import cudnn -> ImportError
     monkeypatch.setenv("PLEXNET_CUDNN_PRELOAD", "0")
+    monkeypatch.setattr(_loader, "_check_simulated", lambda: None)  # also under PLEXNET_CUDA_SIMULATE
     _loader._reset_for_tests()
     try:
         assert _loader.available() is False
