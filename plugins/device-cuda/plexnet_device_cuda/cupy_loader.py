@@ -1,7 +1,7 @@
 """Guarded CuPy import that keeps the reason it failed (Chainer's pattern).
 
-``PLEXNET_CUDA_SIMULATE=<n>`` replaces CuPy by plexnet's CuPy simulator
-(``simulator.py``: numpy on the host, CuPy's namespace and rules, ``n`` simulated
+``PLEXNET_CUDA_SIMULATE=<n>`` replaces CuPy by plexnet's CuPy simulator (the
+``simulator`` package: numpy on the host, CuPy's namespace and rules, ``n`` simulated
 devices) *instead of importing CuPy*: ``simulated`` is then True and ``note`` says so,
 so that ``plexnet plugins`` and the backend report the devices as SIMULATED. Without
 the variable nothing changes.
