@@ -36,9 +36,30 @@ Conventions followed (MXNet's legacy-operator rules):
 * ``req="inplace"`` aliases the arrays named by ``forward_inplace_option`` /
   ``backward_inplace_option``.
 * the harness checks that an operator does not modify its (non-aliased) inputs.
+
+**A second device.** With ``PLEXNET_OPCHECK_CTX`` set to a context (``gpu(0)``), every
+``run_forward`` / ``run_backward`` (so every ``check_*``) also runs the operator on that
+context -- device copies of the very same inputs, preallocated outputs, gradients and aux
+states (aliasing kept: ``inplace`` shares one device array), the context's run context,
+stream and resources, the CPU's implementation (``PLEXNET_OPCHECK_IMPL=registry``: the
+registry's choice for the device, e.g. cuDNN), twice on two streams without
+synchronisation in between -- and compares every array afterwards with the CPU run (outputs,
+input gradients, aux states, untouched inputs, ``null`` outputs): ``DEVICE_TOL`` per dtype,
+tight when the device is simulated. Results returned to the test are the CPU ones, so
+every test keeps checking them against its float64 reference; the central differences of
+``check_gradient`` run on the CPU only. Values of operators that request a random resource
+are not compared (device generators differ), only shapes; their backward gets the CPU's
+forward outputs (the mask) and is compared. An operator that raises an exception with
+``device_unsupported = True`` (ops-basic's ``DeviceUnsupported``) on the device is recorded
+in ``MIRROR.unsupported`` instead of failing. ``MIRROR`` counts what was compared
+(ops-basic's ``conftest.py`` prints it and writes it to ``PLEXNET_OPCHECK_REPORT``).
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+from collections import Counter
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -48,12 +69,31 @@ from plexnet.engine.runctx import run_context
 from plexnet.operator import OpContext, OpReqType
 from plexnet.resource import ResourceManager
 
-__all__ = ["CTX", "make_prop", "infer_shapes", "random_args", "run_forward", "run_backward",
+__all__ = ["CTX", "DEVICE", "DEVICE_IMPL", "MIRROR", "make_prop", "infer_shapes", "random_args", "run_forward", "run_backward",
            "check_forward", "check_gradient", "check_req", "numeric_grad", "assert_close",
            "Outputs", "Grads", "REQS"]
 
 CTX = plexnet.cpu()
 REQS = ("null", "write", "add", "inplace")
+
+
+def _parse_ctx(text: str) -> "plexnet.Context | None":
+    text = text.strip()
+    if not text or text.lower() in ("0", "none", "off", "cpu", "cpu(0)"):
+        return None
+    m = re.fullmatch(r"([a-z_]+)(?:\((\d+)\))?", text)
+    if m is None:
+        raise ValueError(f"PLEXNET_OPCHECK_CTX={text!r}: expected a context such as 'gpu(0)'")
+    return plexnet.Context(m.group(1), int(m.group(2) or 0))
+
+
+#: the second context every run is repeated on and compared with the CPU (None: off)
+DEVICE = _parse_ctx(os.environ.get("PLEXNET_OPCHECK_CTX", ""))
+#: which implementation runs on ``DEVICE``: ``same`` (default) the one the CPU run uses
+#: (ops-basic's ``xp`` code), ``registry`` the registry's choice for the device (e.g. cuDNN)
+DEVICE_IMPL = os.environ.get("PLEXNET_OPCHECK_IMPL", "same").strip().lower() or "same"
+if DEVICE_IMPL not in ("same", "registry"):
+    raise ValueError(f"PLEXNET_OPCHECK_IMPL={DEVICE_IMPL!r}: expected 'same' or 'registry'")
 
 
 # ---------------------------------------------------------------------------------------
@@ -182,17 +222,179 @@ def _garbage(shape: Any, dtype: Any, rng: np.random.Generator) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------
+# the second device (PLEXNET_OPCHECK_CTX)
+# ---------------------------------------------------------------------------------------
+class _MirrorStats:
+    """What the device runs compared: ``runs[op]``, ``unsupported[op] = message``."""
+
+    def __init__(self) -> None:
+        self.runs: Counter = Counter()
+        self.arrays = 0
+        self.unsupported: dict[str, str] = {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"device": str(DEVICE), "operators": len(self.runs), "runs": sum(self.runs.values()),
+                "arrays": self.arrays, "per_operator": dict(sorted(self.runs.items())),
+                "unsupported": dict(sorted(self.unsupported.items()))}
+
+
+MIRROR = _MirrorStats()
+
+
+def _device_tol(dtype: Any, simulated: bool) -> dict[str, float]:
+    """Tolerances of the device against the CPU: a simulated device computes with numpy
+    (same algorithms, float64 nearly exact); a real GPU sums in other orders, uses other
+    libraries (cuBLAS, cuDNN) and math functions."""
+    kind, size = np.dtype(dtype).kind, np.dtype(dtype).itemsize
+    if kind not in "fc":
+        return dict(rtol=0, atol=0)
+    if size <= 2:
+        return dict(rtol=1e-3, atol=1e-3) if simulated else dict(rtol=1e-2, atol=1e-2)
+    if size <= 4:
+        return dict(rtol=1e-5, atol=1e-6) if simulated else dict(rtol=2e-3, atol=2e-4)
+    return dict(rtol=1e-9, atol=1e-12) if simulated else dict(rtol=1e-7, atol=1e-9)
+
+
+#: looser tolerances (any dtype) for operators whose device path may use another formula:
+#: ``erf`` without ``cupyx.scipy.special`` (the simulator) is an approximation with
+#: |error| < 1.5e-7, used by ``erf`` and LeakyReLU's ``gelu``
+DEVICE_TOL = {"erf": dict(rtol=1e-6, atol=5e-7), "LeakyReLU": dict(rtol=1e-6, atol=5e-7)}
+
+#: device streams the runs use, per context (CuPy-like devices: two non-blocking streams)
+_streams: dict[Any, list[Any]] = {}
+
+
+def _snapshot(groups: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """Copies of the arrays of ``groups`` (``None`` entries kept), aliasing kept."""
+    memo: dict[int, np.ndarray] = {}
+    out = []
+    for g in groups:
+        row = []
+        for a in g:
+            if a is not None and id(a) not in memo:
+                memo[id(a)] = np.array(a, copy=True)
+            row.append(None if a is None else memo[id(a)])
+        out.append(row)
+    return out
+
+
+def _uses_random(requests: Iterable[Any]) -> bool:
+    from plexnet.resource import ResourceRequest
+    return any(getattr(r, "type", r) == ResourceRequest.kRandom for r in requests)
+
+
+def _device_operator(prop: Any) -> Any:
+    """The operator for ``DEVICE``: the CPU run's implementation (``DEVICE_IMPL='same'``),
+    else the registry's choice for the device."""
+    if DEVICE_IMPL == "registry":
+        return prop.create_operator(DEVICE)
+    reg = plexnet.plugins.registries().operators
+    impl = reg.select_impl(prop.op_name, CTX.device_type).impl_name
+    for r in reg.implementations(prop.op_name):
+        if r.impl_name == impl and r.device_type in (DEVICE.device_type, "*"):
+            return r.factory(prop, DEVICE)
+    raise AssertionError(f"{prop.op_name}: implementation {impl!r} (the CPU's) is not registered for {DEVICE}")
+
+
+def _on_device(prop: Any, snap: list[list[Any]], call: Callable[..., None], requests: Sequence[Any],
+               is_train: bool, seed: int | None) -> list[list[list[Any]]] | None:
+    """Run ``call(op, opctx, *groups)`` on ``DEVICE`` with device copies of ``snap`` (one
+    device array per host array: aliasing kept). On a CuPy-like device it runs twice, on
+    two non-blocking streams of its own with no synchronisation in between (as two engine
+    workers of the device share the operator instance): state an operator keeps between
+    calls and uses from another stream is a stream race (the simulator raises). Returns
+    host copies of every group after each run, or None when the operator says it does not
+    run there (``device_unsupported``)."""
+    from plexnet.backends import get_backend
+    be = get_backend(DEVICE)
+    xp = be.xp
+    dev_id = DEVICE.device_id
+    cuda = getattr(xp, "cuda", None)
+    if cuda is None:
+        be.activate(dev_id)
+    streams = _streams.get(DEVICE)
+    if streams is None:
+        if cuda is not None:
+            with cuda.Device(dev_id):
+                streams = [cuda.Stream(non_blocking=True), cuda.Stream(non_blocking=True)]
+        else:
+            streams = [None]
+        _streams[DEVICE] = streams
+    runs = []
+    with contextlib.ExitStack() as scope:
+        if cuda is not None:
+            scope.enter_context(cuda.Device(dev_id))
+        op = _device_operator(prop)  # one instance for both streams, as engine workers share it
+        for stream in streams:
+            with contextlib.ExitStack() as on_stream:
+                if stream is not None:
+                    on_stream.enter_context(stream)
+                memo: dict[int, Any] = {}
+
+                def up(h: np.ndarray) -> Any:
+                    d = memo.get(id(h))
+                    if d is None:
+                        d = memo[id(h)] = xp.empty(h.shape, dtype=h.dtype)
+                        be.from_host(h, d, stream)
+                    return d
+
+                dev = [[None if h is None else up(h) for h in g] for g in snap]
+                # resources of their own per run (the engine serialises the users of one
+                # workspace; these runs are not serialised)
+                mgr = ResourceManager(global_seed=seed)
+                opctx = OpContext(bool(is_train), run_context(DEVICE, "opcheck", stream),
+                                  [mgr.request(DEVICE, r) for r in requests])
+                try:
+                    call(op, opctx, *dev)
+                except Exception as e:  # noqa: BLE001 - re-raised unless the operator opts out
+                    if getattr(e, "device_unsupported", False):
+                        MIRROR.unsupported.setdefault(prop.op_name, str(e))
+                        for st in streams:
+                            be.synchronize(st)
+                        return None
+                    raise
+                runs.append((stream, dev))
+        out = []
+        for stream, dev in runs:
+            out.append([[None if d is None else be.to_host(d, stream) for d in g] for g in dev])
+            be.synchronize(stream)
+    return out
+
+
+def _compare(name: str, phase: str, labels: list[list[str]], cpu: list[list[Any]], dev: list[list[Any]],
+             values: bool = True) -> None:
+    from plexnet.backends import get_backend
+    simulated = bool(getattr(get_backend(DEVICE), "simulated", False))
+    for lab_g, c_g, d_g in zip(labels, cpu, dev):
+        for lab, c, d in zip(lab_g, c_g, d_g):
+            if c is None:
+                continue
+            what = f"{name}: {phase} on {DEVICE} differs from {CTX}: {lab}"
+            assert d.shape == c.shape and d.dtype == c.dtype, \
+                f"{what}: {d.dtype}{d.shape} against {c.dtype}{c.shape}"
+            MIRROR.arrays += 1
+            if not values:
+                continue
+            tol = DEVICE_TOL.get(name) or _device_tol(c.dtype, simulated)
+            if c.dtype.kind in "fc":
+                np.testing.assert_allclose(d, c, equal_nan=True, err_msg=what, **tol)
+            else:
+                np.testing.assert_array_equal(d, c, err_msg=what)
+
+
+# ---------------------------------------------------------------------------------------
 # running
 # ---------------------------------------------------------------------------------------
 def run_forward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None, aux: Any = None, *,
                 is_train: bool = True, req: Any = "write", out: Sequence[np.ndarray] | None = None,
                 seed: int | None = 0, aux_init: Mapping[str, float] | None = None,
-                check_inputs: bool = True) -> Outputs:
+                check_inputs: bool = True, mirror: bool = True) -> Outputs:
     """Run forward once. ``req``: one value for the visible outputs (hidden ones get
     ``write``, as an executor gives them) or a list with one per output; ``out``: preallocated
     outputs (default: NaN garbage for write, zeros for add/null); ``seed``: seed of a
     private random resource (``None``: the global one). ``req="inplace"`` aliases the
-    outputs named by ``forward_inplace_option`` to their inputs."""
+    outputs named by ``forward_inplace_option`` to their inputs. ``mirror=False``: not on
+    ``DEVICE`` (the central differences of ``check_gradient``)."""
     prop = make_prop(name, kwargs)
     ins = _inputs_list(prop, inputs)
     out_shapes, aux_shapes, out_types, aux_types = _infer(prop, ins)
@@ -222,9 +424,20 @@ def run_forward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None,
             outs[o] = ins[src[0]]
     aliased = {id(o) for o in outs}
     saved = [x.copy() for x in ins] if check_inputs else None
+    requests = prop.forward_resource([x.shape for x in ins])
+    snap = _snapshot([ins, outs, auxs]) if DEVICE is not None and mirror else None
     op = prop.create_operator(CTX)
-    ctx = _opctx(is_train, _resources(prop.forward_resource([x.shape for x in ins]), seed))
+    ctx = _opctx(is_train, _resources(requests, seed))
     op.forward(ctx, ins, reqs, outs, auxs)
+    if snap is not None:
+        devs = _on_device(prop, snap, lambda o, c, i, u, a: o.forward(c, i, reqs, u, a), requests, is_train, seed)
+        for dev in devs or ():
+            labels = [[f"in_data {a!r}" for a in prop.list_arguments()],
+                      [f"forward req {reqs[k].name!r} output {o!r}" for k, o in enumerate(prop.list_outputs())],
+                      [f"aux {a!r} after forward" for a in prop.list_auxiliary_states()]]
+            _compare(prop.op_name, "forward", labels, [ins, outs, auxs], dev, values=not _uses_random(requests))
+        if devs:
+            MIRROR.runs[prop.op_name] += 1
     if check_inputs:
         for a, x, s in zip(prop.list_arguments(), ins, saved):
             if id(x) not in aliased:
@@ -286,9 +499,24 @@ def run_backward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None
     pick = lambda ids, arrs: [a if i in deps else None for i, a in zip(ids, arrs)]  # noqa: E731
     g_og, g_in, g_out = pick(og_ids, ograds), pick(in_ids, ins), pick(out_ids, outs)
     saved = [None if a is None else a.copy() for a in g_og + g_in + g_out] if check_inputs else None
+    requests = prop.backward_resource([x.shape for x in ins])
+    snap = _snapshot([g_og, g_in, g_out, igrads, auxs]) if DEVICE is not None else None
     op = prop.create_operator(CTX)
-    ctx = _opctx(is_train, _resources(prop.backward_resource([x.shape for x in ins]), seed))
+    ctx = _opctx(is_train, _resources(requests, seed))
     op.backward(ctx, g_og, g_in, g_out, reqs, igrads, auxs)
+    if snap is not None:
+        devs = _on_device(prop, snap, lambda o, c, og, i, u, ig, a: o.backward(c, og, i, u, reqs, ig, a),
+                          requests, is_train, seed)
+        for dev in devs or ():
+            args = prop.list_arguments()
+            labels = [[f"out_grad[{i}]" for i in og_ids], [f"in_data {a!r}" for a in args],
+                      [f"out_data {o!r}" for o in prop.list_outputs()],
+                      [f"backward req {reqs[k].name!r} in_grad {a!r}" for k, a in enumerate(args)],
+                      [f"aux {a!r} after backward" for a in prop.list_auxiliary_states()]]
+            _compare(prop.op_name, "backward", labels, [g_og, g_in, g_out, igrads, auxs], dev,
+                     values=not _uses_random(requests))
+        if devs:
+            MIRROR.runs[prop.op_name] += 1
     if check_inputs:
         labels = ([f"out_grad[{i}]" for i in og_ids] + [f"in_data {a!r}" for a in prop.list_arguments()]
                   + [f"out_data {o!r}" for o in prop.list_outputs()])
@@ -377,7 +605,7 @@ def check_gradient(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = No
 
     def f() -> float:
         o = run_forward(name, ins, kwargs, None if aux0 is None else [a.copy() for a in aux0], is_train=is_train,
-                        seed=seed, aux_init=aux_init, check_inputs=False)
+                        seed=seed, aux_init=aux_init, check_inputs=False, mirror=False)
         return float(sum(np.sum(o[i].astype(np.float64) * heads[i]) for i in idx))
 
     for k, a in enumerate(args):

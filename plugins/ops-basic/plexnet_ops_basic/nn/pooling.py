@@ -106,8 +106,14 @@ class PoolGeom:
         """Index of the real input inside the padded buffer."""
         return (slice(None), slice(None)) + tuple(slice(pd, pd + i) for pd, i in zip(self.pad, self.in_sp))
 
-    def divisor(self, xp, include_pad: bool, dtype):
-        """Per-output divisor of avg pooling (as MXNet: clipped to the padded or the real input)."""
+    def divisor(self, xp, include_pad: bool, dtype, run_ctx=None):
+        """Per-output divisor of avg pooling (as MXNet: clipped to the padded or the real input).
+
+        Shape arithmetic on the host, copied to the device once and cached. The copy runs
+        on this call's stream, but the cached array is later read by other streams (every
+        engine worker of the device shares this operator): the copy is finished
+        (``synchronize``) before the array is shared, else a concurrent call on another
+        stream could read it before it has arrived."""
         key = (include_pad, np.dtype(dtype).str)
         d = self._div.get(key)
         if d is None:
@@ -121,6 +127,10 @@ class PoolGeom:
                     cnt = np.minimum(end, i) - np.maximum(start, 0)
                 total = np.multiply.outer(total, np.maximum(cnt, 1).astype(np.float64))
             d = xp.asarray(total.reshape((1, 1) + self.out_sp).astype(dtype))
+            stream = getattr(run_ctx, "stream", None)
+            if stream is not None:
+                from plexnet.backends import get_backend
+                get_backend(run_ctx.ctx).synchronize(stream)
             self._div[key] = d
         return d
 
@@ -151,7 +161,7 @@ class PoolingOp(Operator):
         return buf
 
     # -- forward ------------------------------------------------------------------------------
-    def _pool(self, xp, g, x, out=None):
+    def _pool(self, xp, g, x, out=None, run_ctx=None):
         """The pooled values (into ``out`` when given, else a new array)."""
         pt = self.p.pool_type
         pv = self.p.p_value
@@ -179,7 +189,7 @@ class PoolingOp(Operator):
         for off in offs[1:]:
             acc += xpd[g.window(off)]
         if pt == "avg":
-            acc /= g.divisor(xp, self.p.count_include_pad is not False, x.dtype)
+            acc /= g.divisor(xp, self.p.count_include_pad is not False, x.dtype, run_ctx)
         elif pt == "lp":
             acc = self._lp_root(xp, acc)
         return acc
@@ -199,11 +209,11 @@ class PoolingOp(Operator):
         x = in_data[0]
         g = self.geom(tuple(x.shape))
         if writes(req[0]) and not g.whole:
-            y = self._pool(xp, g, x, out=out_data[0])
+            y = self._pool(xp, g, x, out=out_data[0], run_ctx=ctx.run_ctx)
             if y is not out_data[0]:
                 xp.copyto(out_data[0], y)
             return
-        y = self._pool(xp, g, x)
+        y = self._pool(xp, g, x, run_ctx=ctx.run_ctx)
         if writes(req[0]):
             xp.copyto(out_data[0], y)
         else:
@@ -250,7 +260,7 @@ class PoolingOp(Operator):
                     buf[g.window(off)] += dy * m
         else:
             if pt == "avg":
-                gd = dy / g.divisor(xp, self.p.count_include_pad is not False, dy.dtype)
+                gd = dy / g.divisor(xp, self.p.count_include_pad is not False, dy.dtype, ctx.run_ctx)
             elif pt == "sum":
                 gd = dy
             else:  # lp: d/dx (sum x^p)^(1/p) = x^(p-1) / y^(p-1)

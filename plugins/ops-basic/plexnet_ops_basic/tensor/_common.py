@@ -10,6 +10,7 @@ from plexnet.operator import Operator, OperatorProperty, OpReqType
 
 __all__ = ["NULL", "WRITE", "INPLACE", "ADD", "store", "accumulate", "sum_to", "norm_axis",
            "norm_axes", "shape_error", "XpOperator", "OneInputProp", "register_op", "prod", "special",
+           "need_special", "DeviceUnsupported",
            "fill_zero", "dtype_name"]
 
 # OpReqType values as plain ints: cheap to compare on the NDArray fast path.
@@ -112,21 +113,59 @@ def register_op(registry: Any, name: str, prop_cls: type[OperatorProperty], op_c
     registry.register_impl(name, "*", lambda prop, ctx: op_cls(prop), impl_name="xp")
 
 
-_special_cache: dict[tuple[str, str], Any] = {}
+class DeviceUnsupported(NotImplementedError):
+    """An operator cannot run on this device: a library it needs is missing there (e.g.
+    ``cupyx.scipy.special`` under plexnet's CuPy simulator). The message names the
+    operator, the device and what is missing; test harnesses recognise the error by
+    ``device_unsupported`` (ops-basic's ``opcheck`` records it instead of failing)."""
+
+    device_unsupported = True
+
+
+_special_cache: dict[tuple[int, str], tuple[Any, Any]] = {}
+
+
+def _special_module(xp: Any) -> tuple[Any, str, str]:
+    """``(module or None, its name, why it is missing)``: ``scipy.special`` for numpy,
+    ``cupyx.scipy.special`` for real CuPy. CuPy's ``cupyx`` must never see the arrays of
+    plexnet's CuPy simulator: there it is the simulator's own ``cupyx`` if it offers one
+    (``xp.__plexnet_cupyx__``), else None."""
+    if xp is np:
+        try:
+            import scipy.special as sp  # type: ignore[import-not-found]
+        except Exception:  # noqa: BLE001 - optional dependency
+            sp = None
+        return sp, "scipy.special", "scipy is not installed"
+    if getattr(xp, "__plexnet_simulator__", None) is not None:
+        sp = getattr(getattr(getattr(xp, "__plexnet_cupyx__", None), "scipy", None), "special", None)
+        return sp, "cupyx.scipy.special", "plexnet's CuPy simulator has no cupyx"
+    if getattr(xp, "__name__", "") == "cupy":
+        try:
+            import cupyx.scipy.special as sp  # type: ignore[import-not-found]
+        except Exception as e:  # noqa: BLE001 - optional dependency
+            return None, "cupyx.scipy.special", f"importing it failed: {type(e).__name__}: {e}"
+        return sp, "cupyx.scipy.special", ""
+    return None, "scipy.special", f"no scipy.special for the array module {getattr(xp, '__name__', xp)!r}"
 
 
 def special(xp: Any, name: str) -> Any:
-    """``scipy.special.NAME`` for numpy, ``cupyx.scipy.special.NAME`` for CuPy, or None."""
-    key = (getattr(xp, "__name__", str(xp)), name)
-    if key not in _special_cache:
-        fn = None
-        try:
-            if key[0] == "cupy":
-                import cupyx.scipy.special as sp  # type: ignore[import-not-found]
-            else:
-                import scipy.special as sp  # type: ignore[import-not-found]
-            fn = getattr(sp, name, None)
-        except Exception:  # noqa: BLE001 - optional dependency
-            fn = None
-        _special_cache[key] = fn
-    return _special_cache[key]
+    """``scipy.special.NAME`` for numpy, ``cupyx.scipy.special.NAME`` for CuPy, or None
+    (not installed; the CuPy simulator)."""
+    key = (id(xp), name)
+    hit = _special_cache.get(key)
+    if hit is None:  # the entry keeps ``xp`` alive, so its id is never reused
+        sp = _special_module(xp)[0]
+        hit = _special_cache[key] = (xp, getattr(sp, name, None) if sp is not None else None)
+    return hit[1]
+
+
+def need_special(op: str, xp: Any, name: str) -> Any:
+    """``special(xp, name)``, or ``DeviceUnsupported`` naming ``op`` and what is missing."""
+    fn = special(xp, name)
+    if fn is None:
+        sp, mod, why = _special_module(xp)
+        if sp is not None:
+            why = f"{mod} has no {name}"
+        where = "numpy (CPU)" if xp is np else f"{getattr(xp, '__name__', xp)} (GPU)"
+        raise DeviceUnsupported(f"{op}: not available for {where} arrays: it needs {mod}.{name} ({why})")
+    return fn

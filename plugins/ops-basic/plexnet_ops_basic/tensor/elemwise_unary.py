@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, special, store
+from ._common import ADD, fill_zero, need_special, special, store
 
 ZERO = ("out_grad", None)
 IDENT = ("out_grad", "ident")
@@ -141,16 +141,15 @@ def _erf(xp: Any, x: Any, out: Any) -> Any:
     return _erf_approx(xp, x).astype(x.dtype, copy=False)
 
 
-def _need_special(name: str) -> Callable[..., Any]:
+def _need_special(name: str, op: str) -> Callable[..., Any]:
     def f(xp: Any, x: Any, out: Any = None) -> Any:
-        fn = special(xp, name)
-        if fn is None:
-            raise NotImplementedError(f"{name} needs scipy (numpy) or cupyx (CuPy) installed")
+        fn = need_special(op, xp, name)
         return fn(x, out=out) if out is not None else fn(x)
     return f
 
 
-_gamma, _gammaln, _digamma = _need_special("gamma"), _need_special("gammaln"), _need_special("digamma")
+_gamma, _gammaln = _need_special("gamma", "gamma"), _need_special("gammaln", "gammaln")
+_digamma_of_gamma, _digamma_of_gammaln = _need_special("digamma", "gamma"), _need_special("digamma", "gammaln")
 
 
 def _zeros(xp: Any, x: Any, out: Any) -> Any:
@@ -222,7 +221,7 @@ UNARY: list[tuple[str, Any, tuple, tuple[str, ...], str]] = [
     ("softsign", _softsign, (IN_DATA, lambda xp, x: 1.0 / xp.square(1 + xp.abs(x))), (), "x / (1 + |x|)"),
     ("erf", _erf, (IN_DATA, lambda xp, x: _2_SQRTPI * xp.exp(-x * x)), (), "Gauss error function"),
     ("gamma", _gamma, (OUT_VALUE, None), (), "gamma function (needs scipy / cupyx)"),
-    ("gammaln", _gammaln, (IN_DATA, lambda xp, x: _digamma(xp, x)), (),
+    ("gammaln", _gammaln, (IN_DATA, lambda xp, x: _digamma_of_gammaln(xp, x)), (),
      "log of |gamma(x)| (needs scipy / cupyx)"),
     ("_copy", _copy, IDENT, ("identity",), "a copy of x"),
     ("BlockGrad", _copy, ZERO, ("stop_gradient",), "x in forward; blocks the gradient in backward"),
@@ -237,7 +236,7 @@ def _gamma_grad(out_grad: Any, in_data: Any, env: Any, in_grad: Any, req: Any, c
     # d gamma(x) = gamma(x) * digamma(x); needs the input, so recompute gamma from it
     if req:
         xp = ctx.xp
-        store(xp, in_grad, req, out_grad * _gamma(xp, in_data) * _digamma(xp, in_data))
+        store(xp, in_grad, req, out_grad * _gamma(xp, in_data) * _digamma_of_gamma(xp, in_data))
 
 
 def build(name: str, fwd: Any, grad: tuple, aliases: tuple[str, ...], doc: str) -> SimpleOp:

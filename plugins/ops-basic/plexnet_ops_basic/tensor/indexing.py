@@ -30,7 +30,8 @@ def _fix_index(xp: Any, op: str, idx: Any, n: int, mode: str) -> Any:
     if mode == "wrap":
         return xp.mod(idx, n) if n > 0 else idx
     if mode == "raise":
-        if idx.size and (bool((idx < -n).any()) or bool((idx >= n).any())):
+        # one device-to-host read (a sync) for the whole check
+        if idx.size and bool(((idx < -n) | (idx >= n)).any()):
             raise IndexError(f"{op}: index out of range [{-n}, {n - 1}] with mode='raise'")
         return xp.where(idx < 0, idx + n, idx)
     return xp.clip(idx, 0, max(n - 1, 0))

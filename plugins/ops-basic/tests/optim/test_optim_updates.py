@@ -317,6 +317,28 @@ def test_every_req_through_the_operator_contract(req):
         assert res[0] is res.inputs[0]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("op", FP_OPS + MP_OPS)
+def test_one_step_of_every_operator_through_the_operator_contract(op):
+    """One update straight through the operator contract (no NDArray, no engine), output
+    separate from the weight; also what ``PLEXNET_OPCHECK_CTX`` repeats on a device."""
+    w0, grads, s0 = _data(op, seed=4)
+    mp = op.startswith("mp_")
+    dt, st = (np.float16, np.float32) if mp else (np.float64, np.float64)
+    w, g = w0.astype(dt), grads[0].astype(dt)
+    aux = [s.astype(st) for s in s0]
+    p = _params(op, "all", 0)
+    want_w, want_s = ref_step(op, w.astype(np.float64), g.astype(np.float64), [a.astype(np.float64) for a in aux],
+                              p, aliased=False)
+    res = run_forward(op, [w, g], p, aux)
+    assert res[0].dtype == dt and all(a.dtype == st for a in aux)
+    tol = dict(rtol=2e-3, atol=2e-3) if mp else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(res[0], want_w, err_msg=f"{op}: weight", **tol)
+    for name, a, r in zip(STATES[op], aux, want_s):
+        np.testing.assert_allclose(a, r, rtol=1e-5 if mp else 1e-12, atol=1e-6 if mp else 1e-12,
+                                   err_msg=f"{op}: state {name!r}")
+
+
 # ---------------------------------------------------------------------------------------------
 # multi-precision
 # ---------------------------------------------------------------------------------------------

@@ -129,3 +129,33 @@ def test_integer_input_keeps_dtype() -> None:
     np.testing.assert_array_equal(y, [1, 0, 2, 3])
     np.testing.assert_array_equal(run_forward("relu", [x])[0], [0, 0, 4, 9])
     np.testing.assert_array_equal(run_forward("abs", [x])[0], [3, 0, 4, 9])
+
+
+def test_missing_special_functions_are_a_clear_error(monkeypatch) -> None:
+    """gamma/gammaln need scipy.special (numpy) or cupyx.scipy.special (CuPy): without it
+    the error names the operator, the array module and the missing function."""
+    from plexnet_ops_basic import DeviceUnsupported
+    from plexnet_ops_basic.tensor import _common
+    monkeypatch.setattr(_common, "_special_cache", {})
+    monkeypatch.setattr(_common, "_special_module", lambda xp: (None, "scipy.special", "scipy is not installed"))
+    for name in ("gamma", "gammaln"):
+        with pytest.raises(DeviceUnsupported, match=rf"^{name}: not available for numpy \(CPU\) arrays: "
+                                                    rf"it needs scipy\.special\.{name} \(scipy is not installed\)"):
+            run_forward(name, [rand((3,), 0.5, 2)])
+    assert issubclass(DeviceUnsupported, NotImplementedError) and DeviceUnsupported.device_unsupported
+
+
+def test_the_cuda_simulator_never_gets_cupyx_special_functions() -> None:
+    """The CuPy simulator's arrays must not reach a real ``cupyx`` (installed or not)."""
+    from plexnet_ops_basic import DeviceUnsupported
+    from plexnet_ops_basic.tensor._common import need_special, special
+
+    class FakeSimulator:
+        __name__ = "cupy"
+        __plexnet_simulator__ = "SIMULATED"
+
+    sim = FakeSimulator()
+    assert special(sim, "erf") is None
+    with pytest.raises(DeviceUnsupported, match=r"^gammaln: not available for cupy \(GPU\) arrays: it needs "
+                                                r"cupyx\.scipy\.special\.digamma \(plexnet's CuPy simulator has no cupyx\)"):
+        need_special("gammaln", sim, "digamma")
