@@ -48,7 +48,14 @@ class ImplRecord(NamedTuple):
             ok = bool(self.available())
         except Exception as e:  # noqa: BLE001 - a broken probe means "not usable here"
             return False, f"available() raised {type(e).__name__}: {e}"
-        return ok, None if ok else "available() returned False"
+        if ok:
+            return True, None
+        why = getattr(self.available, "reason", None)  # optional: the probe says why
+        try:
+            why = why() if callable(why) else why
+        except Exception:  # noqa: BLE001 - the reason is only for the message
+            why = None
+        return False, str(why) if why else "available() returned False"
 
 
 class OpRegistry(Registry[type]):
@@ -85,7 +92,11 @@ class OpRegistry(Registry[type]):
     def register_impl(self, name: str, device_type: str, factory: Callable[[OperatorProperty, Any], Operator],
                       *, priority: int = 0, impl_name: str = "default",
                       available: Callable[[], bool] | None = None) -> None:
-        """Add an implementation of ``name`` for ``device_type`` (``"*"``: any device)."""
+        """Add an implementation of ``name`` for ``device_type`` (``"*"``: any device).
+
+        ``available`` is an optional probe called when an implementation is chosen; False
+        skips it (or, when forced, raises). A probe may carry a ``reason`` attribute (a
+        string, or a callable returning one) that the error and ``plexnet plugins`` show."""
         if not isinstance(device_type, str) or not device_type:
             raise PluginError(f"operator {name!r}: device_type must be a non-empty string such as "
                               f"'cpu', 'gpu' or '*', got {device_type!r}")

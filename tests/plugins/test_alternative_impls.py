@@ -114,6 +114,19 @@ def test_forcing_an_unavailable_implementation_is_an_error(ops) -> None:
         reg.select_impl("ThrowawayOp", "cpu")
 
 
+def test_probe_reason_is_shown_when_forcing_an_unavailable_implementation(ops) -> None:
+    pm, reg = ops
+
+    def probe() -> bool:
+        return False
+    probe.reason = lambda: "libfast.so needs AVX-512"  # type: ignore[attr-defined]
+    pm.add_plugin(FastCPU(available=probe), "fast_ops")
+    pm.load()
+    reg.force_impl("ThrowawayOp", "cpu", "fast")
+    with pytest.raises(OperatorNotFound, match="not available here: libfast.so needs AVX-512"):
+        reg.select_impl("ThrowawayOp", "cpu")
+
+
 def test_forcing_an_unknown_implementation_is_an_error(ops) -> None:
     pm, reg = ops
     pm.load()

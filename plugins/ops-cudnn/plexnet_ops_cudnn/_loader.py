@@ -153,6 +153,9 @@ def reason() -> str | None:
     return _reason
 
 
+available.reason = reason  # type: ignore[attr-defined]  # read by the registry's messages
+
+
 def status() -> dict[str, Any]:
     _check()
     return {"available": _reason is None, "reason": _reason, **_info}

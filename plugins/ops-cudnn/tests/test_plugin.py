@@ -51,7 +51,7 @@ def test_availability_and_reason_match():
     else:
         assert isinstance(st["reason"], str) and st["reason"]
         rec = [r for r in registries().operators.implementations("Convolution") if r.impl_name == "cudnn"][0]
-        assert rec.availability() == (False, "available() returned False")
+        assert rec.availability() == (False, st["reason"])  # the probe says why
 
 
 @pytest.mark.skipif(_loader.available(), reason="cuDNN is available here")
