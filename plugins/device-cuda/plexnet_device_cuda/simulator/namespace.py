@@ -186,10 +186,31 @@ def _build() -> SimModule:
     lib = SimModule("cupy.lib", {}, None, {"stride_tricks": stride_tricks})
     top = SimModule("cupy", dict(_SPECIAL_TOP), _resolve_top,
                     {"cuda": cuda, "random": random, "linalg": linalg, "fft": fft, "lib": lib})
+    cupyx = _cupyx()
+    if cupyx is not None:
+        top.__dict__["__plexnet_cupyx__"] = cupyx
     top.__dict__["__version__"] = CUPY_VERSION
     top.__dict__["__plexnet_simulator__"] = (f"{LABEL}: plexnet's CuPy simulator (numpy on the host, CuPy "
                                              f"{CUPY_VERSION} namespace); not a GPU")
     return top
+
+
+#: the ``cupyx.scipy.special`` functions plexnet's operators use (CuPy has them all)
+CUPYX_SPECIAL = ("erf", "gamma", "gammaln", "digamma")
+
+
+def _cupyx() -> Any:
+    """A simulated ``cupyx`` with ``scipy.special`` (from scipy, under the same device-array
+    rules), offered as ``cupy.__plexnet_cupyx__`` so real CuPy's ``cupyx`` never sees the
+    simulator's arrays; None without scipy."""
+    try:
+        import scipy.special as sps  # type: ignore[import-not-found]
+    except Exception:  # noqa: BLE001 - optional: without scipy the operators say what is missing
+        return None
+    fns = {n: make_function(f"cupyx.scipy.special.{n}", n, getattr(sps, n), None) for n in CUPYX_SPECIAL}
+    special = types.SimpleNamespace(__name__="cupyx.scipy.special", **fns)
+    return types.SimpleNamespace(__name__="cupyx", scipy=types.SimpleNamespace(__name__="cupyx.scipy",
+                                                                                special=special))
 
 
 #: the simulated ``cupy`` module

@@ -27,8 +27,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 OPS_BASIC_TESTS = os.environ.get("PLEXNET_OPS_BASIC_TESTS") or os.path.join(ROOT, "plugins", "ops-basic", "tests")
 
 #: operators that cannot run on the gpu here (plugins/ops-basic/README.md, "GPU notes"):
-#: they need ``cupyx.scipy.special``, which CuPy has and the simulator does not (unless it
-#: offers its own as ``__plexnet_cupyx__``)
+#: they need ``cupyx.scipy.special``, which CuPy has and the simulator offers as its own
+#: ``__plexnet_cupyx__`` only when scipy is installed
 NOT_ON_GPU = ({"gamma", "gammaln"} if SIMULATED and getattr(getattr(cupy_loader, "cupy", None), "__plexnet_cupyx__",
                                                              None) is None else set())
 
