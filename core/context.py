@@ -8,7 +8,10 @@ from __future__ import annotations
 import threading
 from typing import Any, NamedTuple
 
-__all__ = ["Context", "RunContext", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+__all__ = ["Context", "RunContext", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "HOST_DEVICE_TYPES"]
+
+#: device types whose memory is host memory (numpy arrays, no streams)
+HOST_DEVICE_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
 
 
 class Context:

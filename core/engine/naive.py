@@ -10,19 +10,12 @@ import threading
 from typing import Any, Callable, Sequence
 
 from ..base import EngineError
-from ..context import Context
+from ..context import HOST_DEVICE_TYPES as _HOST_TYPES, Context
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Var, check_not_in_engine,
                    mark_engine_thread, pending_error, raise_unreported, split_vars, SyncFn)
-from .runctx import run_context
+from .runctx import run_context, stream_syncer
 
 __all__ = ["NaiveEngine"]
-
-_HOST_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
-
-
-def get_backend_of(ctx: Context) -> Any:
-    from ..backends import get_backend
-    return get_backend(ctx)
 
 
 class NaiveVar(Var):
@@ -108,17 +101,17 @@ class NaiveEngine(Engine):
                 with mark_engine_thread():
                     fn(rc, on_complete)
                 done.acquire()
-                if rc.stream is not None:  # device work done before the operation is
-                    sync = getattr(get_backend_of(ctx), "synchronize", None)
-                    if sync is not None:
-                        sync(rc.stream)
+                sync = stream_syncer(rc)  # device work done before the operation is
+                if sync is not None:
+                    sync(rc.stream)
             except BaseException as e:  # noqa: BLE001 - stored and raised at the wait point
                 box[0] = e
             if pushed:
                 stack.pop()  # type: ignore[union-attr]
                 if stack:  # a nested push (from inside an operation): give its device back
                     try:
-                        get_backend_of(stack[-1]).activate(stack[-1].device_id)
+                        from ..backends import get_backend
+                        get_backend(stack[-1]).activate(stack[-1].device_id)
                     except BaseException:  # noqa: BLE001 - reported by that operation
                         pass
             for o, t in zip(obs, tokens):

@@ -16,3 +16,20 @@ def run_context(ctx: Context, worker: str, stream: Any = None) -> RunContext:
         from ..backends import get_backend
         rc = _cache[key] = RunContext(ctx, stream, get_backend(ctx).xp, worker)
     return rc
+
+
+def stream_syncer(rc: RunContext | None) -> Any:
+    """``backend.synchronize`` for a RunContext with a device stream, else None.
+
+    A function that enqueues device work returns before the device has done it; the
+    engine would then treat the operation as finished and let other streams (copy
+    workers, the host's ``asnumpy``, a reused storage block) use its outputs. As MXNet
+    does after every GPU operator (``PushFCompute``: ``rctx.get_stream<gpu>()->Wait()``),
+    the engines wait for the stream before they complete the operation."""
+    if rc is None or rc.stream is None:
+        return None
+    from ..backends import get_backend
+    try:
+        return getattr(get_backend(rc.ctx), "synchronize", None)
+    except Exception:  # noqa: BLE001 - an unusable backend fails its operations elsewhere
+        return None

@@ -42,10 +42,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import EngineError
-from ..context import Context
+from ..context import HOST_DEVICE_TYPES as _CPU_TYPES, Context
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var, _fn_name, _tls,
                    check_not_in_engine, mark_engine_thread, pending_error, raise_unreported, split_vars)
-from .runctx import run_context
+from .runctx import run_context, stream_syncer as _stream_syncer
 from .var import DEAD, DELETING, ThreadedVar, _Op
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice", "ThreadedVar"]
@@ -56,7 +56,6 @@ _DELETE_VAR = int(FnProperty.DELETE_VAR)
 _INLINE = int(FnProperty.INLINE)
 _NOSKIP = frozenset((int(FnProperty.DELETE_VAR), int(FnProperty.NO_SKIP)))
 _COPY = frozenset((int(FnProperty.COPY_FROM_GPU), int(FnProperty.COPY_TO_GPU)))
-_CPU_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
 _NPROPS = len(FnProperty)
 
 _allocate_lock = threading.Lock
@@ -642,15 +641,14 @@ class _ThreadedBase(Engine):
         return True
 
     def _complete_async(self, op: _Op, exc: BaseException | None) -> None:
-        if exc is None and op.runner == get_ident():
+        ws = getattr(_wtls, "sync", None)  # None on host workers: the common case first
+        if ws is not None and exc is None and op.runner == get_ident():
             # completed on the worker running it (an executor segment...): its device
-            # work must be done first, as for synchronous functions (see _stream_syncer)
-            ws = getattr(_wtls, "sync", None)
-            if ws is not None:
-                try:
-                    ws[0](ws[1])
-                except BaseException as e:  # noqa: BLE001 - a device error fails the operation
-                    exc = e
+            # work must be done first, as for synchronous functions (see stream_syncer)
+            try:
+                ws[0](ws[1])
+            except BaseException as e:  # noqa: BLE001 - a device error fails the operation
+                exc = e
         if op.tok is not None:
             obs, toks = op.tok
             op.tok = None
@@ -932,23 +930,6 @@ def _shared_rc(w: _Worker, ctx: Context) -> Any:
 
 
 _wtls = threading.local()  # per worker: (synchronize, stream) of its current RunContext
-
-
-def _stream_syncer(rc: Any) -> Any:
-    """``backend.synchronize`` for a RunContext with a device stream, else None.
-
-    A synchronous function that enqueues device work returns before the device has done
-    it; the engine then treats the operation as finished and lets other streams (copy
-    workers, the host's ``asnumpy``, a reused storage block) use its outputs. As MXNet
-    does after every GPU operator (``PushFCompute``: ``rctx.get_stream<gpu>()->Wait()``),
-    the worker waits for its stream before it completes the operation."""
-    if rc is None or rc.stream is None:
-        return None
-    from ..backends import get_backend
-    try:
-        return getattr(get_backend(rc.ctx), "synchronize", None)
-    except Exception:  # noqa: BLE001 - an unusable backend fails its operations elsewhere
-        return None
 
 
 def _loop(eng: _ThreadedBase, pool: _Pool, w: _Worker, rc: Any) -> None:

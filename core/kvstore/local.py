@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 from .. import engine as _engine
 from ..base import ShapeError
-from ..context import Context
+from ..context import HOST_DEVICE_TYPES as _CPU_TYPES, Context
 from ..hookspecs import hookimpl
 from .base import KVStoreBase, KVStoreError, KVStoreKeyError, bigarray_bound
 from .compression import roundtrip_2bit
@@ -58,7 +58,6 @@ LOCAL_TYPES: dict[str, str | None] = {
     "device": ALLREDUCE_DEVICE,
 }
 
-_CPU_TYPES = ("cpu", "cpu_pinned", "cpu_shared")
 _CPU0 = Context("cpu", 0)
 
 

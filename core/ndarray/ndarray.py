@@ -15,7 +15,7 @@ import numpy as np
 from .. import engine as _engine_mod
 from ..backends import get_backend
 from ..base import PlexnetError, ShapeError
-from ..context import Context, current_context
+from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..engine.base import FnProperty
 from ..operator.shape_utils import infer_reshape
 from .chunk import Chunk, alloc_chunk
@@ -112,7 +112,7 @@ class NDArray:
         return self.asnumpy().reshape(()).item()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if self._chunk.ctx.device_type in ("cpu", "cpu_pinned", "cpu_shared"):
+        if self._chunk.ctx.device_type in HOST_DEVICE_TYPES:
             _engine_mod.get().wait_for_var(self._chunk.var)
             a = self._data  # zero copy
             if copy:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..context import HOST_DEVICE_TYPES
 from ._plain import NotPlain, from_plain, to_plain
 
 __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup", "list_optimizers",
@@ -380,7 +381,7 @@ register = Optimizer.register
 def _state_ctx_key(weight: Any) -> Any:
     if _is_nd(weight):
         c = weight.context
-        return c.device_id if c.device_type in ("cpu", "cpu_pinned", "cpu_shared") else (c.device_type, c.device_id)
+        return c.device_id if c.device_type in HOST_DEVICE_TYPES else (c.device_type, c.device_id)
     return 0
 
 

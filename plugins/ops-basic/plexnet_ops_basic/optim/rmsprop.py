@@ -17,30 +17,19 @@ from plexnet.optimizer import kernels
 from ._common import UpdateProp, clip_field, lr_field, register_update, rescale_field, wd_field
 
 
-def _clip_weights():
-    return Field(float, default=-1.0, doc="clip the new weight to [-clip_weights, clip_weights]; "
-                                          "a negative value turns it off")
-
-
 class RMSPropParam(Params):
     lr = lr_field()
-    gamma1 = Field(float, default=0.95, doc="decay rate of the mean square")
+    gamma1 = Field(float, default=0.95, doc="decay rate of the mean square (rmspropalex: and of the mean)")
     epsilon = Field(float, default=1e-8, doc="a small constant for numerical stability")
     wd = wd_field()
     rescale_grad = rescale_field()
     clip_gradient = clip_field()
-    clip_weights = _clip_weights()
+    clip_weights = Field(float, default=-1.0, doc="clip the new weight to [-clip_weights, clip_weights]; "
+                                                  "a negative value turns it off")
 
 
-class RMSPropAlexParam(Params):
-    lr = lr_field()
-    gamma1 = Field(float, default=0.95, doc="decay rate of the mean and mean square")
+class RMSPropAlexParam(RMSPropParam):
     gamma2 = Field(float, default=0.9, doc="decay rate of delta (momentum)")
-    epsilon = Field(float, default=1e-8, doc="a small constant for numerical stability")
-    wd = wd_field()
-    rescale_grad = rescale_field()
-    clip_gradient = clip_field()
-    clip_weights = _clip_weights()
 
 
 class RMSPropUpdateProp(UpdateProp):
