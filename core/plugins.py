@@ -29,9 +29,21 @@ Environment variables (read when a manager loads):
     skip the named entry-point plugins (entry-point name or distribution name).
 ``PLEXNET_PLUGINS_ALLOW=a,b``
     load only the named entry-point plugins (entry-point name or distribution name).
+``PLEXNET_PLUGINS_ALLOW_OVERRIDE=a,b``
+    let the named plugins (entry-point or distribution name) override names that the
+    built-ins or the standard plugins hold (see *Precedence*).
 ``PLEXNET_PLUGINS_STRICT=1``
-    raise the first plugin failure (a ``PluginError``) instead of reporting and skipping
-    it; useful in CI.
+    raise the first plugin failure or name conflict (a ``PluginError``) instead of
+    reporting and skipping it; useful in CI.
+
+Precedence: the built-in parts load first, then the standard first-party plugins
+(``STANDARD_DISTRIBUTIONS``, in that order), then every other plugin (by name). A name
+conflict is decided by rank, not by load order (``plexnet.registry``): built-ins and
+standard plugins keep their names and a third-party plugin's conflicting registration
+is refused with a ``PluginConflictWarning`` naming both plugins and the name; the
+refused plugin keeps its other entries. Two third-party plugins claiming one name get
+neither. Alternative implementations (``register_impl`` with a priority) are not
+conflicts; a plugin in ``PLEXNET_PLUGINS_ALLOW_OVERRIDE`` outranks everything.
 """
 from __future__ import annotations
 
@@ -48,11 +60,12 @@ import pluggy
 
 from . import hookspecs
 from .base import API_VERSION, PluginError, __version__
-from .registry import Registry, attributing
+from .registry import (RANK_BUILTIN, RANK_OVERRIDE, RANK_STANDARD, RANK_THIRD_PARTY, Conflict, Registry,
+                       attributing)
 
 __all__ = ["PluginRecord", "Registries", "PlexnetPluginManager", "get_manager", "set_manager",
            "registries", "ensure_loaded", "ENTRY_POINT_GROUP", "INTERNAL_PLUGINS", "STATUSES",
-           "check_api_version"]
+           "check_api_version", "STANDARD_DISTRIBUTIONS"]
 
 ENTRY_POINT_GROUP = "plexnet.plugins"
 
@@ -64,6 +77,19 @@ INTERNAL_PLUGINS: tuple[str, ...] = (
     "plexnet.kvstore.local",
     "plexnet.optimizer.builtin",
     "plexnet.io.builtin",
+)
+
+#: The first-party plugins: they load right after the built-ins, in this order, and keep
+#: their names against third-party plugins (see the module docstring).
+STANDARD_DISTRIBUTIONS: tuple[str, ...] = (
+    "plexnet-ops-basic",
+    "plexnet-ops-linalg",
+    "plexnet-ops-random",
+    "plexnet-ops-image",
+    "plexnet-ops-contrib",
+    "plexnet-kvstore-dist",
+    "plexnet-device-cuda",
+    "plexnet-ops-cudnn",
 )
 
 #: register hook -> registry attribute of ``Registries``. The operators hook receives the
@@ -92,10 +118,17 @@ class PluginRecord:
     error: str | None = None
     traceback: str | None = None
     registered: dict[str, list[str]] = field(default_factory=dict)
+    rank: int = RANK_THIRD_PARTY
+    conflicts: list[str] = field(default_factory=list)
+
+    @property
+    def standard(self) -> bool:
+        """A first-party plugin (its distribution is in ``STANDARD_DISTRIBUTIONS``)."""
+        return _canon(self.distribution) in _STANDARD_CANON
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("name", "module", "version", "distribution", "builtin",
-                                             "status", "error", "registered")}
+                                             "standard", "status", "error", "registered", "conflicts")}
 
     def origin(self) -> str:
         """Where the plugin comes from, for messages."""
@@ -158,6 +191,22 @@ class PlexnetPluginManager:
         self._loading = False
         self._load_error: BaseException | None = None
         self._lock = threading.RLock()
+        self._override: set[str] = set()
+
+    # -- precedence -----------------------------------------------------------------------
+    def allow_override(self, *names: str) -> None:
+        """Let the named plugins (plugin, entry-point or distribution names) override
+        names held by built-ins and standard plugins; applies to plugins added later
+        (``PLEXNET_PLUGINS_ALLOW_OVERRIDE`` does the same from the environment)."""
+        self._override.update(_canon(n) for n in names)
+
+    def _rank_of(self, rec: PluginRecord) -> int:
+        ids = {_canon(rec.name), _canon(rec.distribution)}
+        if ids & (self._override | {_canon(n) for n in _names(os.environ.get("PLEXNET_PLUGINS_ALLOW_OVERRIDE", ""))}):
+            return RANK_OVERRIDE
+        if rec.builtin:
+            return RANK_BUILTIN
+        return RANK_STANDARD if rec.standard else RANK_THIRD_PARTY
 
     # -- collecting plugins -------------------------------------------------------------
     def add_plugin(self, plugin: Any, name: str, *, version: str | None = None,
@@ -168,6 +217,7 @@ class PlexnetPluginManager:
             rec = PluginRecord(name=name, module=_module_name(plugin),
                                version=version if version is not None else _plugin_version(plugin, builtin),
                                distribution=distribution, builtin=builtin)
+            rec.rank = self._rank_of(rec)
             other = self.records.get(name)
             if other is not None and other.status != "disabled":
                 self._fail(rec, PluginError(
@@ -201,7 +251,7 @@ class PlexnetPluginManager:
         block = _names(os.environ.get("PLEXNET_PLUGINS_BLOCK", ""))
         allow = _names(os.environ.get("PLEXNET_PLUGINS_ALLOW", ""))
         seen: set[tuple[str, str, Any]] = set()
-        for ep in sorted(_entry_points(), key=lambda e: (e.name, e.value)):
+        for ep in sorted(_entry_points(), key=_load_order):
             dist = getattr(ep, "dist", None)
             key = (ep.name, ep.value, getattr(dist, "name", None))
             if key in seen:  # one distribution visible twice on sys.path
@@ -266,6 +316,8 @@ class PlexnetPluginManager:
         return self
 
     def _register_pending(self) -> None:
+        # by precedence rank (stable): winners register first, so messages name the holder
+        self._pending.sort(key=lambda p: p[2].rank)
         while self._pending:
             name, plugin, rec = self._pending.pop(0)
             self._register_one(name, plugin, rec)
@@ -288,7 +340,7 @@ class PlexnetPluginManager:
             return
         regs = self.registries.all()
         try:
-            with attributing(name):
+            with attributing(name, rank=rec.rank, strict=_flag("PLEXNET_PLUGINS_STRICT")):
                 for hook_name, reg_name in _REGISTER_HOOKS.items():
                     reg = regs[reg_name]
                     arg = reg if reg_name == "operators" else reg.register
@@ -308,7 +360,21 @@ class PlexnetPluginManager:
             self._fail(rec, e)
             return
         rec.status, rec.error = "ok", None
-        rec.registered = {k: v for k, v in ((k, r.by_plugin(name)) for k, r in regs.items()) if v}
+        self._refresh_records()
+
+    def _refresh_records(self) -> None:
+        """Recompute what each loaded plugin holds: a later plugin may have displaced
+        (or contested) names of an earlier one."""
+        regs = self.registries.all()
+        for r in self.records.values():
+            if r.status != "ok":
+                continue
+            r.registered = {k: v for k, v in ((k, g.by_plugin(r.name)) for k, g in regs.items()) if v}
+            r.conflicts = [c.message for c in self.conflicts() if c.involves(r.name)]
+
+    def conflicts(self) -> list[Conflict]:
+        """Every name conflict the registries arbitrated, in order."""
+        return [c for reg in self.registries.all().values() for c in reg.conflicts]
 
     def _fail(self, rec: PluginRecord, err: BaseException, *, status: str = "failed",
               with_traceback: bool = True) -> None:
@@ -336,6 +402,7 @@ class PlexnetPluginManager:
                 self.pm.unregister(name=name)
             self._pending = [p for p in self._pending if p[0] != name]
             self.records.pop(name, None)
+            self._refresh_records()
 
     # -- queries ----------------------------------------------------------------------------
     def report(self) -> list[dict[str, Any]]:
@@ -350,6 +417,21 @@ class PlexnetPluginManager:
     @property
     def hook(self) -> Any:
         return self.pm.hook
+
+
+def _canon(name: str | None) -> str:
+    """Distribution names compare like pip does (PEP 503: case, ``-``, ``_``, ``.``)."""
+    return (name or "").strip().lower().replace("_", "-").replace(".", "-")
+
+
+_STANDARD_CANON = {_canon(d) for d in STANDARD_DISTRIBUTIONS}
+
+
+def _load_order(ep: Any) -> tuple[int, str, str]:
+    """Standard plugins first (in declared order), then the others by name."""
+    dist = _canon(getattr(getattr(ep, "dist", None), "name", None))
+    std = [_canon(d) for d in STANDARD_DISTRIBUTIONS]
+    return (std.index(dist) if dist in std else len(std), ep.name, ep.value)
 
 
 def _flag(var: str) -> bool:

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, NamedTuple
 
 from ..base import PlexnetError, PluginError
-from ..registry import Registry, current_plugin
+from ..registry import USER, Registry, arbitrate, current_plugin, current_rank
 from .contract import Operator, OperatorProperty
 
 __all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound", "OpFunctionCache", "parse_force_impl"]
@@ -36,6 +36,7 @@ class ImplRecord(NamedTuple):
     impl_name: str
     plugin: str
     available: Callable[[], bool] | None
+    rank: int = 0
 
     def is_available(self) -> bool:
         return self.available is None or bool(self.available())
@@ -65,6 +66,7 @@ class OpRegistry(Registry[type]):
         super().__init__("operator")
         self._impls: dict[str, list[ImplRecord]] = {}
         self._aliases: dict[str, str] = {}
+        self._refused: dict[str, set[str]] = {}  # plugin -> operator names it lost
         self._forced: dict[tuple[str, str], str] = {}
         self._op_cache: dict[tuple, Operator] = {}
         self._prop_cache: dict[tuple, OperatorProperty] = {}
@@ -76,17 +78,25 @@ class OpRegistry(Registry[type]):
 
     # -- registration ------------------------------------------------------------------------
     def register_property(self, name: str, prop_cls: type[OperatorProperty],
-                          aliases: tuple[str, ...] = ()) -> type[OperatorProperty]:
-        """Register the semantics of operator ``name`` (and optional aliases)."""
+                          aliases: tuple[str, ...] = (), *, override: bool = False) -> type[OperatorProperty]:
+        """Register the semantics of operator ``name`` (and optional aliases).
+
+        A name another plugin holds is arbitrated by precedence (``plexnet.registry``);
+        when this registration loses, the plugin's later ``register_impl`` calls for the
+        name are dropped too (they were written for its own semantics). ``override=True``
+        lets user code (not a plugin hook) replace an operator."""
         if not (isinstance(prop_cls, type) and issubclass(prop_cls, OperatorProperty)):
             raise PluginError(f"operator {name!r}: {prop_cls!r} is not an OperatorProperty subclass")
         cls = prop_cls
         if prop_cls.op_name != name:  # keep the docstring: it becomes nd.<name>.__doc__
             cls = type(prop_cls.__name__, (prop_cls,), {"op_name": name, "__doc__": prop_cls.__doc__})
-        self.register(name, cls)
+        plugin = current_plugin()
+        if not self.claim(name, cls, override=override):
+            self._refused.setdefault(plugin, set()).add(name)
+            return cls
         for a in aliases:
-            self.register(a, cls)
-            self._aliases[a] = name
+            if self.claim(a, cls, override=override):
+                self._aliases[a] = name
         return cls
 
     def register_impl(self, name: str, device_type: str, factory: Callable[[OperatorProperty, Any], Operator],
@@ -103,23 +113,48 @@ class OpRegistry(Registry[type]):
         if not callable(factory):
             raise PluginError(f"operator {name!r}: implementation factory {factory!r} is not callable")
         name = self._aliases.get(name, name)
-        plugin = current_plugin()
+        plugin, rank = current_plugin(), current_rank()
+        if name in self._refused.get(plugin, ()):
+            return  # its operator lost a conflict (already warned): the impl has no semantics here
         with self._lock:
             lst = self._impls.setdefault(name, [])
-            for r in lst:
+            for r in list(lst):
                 if r.device_type == device_type and r.impl_name == impl_name:
-                    raise PluginError(
-                        f"implementation {impl_name!r} of operator {name!r} for {device_type!r} is "
-                        f"registered by both plugin {r.plugin!r} and plugin {plugin!r}; give one "
-                        f"another impl_name")
-            lst.append(ImplRecord(name, device_type, factory, int(priority), impl_name, plugin, available))
+                    if plugin == r.plugin or plugin == USER:
+                        raise PluginError(
+                            f"implementation {impl_name!r} of operator {name!r} for {device_type!r} is "
+                            f"registered by both plugin {r.plugin!r} and plugin {plugin!r}; give one "
+                            f"another impl_name")
+                    outcome = arbitrate(f"implementation {impl_name!r} for {device_type!r} of operator",
+                                        name, r.plugin, r.rank, log=self.conflicts)
+                    if outcome == "refuse":
+                        return
+                    lst.remove(r)
+                    if outcome == "contest":
+                        self._changed()
+                        return
+            lst.append(ImplRecord(name, device_type, factory, int(priority), impl_name, plugin, available,
+                                  rank))
             # highest priority first; at equal priority the exact device type before "*";
             # the sort is stable, so then registration order
             lst.sort(key=lambda r: (-r.priority, r.device_type == "*"))
         self._changed()
 
+    def _displace(self, name: str, plugin: str) -> None:
+        """``plugin`` lost operator ``name``: drop its implementations and aliases of it."""
+        super()._displace(name, plugin)
+        self._refused.setdefault(plugin, set()).add(name)
+        if name in self._impls:
+            self._impls[name] = [r for r in self._impls[name] if r.plugin != plugin]
+            if not self._impls[name]:
+                del self._impls[name]
+        for a in [a for a, target in self._aliases.items() if target == name and self.owner(a) == plugin]:
+            super()._displace(a, plugin)
+            del self._aliases[a]
+
     def remove_plugin(self, plugin: str) -> list[str]:
         with self._lock:
+            self._refused.pop(plugin, None)
             for name in list(self._impls):
                 self._impls[name] = [r for r in self._impls[name] if r.plugin != plugin]
                 if not self._impls[name]:

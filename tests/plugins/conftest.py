@@ -15,7 +15,7 @@ if str(Path(__file__).parent) not in sys.path:
 from plexnet.plugins import PlexnetPluginManager
 
 PLUGIN_ENV = ("PLEXNET_DISABLE_PLUGIN_AUTOLOAD", "PLEXNET_PLUGINS_BLOCK", "PLEXNET_PLUGINS_ALLOW",
-              "PLEXNET_PLUGINS_STRICT", "PLEXNET_FORCE_IMPL")
+              "PLEXNET_PLUGINS_STRICT", "PLEXNET_FORCE_IMPL", "PLEXNET_PLUGINS_ALLOW_OVERRIDE")
 
 
 @pytest.fixture(autouse=True)

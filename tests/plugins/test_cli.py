@@ -50,8 +50,8 @@ def test_plugins_json(installed: PlexnetPluginManager, capsys: pytest.CaptureFix
     by_name = {p["name"]: p for p in out["plugins"]}
     assert set(by_name) == {"good", "broken", "devices"}
     for p in out["plugins"]:
-        assert set(p) == {"name", "module", "version", "distribution", "builtin", "status", "error",
-                          "registered"}
+        assert set(p) == {"name", "module", "version", "distribution", "builtin", "standard", "status",
+                          "error", "registered", "conflicts"}
         assert p["status"] in plugins.STATUSES
     good = by_name["good"]
     assert good["status"] == "ok" and good["version"] == "2.1"

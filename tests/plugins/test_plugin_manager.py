@@ -11,6 +11,7 @@ import pytest
 from plexnet import hookimpl
 from plexnet.base import API_VERSION, PluginError
 from plexnet.plugins import PlexnetPluginManager, check_api_version
+from plexnet.registry import PluginConflictWarning
 
 from plugin_testlib import FakeEntryPoint, ThrowawayKVStore, ThrowawayPlugin, ThrowawayProp, kv_plugin
 
@@ -199,37 +200,43 @@ def test_module_plugin_failing_after_some_registrations(pm: PlexnetPluginManager
 
 
 # -- conflicts ---------------------------------------------------------------------------------
-def test_duplicate_kvstore_name_is_an_error_naming_both(pm: PlexnetPluginManager) -> None:
+def test_duplicate_kvstore_name_is_refused_naming_both(pm: PlexnetPluginManager) -> None:
+    # equal (third-party) rank: the name is contested and goes to neither; the rest stays
     pm.add_plugin(kv_plugin("shared"), "first_plugin")
     rec = pm.add_plugin(kv_plugin("other", "shared"), "second_plugin")
-    pm.load()
-    assert rec.status == "failed"
-    assert "first_plugin" in rec.error and "second_plugin" in rec.error and "'shared'" in rec.error
-    assert pm.registries.kvstores.owner("shared") == "first_plugin"
-    assert "other" not in pm.registries.kvstores  # rolled back with the failure
+    with pytest.warns(PluginConflictWarning, match="first_plugin.*second_plugin"):
+        pm.load()
+    assert rec.status == "ok"
+    assert "shared" not in pm.registries.kvstores
+    assert pm.registries.kvstores.owner("other") == "second_plugin"
+    assert any("'shared'" in c for c in rec.conflicts)
 
 
-def test_duplicate_operator_name_is_an_error_naming_both(pm: PlexnetPluginManager) -> None:
-    pm.add_plugin(ThrowawayPlugin(op="Conv", kv="kv1"), "ops_a")
+def test_duplicate_operator_name_is_refused_naming_both(pm: PlexnetPluginManager) -> None:
+    pm.add_plugin(ThrowawayPlugin(op="Conv", kv="kv1"), "ops_a", distribution="plexnet-ops-basic")
     rec = pm.add_plugin(ThrowawayPlugin(op="Conv", kv="kv2"), "ops_b")
-    pm.load()
-    assert rec.status == "failed"
-    assert "'ops_a'" in rec.error and "'ops_b'" in rec.error and "'Conv'" in rec.error
+    with pytest.warns(PluginConflictWarning) as w:
+        pm.load()
+    msg = str(w[0].message)
+    assert "'ops_a'" in msg and "'ops_b'" in msg and "'Conv'" in msg and "refused" in msg
+    assert rec.status == "ok"
     assert pm.registries.operators.owner("Conv") == "ops_a"
-    assert "kv2" not in pm.registries.kvstores
+    assert [r.plugin for r in pm.registries.operators.implementations("Conv")] == ["ops_a"]
+    assert "kv2" in pm.registries.kvstores  # the refused plugin keeps its other entries
 
 
-def test_same_impl_name_twice_is_an_error_naming_both(pm: PlexnetPluginManager) -> None:
+def test_same_impl_name_twice_is_refused_naming_both(pm: PlexnetPluginManager) -> None:
     class Alt:
         @hookimpl
         def plexnet_register_operators(self, registry: Any) -> None:
             registry.register_impl("ThrowawayOp", "*", lambda p, c: None, impl_name="generic")
 
-    pm.add_plugin(ThrowawayPlugin(), "base_ops")
+    pm.add_plugin(ThrowawayPlugin(), "base_ops", distribution="plexnet-ops-basic")
     rec = pm.add_plugin(Alt(), "alt_ops")
-    pm.load()
-    assert rec.status == "failed"
-    assert "'base_ops'" in rec.error and "'alt_ops'" in rec.error and "generic" in rec.error
+    with pytest.warns(PluginConflictWarning, match="'base_ops'.*'alt_ops'.*generic|generic.*'base_ops'.*'alt_ops'"):
+        pm.load()
+    assert rec.status == "ok"
+    assert [r.plugin for r in pm.registries.operators.implementations("ThrowawayOp")] == ["base_ops"]
 
 
 def test_duplicate_plugin_name_skips_the_second(pm: PlexnetPluginManager) -> None:
