@@ -18,7 +18,7 @@ per-variable linked list of ``VersionedVarBlock`` replaced by a ``deque``:
 * an operation is ready when every variable has granted it (``op.wait`` reaches 0).
 
 Invariant: the head of a non-empty queue is blocked, so a new request queues behind it.
-All of it runs under the engine's one lock (see ``threaded.py``).
+All of it runs under the engine's one lock (see ``scheduler.py``).
 """
 from __future__ import annotations
 

@@ -1,0 +1,47 @@
+"""``ThreadedEngine``: one worker pool shared by every context (MXNet's
+``ThreadedEnginePooled``)."""
+from __future__ import annotations
+
+import os
+
+from ..context import Context
+from .threaded_base import ThreadedBase
+from .workers import Pool, env_int
+
+__all__ = ["ThreadedEngine"]
+
+
+class ThreadedEngine(ThreadedBase):
+    """One worker pool shared by every context (MXNet's ``ThreadedEnginePooled``).
+
+    ``PLEXNET_CPU_WORKER_NTHREADS`` (or ``MXNET_CPU_WORKER_NTHREADS``) workers, default
+    the CPU count. Priority hints only order the shared queue. A worker makes a stream
+    per device the first time it runs an operation there and activates the device when
+    it changes.
+    """
+
+    kind = "ThreadedEngine"
+
+    def __init__(self, num_workers: int | None = None) -> None:
+        super().__init__()
+        self.num_workers = num_workers or env_int(os.cpu_count() or 1, "PLEXNET_CPU_WORKER_NTHREADS",
+                                                  "MXNET_CPU_WORKER_NTHREADS")
+        self._shared: Pool | None = None
+        self._known: set[str] = set()
+
+    def _reset_pools(self) -> None:
+        self._shared = None
+
+    def _make_pool(self, ctx: Context, prop: int) -> Pool:
+        dt = ctx.device_type
+        if dt not in self._known:
+            from ..backends import get_backend
+            get_backend(ctx)                    # a clear error for unusable devices
+            self._known.add(dt)
+        with self._pool_lock:
+            pool = self._shared
+            if pool is None:
+                pool = self._shared = self._start_pool("shared", "threaded", None, "shared",
+                                                       self.num_workers, None, False)
+            self._remember(ctx, prop, pool)
+            return pool

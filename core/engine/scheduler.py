@@ -1,0 +1,437 @@
+"""Dependency bookkeeping of the threaded engines (MXNet's ``ThreadedVar`` algorithm).
+
+``Scheduler`` owns the engine-wide lock and everything it guards: registering a pushed
+operation on its variables (``_submit``), granting waiting requests when an operation
+finishes (``_release`` / ``_finish``), ``wait_for_var`` / ``wait_for_all`` and
+``push_delete``. It knows nothing of threads: ready operations go to a ``pool`` object
+(``q``, ``heap``, ``parked``) that ``workers.py`` serves. See ``var.py`` for the state
+machine of one variable.
+
+One engine-wide re-entrant lock guards all of it (re-entrant because a garbage-collected
+NDArray may call ``push_delete`` from a finalizer at any allocation, even inside the
+engine's bookkeeping).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from typing import Any, Callable
+
+from ..base import EngineError
+from ..context import Context, RunContext
+from .base import (EngineOpError, FnProperty, SyncFn, Var, _fn_name, _tls, check_not_in_engine,
+                   raise_unreported)
+from .runctx import run_context
+from .var import DEAD, DELETING, ThreadedVar, _Op
+
+__all__ = ["Scheduler", "lock_contended"]
+
+_DELETE_VAR = int(FnProperty.DELETE_VAR)
+_INLINE = int(FnProperty.INLINE)
+_ASYNC = int(FnProperty.ASYNC)
+_sleep = time.sleep
+
+
+def lock_contended(lock: Any) -> None:
+    """Take the engine lock when another thread holds it.
+
+    The holder can only be a thread that lost the GIL inside the engine's bookkeeping.
+    Never block on the lock itself: a thread woken from a blocking acquire owns the lock
+    *before* it has the GIL back, so the next thread needing the lock blocks too, and so
+    on - a lock convoy with two context switches per operation (measured: thousands per
+    second, doubling the per-operation cost). Handing the GIL over until the holder has
+    left its critical section keeps the lock only ever taken by a running thread.
+    """
+    while not lock.acquire(False):
+        _sleep(0)
+
+
+class _DeleteMark:
+    """The queue entry of a pending ``push_delete`` (one shared instance)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<delete>"
+
+
+_DELETE_MARK = _DeleteMark()
+
+
+class _Waiter:
+    """A ``wait_for_var`` call queued on a variable: released (with the variable's error
+    at that moment) once everything pushed on the variable before it has finished."""
+
+    __slots__ = ("lock", "err")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.err: EngineOpError | None = None
+
+
+def _noop(rctx: RunContext) -> None:
+    pass
+
+
+def _end(obs: tuple[Any, ...], toks: list[Any]) -> None:
+    for o, t in zip(obs, toks):
+        o.on_end(t)
+
+
+class Scheduler:
+    """Variables, pending count, stored errors and deferred deletes, under one lock."""
+
+    observers: tuple[Any, ...]
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._all_cv = threading.Condition(self._lock)
+        self._pending = 0          # pushed, not finished
+        self._nwait = 0            # threads inside wait_for_all
+        self._errors: list[EngineOpError] = []   # every unreported error
+        self._seq = itertools.count()
+        self._inline_rc: dict[str, dict[int, RunContext]] = {}
+        self._dqfree: list[deque[Any]] = []      # empty variable queues for reuse
+        self._todo: list[ThreadedVar] = []       # variables whose delete function is due
+        self.observers = ()                      # an instance attribute: faster to test
+
+    def _reset_state(self) -> None:
+        """Fresh locks and counters (the child side of ``fork``)."""
+        self._lock = threading.RLock()
+        self._all_cv = threading.Condition(self._lock)
+        self._pending = 0
+        self._nwait = 0
+
+    # -- registering -------------------------------------------------------------------
+    def _enqueue(self, v: ThreadedVar, entry: Any) -> None:
+        """Append ``entry`` to ``v``'s waiting queue (made or recycled on first need)."""
+        q = v.queue
+        if q is None:
+            q = v.queue = self._dqfree.pop() if self._dqfree else deque()
+        q.append(entry)
+
+    def _submit(self, op: _Op) -> bool:
+        """Register ``op`` on its variables and hand it to its pool if every variable
+        grants it now. True: it is ready and runs on the calling thread instead (a ready
+        ``INLINE`` synchronous or ``ASYNC`` asynchronous operation)."""
+        wait = 0
+        lock = self._lock
+        if not lock.acquire(False):
+            lock_contended(lock)
+        try:
+            for v in op.c:
+                if v.writing or v.queue:
+                    if v.deleted:
+                        self._abort(op, v)
+                    self._enqueue(v, op)
+                    wait += 1
+                else:
+                    v.readers += 1
+            for v in op.m:
+                if v.writing or v.readers or v.queue:
+                    if v.deleted:
+                        self._abort(op, v)
+                    self._enqueue(v, op)
+                    wait += 1
+                else:
+                    v.writing = True
+            self._pending += 1
+            if wait:
+                op.wait = wait
+                return False
+            if op.prop == (_INLINE if op.sync else _ASYNC):
+                return True
+            self._dispatch(op, None)
+            return False
+        finally:
+            lock.release()
+
+    def _abort(self, op: _Op, bad: ThreadedVar) -> None:
+        """A push named a deleted variable: undo what it registered, then raise."""
+        for v, write in itertools.chain(((v, False) for v in op.c), ((v, True) for v in op.m)):
+            if v is bad:
+                break
+            q = v.queue
+            if q and q[-1] is op:
+                q.pop()
+            elif not write:
+                v.readers -= 1
+                if not v.readers and q:
+                    self._release(v, None)
+            else:
+                v.writing = False
+                if q:
+                    self._release(v, None)
+        raise EngineError(f"operation {_op_name(op)!r} uses a variable that was deleted")
+
+    def _dispatch(self, op: _Op, mypool: Any) -> None:
+        """Hand a ready operation to its pool (under the lock). A worker of ``mypool``
+        (the one finishing an operation) takes the next ready one itself, so a parked
+        worker is only woken for work beyond that."""
+        pool = op.pool
+        if op.pri:
+            heapq.heappush(pool.heap, (-op.pri, next(self._seq), op))
+        else:
+            pool.q.append(op)
+        if pool.parked and (pool is not mypool or len(pool.q) + len(pool.heap) > 1):
+            pool.parked.pop().sem.release()
+
+    def _release(self, v: ThreadedVar, mypool: Any) -> None:
+        """Grant the head of ``v``'s queue what ``v``'s state now allows (under the lock)."""
+        q = v.queue
+        while q:
+            op = q[0]
+            if op.__class__ is not _Op:
+                if v.writing or v.readers:
+                    return
+                if op is _DELETE_MARK:               # push_delete's turn: run it after
+                    q.popleft()                      # the lock is released (_run_deletes)
+                    v.writing = True                 # retired: blocks whatever follows
+                    self._todo.append(v)
+                    if q:
+                        return
+                    break
+                q.popleft()                          # a wait_for_var waiter
+                op.err = v.error
+                op.lock.release()
+            elif v in op.m:                          # a write
+                if v.writing or v.readers:
+                    return
+                q.popleft()
+                v.writing = True
+                op.wait -= 1
+                if not op.wait:
+                    self._dispatch(op, mypool)
+                break
+            else:                                    # a read
+                if v.writing:
+                    return
+                q.popleft()
+                v.readers += 1
+                op.wait -= 1
+                if not op.wait:
+                    self._dispatch(op, mypool)
+        if not q:
+            # recycle the emptied queue: one allocation (and GC object) less per
+            # variable that ever had to wait
+            v.queue = None
+            if len(self._dqfree) < 512 and q is not None:
+                self._dqfree.append(q)
+
+    # -- finishing ---------------------------------------------------------------------
+    def _finish(self, op: _Op, err: EngineOpError | None, mypool: Any,
+                new_error: bool = False) -> None:
+        """Release ``op``'s variables; store ``err`` (None on success) on its mutated ones."""
+        lock = self._lock
+        if not lock.acquire(False):
+            lock_contended(lock)
+        try:
+            if new_error and err is not None:
+                self._errors.append(err)
+            for v in op.c:
+                v.readers -= 1
+                if not v.readers and v.queue:
+                    self._release(v, mypool)
+            if op.prop != _DELETE_VAR:
+                for v in op.m:
+                    v.error = err
+                    v.writing = False
+                    if v.queue:
+                        self._release(v, mypool)
+            else:
+                for v in op.m:
+                    self._retire(v, err)
+            self._pending -= 1
+            if not self._pending and self._nwait:
+                self._all_cv.notify_all()
+            due = self._todo.pop() if self._todo else None
+        finally:
+            lock.release()
+        if due is not None:
+            self._run_deletes(due)
+
+    def _retire(self, v: ThreadedVar, err: EngineOpError | None) -> None:
+        """``v``'s delete function ran (under the lock): it stays "writing" for ever;
+        release the ``wait_for_var`` waiters queued after ``push_delete``."""
+        v.error = err
+        v.deleted = DEAD
+        q = v.queue
+        if q is not None:
+            v.queue = None
+            while q:                                 # only waiters can be left
+                w = q.popleft()
+                if w.__class__ is _Waiter:
+                    w.err = err
+                    w.lock.release()
+
+    # -- deleting ----------------------------------------------------------------------
+    def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
+        """See ``Engine.push_delete``: at once when ``var`` is idle, else queued as its
+        last write (a marker; the thread finishing the operation before it runs ``fn``)."""
+        v: ThreadedVar = var  # type: ignore[assignment]
+        lock = self._lock
+        if fn is not None and lock._is_owned():  # type: ignore[attr-defined]
+            # A finalizer that the garbage collector ran in the middle of this engine's
+            # own bookkeeping (the lock is ours already): do not run user code under the
+            # engine lock, hand the delete to a worker as a DELETE_VAR operation.
+            self._push_delete_op(fn, ctx, v)
+            return
+        if not lock.acquire(False):
+            lock_contended(lock)
+        try:
+            if v.deleted:
+                raise EngineError("push_delete: the variable was already deleted")
+            if v.writing or v.readers or v.queue:
+                v.deleted = DELETING
+                v.dfn = fn or _noop
+                v.dctx = ctx
+                self._enqueue(v, _DELETE_MARK)
+                self._pending += 1
+                return
+            v.deleted = DEAD
+            v.writing = True
+        finally:
+            lock.release()
+        # Fast path (NDArray garbage collection): nothing pending, free right here.
+        v.error = self._run_delete_fn(fn, ctx) if fn is not None else None
+
+    def _push_delete_op(self, fn: SyncFn, ctx: Context, v: ThreadedVar) -> None:
+        """push_delete as a DELETE_VAR operation run by a worker of ``ctx``."""
+        pool = self._pool_of(ctx, _DELETE_VAR)
+        lock = self._lock
+        if not lock.acquire(False):
+            lock_contended(lock)
+        try:
+            if v.deleted:
+                raise EngineError("push_delete: the variable was already deleted")
+            v.deleted = DELETING
+            op = _Op(fn, (), (v,), FnProperty.DELETE_VAR, 0, "delete_var", pool, ctx, True)
+            self._pending += 1
+            if v.writing or v.readers or v.queue:
+                op.wait = 1                          # a write after everything pending
+                self._enqueue(v, op)
+            else:
+                v.writing = True
+                self._dispatch(op, None)
+        finally:
+            lock.release()
+
+    def _pool_of(self, ctx: Context, prop: int) -> Any:
+        raise NotImplementedError
+
+    def _run_deletes(self, v: ThreadedVar | None = None) -> None:
+        """Run the delete functions of variables whose last operation just finished (on
+        this thread, outside the lock, as push_delete's fast path does), then retire
+        them. ``v``: one already taken off ``_todo`` by the caller."""
+        lock = self._lock
+        while True:
+            if v is None:
+                if not lock.acquire(False):
+                    lock_contended(lock)
+                try:
+                    if not self._todo:
+                        return
+                    v = self._todo.pop()
+                finally:
+                    lock.release()
+            fn, ctx = v.dfn, v.dctx
+            v.dfn = v.dctx = None
+            err = self._run_delete_fn(fn, ctx)
+            if not lock.acquire(False):
+                lock_contended(lock)
+            try:
+                self._retire(v, err)
+                self._pending -= 1
+                if not self._pending and self._nwait:
+                    self._all_cv.notify_all()
+                v = self._todo.pop() if self._todo else None
+            finally:
+                lock.release()
+            if v is None:
+                return
+
+    def _run_delete_fn(self, fn: Callable[[RunContext], None], ctx: Context) -> EngineOpError | None:
+        """``fn(rctx)`` marked as running on the engine; a failure is recorded and returned."""
+        err = None
+        obs = self.observers
+        toks = [o.on_start("delete_var", ctx, "inline") for o in obs] if obs else None
+        try:
+            rc = self._inline_rc[ctx.device_type][ctx.device_id]
+        except KeyError:
+            rc = self._inline_rc.setdefault(ctx.device_type, {})[ctx.device_id] = run_context(ctx, "inline")
+        depth = getattr(_tls, "depth", 0)       # mark_engine_thread(), cheaper
+        _tls.depth = depth + 1
+        try:
+            fn(rc)
+        except BaseException as e:
+            err = EngineOpError("delete_var", e)
+            err.__cause__ = e
+            with self._lock:
+                self._errors.append(err)
+        finally:
+            _tls.depth = depth
+        if toks is not None:
+            _end(obs, toks)
+        return err
+
+    # -- waiting -----------------------------------------------------------------------
+    def wait_for_var(self, var: Var) -> None:
+        """See ``Engine.wait_for_var``."""
+        check_not_in_engine("wait_for_var")
+        v: ThreadedVar = var  # type: ignore[assignment]
+        lock = self._lock
+        waiter = None
+        err: EngineOpError | None = None
+        if not lock.acquire(False):
+            lock_contended(lock)
+        try:
+            if v.deleted != DEAD and (v.writing or v.readers or v.queue):
+                waiter = _Waiter()
+                self._enqueue(v, waiter)
+            else:
+                err = v.error
+        finally:
+            lock.release()
+        if waiter is not None:
+            waiter.lock.acquire()
+            err = waiter.err           # the error as it was when the waiter's turn came
+        if err is not None:
+            with lock:
+                if v.error is err:
+                    v.error = None
+                try:
+                    self._errors.remove(err)
+                except ValueError:
+                    pass
+            if not err.reported:
+                raise err.report()
+
+    def _wait_idle(self, timeout: float | None = None) -> bool:
+        if self._todo:
+            self._run_deletes()
+        with self._lock:
+            self._nwait += 1
+            try:
+                if timeout is None:
+                    while self._pending:
+                        self._all_cv.wait()
+                    return True
+                return self._all_cv.wait_for(lambda: not self._pending, timeout)
+            finally:
+                self._nwait -= 1
+
+    def wait_for_all(self) -> None:
+        """See ``Engine.wait_for_all``."""
+        check_not_in_engine("wait_for_all")
+        self._wait_idle()
+        with self._lock:
+            errs, self._errors = self._errors, []
+        raise_unreported(errs)
+
+
+def _op_name(op: _Op) -> str:
+    return str(op.name or _fn_name(op.fn))

@@ -1,0 +1,164 @@
+"""What both threaded engines share: the push API, pool bookkeeping and shutdown.
+
+Subclasses decide the pool layout (``_make_pool``): ``ThreadedEngine`` (``pooled.py``)
+one pool for everything, ``ThreadedEnginePerDevice`` (``per_device.py``) pools per
+device and kind of work.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..base import EngineError
+from ..context import Context
+from .base import AsyncFn, Engine, FnProperty, Opr, SyncFn, Var, check_not_in_engine, split_vars
+from .lifecycle import track
+from .runner import Runner
+from .var import ThreadedVar, _Op
+from .workers import Pool, start_workers, stop_workers
+
+__all__ = ["ThreadedBase"]
+
+_NORMAL = FnProperty.NORMAL
+_NPROPS = len(FnProperty)
+_SEQ = (tuple, list)
+_LOOKUP_MISS = (KeyError, AttributeError, TypeError, IndexError)
+
+
+def _norm(c: Sequence[Var], m: Sequence[Var]) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+    """``split_vars`` with the common small cases done without building dicts."""
+    if c.__class__ not in _SEQ or m.__class__ not in _SEQ:
+        return split_vars(tuple(c), tuple(m))       # sets, generators, ...
+    if not c:
+        if len(m) < 2:
+            return (), tuple(m)
+        if len(m) == 2 and m[0] is not m[1]:
+            return (), tuple(m)
+    elif len(m) == 1:
+        x = m[0]
+        if len(c) == 1:
+            if c[0] is x:
+                return (), tuple(m)
+            return tuple(c), tuple(m)
+        if len(c) == 2:
+            a, b = c
+            if a is not b and a is not x and b is not x:
+                return tuple(c), tuple(m)
+    elif not m and len(c) == 1:
+        return tuple(c), ()
+    return split_vars(c, m)
+
+
+class ThreadedBase(Runner, Engine):
+    """The scheduling machinery shared by both threaded engines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool_lock = threading.RLock()
+        self._pools: dict[Any, Pool] = {}
+        #: device_type -> device_id -> [pool per FnProperty]; read without a lock
+        self._fast: dict[str, dict[int, list[Pool | None]]] = {}
+        track(self)
+
+    # -- pools (subclasses decide the layout) ------------------------------------------
+    def _pool_of(self, ctx: Context, prop: int) -> Pool:
+        try:
+            p = self._fast[ctx.device_type][ctx.device_id][prop]
+            if p is not None:
+                return p
+        except _LOOKUP_MISS:
+            pass
+        return self._make_pool(ctx, prop)
+
+    def _make_pool(self, ctx: Context, prop: int) -> Pool:
+        raise NotImplementedError
+
+    def _remember(self, ctx: Context, prop: int, pool: Pool) -> None:
+        row = self._fast.setdefault(ctx.device_type, {}).setdefault(ctx.device_id, [None] * _NPROPS)
+        row[int(prop)] = pool
+
+    def _start_pool(self, key: Any, label: str, ctx: Context | None, kind: str, n: int,
+                    stream_kind: str | None, fixed_rc: bool) -> Pool:
+        """Create a pool and its ``n`` workers; device setup errors are raised here."""
+        pool = Pool(label, ctx, kind, stream_kind, fixed_rc)
+        errs = start_workers(self, pool, n)
+        if errs:
+            stop_workers(self, [pool], False)
+            raise errs[0]
+        self._pools[key] = pool
+        return pool
+
+    # -- pushing -----------------------------------------------------------------------
+    def new_var(self) -> ThreadedVar:
+        return ThreadedVar()
+
+    def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
+                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
+                   priority: int = 0, name: str | None = None) -> None:
+        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name or "op", False, True)
+
+    def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
+                  mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
+                  priority: int = 0, name: str | None = None) -> None:
+        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, True, True)
+
+    def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
+        if opr.deleted:
+            raise EngineError(f"operation {opr.name!r} was deleted")
+        self._push(opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.prop, priority, opr.name, False, False)
+
+    def _push(self, fn: Any, ctx: Context, c: Sequence[Var], m: Sequence[Var], prop: Any, pri: int,
+              name: str | None, sync: bool, norm: bool) -> None:
+        """Build the operation record and submit it (``norm``: dependency lists still to
+        normalise; the common one-output case is already normal)."""
+        if norm and (c or m.__class__ is not tuple or len(m) != 1):
+            c, m = _norm(c, m)
+        try:
+            pool = self._fast[ctx.device_type][ctx.device_id][prop]
+            if pool is None:
+                pool = self._make_pool(ctx, prop)
+        except _LOOKUP_MISS:
+            pool = self._pool_of(ctx, int(prop))
+        op = _Op(fn, c, m, prop, pri, name, pool, ctx, sync)  # type: ignore[arg-type]
+        if not sync:
+            op.eng = self
+            op.done = False
+            op.tok = None
+            op.runner = None
+        if self._submit(op):
+            self._run_here(op, ctx)
+
+    # -- life cycle --------------------------------------------------------------------
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Wait for pending operations (errors stay stored), then stop every worker.
+
+        The engine stays usable: the next push starts fresh pools."""
+        check_not_in_engine("shutdown")
+        idle = self._wait_idle(timeout)
+        with self._pool_lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+            self._fast = {}
+            self._reset_pools()
+        stop_workers(self, pools, join=idle)      # busy workers (timed out) are not joined
+
+    def _reset_pools(self) -> None:
+        pass
+
+    def _after_fork_in_child(self) -> None:
+        """Worker threads do not survive ``fork``: start over with fresh locks and pools.
+        Operations pending in the parent are not run in the child."""
+        self._reset_state()
+        self._pool_lock = threading.RLock()
+        self._pools = {}
+        self._fast = {}
+        self._reset_pools()
+
+    def stats(self) -> dict[str, Any]:
+        """Pools and pending count (for debugging and the CLI)."""
+        with self._lock:
+            return {"kind": self.kind, "pending": self._pending,
+                    "unreported_errors": len(self._errors),
+                    "pools": {p.label: {"workers": len(p.workers), "ready": len(p.q) + len(p.heap),
+                                        "parked": len(p.parked)} for p in self._pools.values()}}
