@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..operator import namespaces as _namespaces
 from ..operator.registry import OpFunctionCache
 from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
                       zeros)
@@ -22,6 +23,11 @@ def _make_op_function(name: str) -> Any:
 
 
 _functions = OpFunctionCache(_make_op_function)
+#: operator sub-namespaces built from name prefixes (``_linalg_gemm`` -> ``nd.linalg.gemm``)
+_SUBSPACES = ("linalg", "image", "contrib")
+for _sub in _SUBSPACES:  # cheap: names resolve on access; ``import plexnet.<this>.linalg`` works
+    globals()[_sub] = _namespaces.namespace(__name__, _sub, _functions.get)
+del _sub
 
 
 def op_function(name: str) -> Any | None:
@@ -33,7 +39,7 @@ def __getattr__(name: str) -> Any:
     if name == "random":
         import importlib
         return importlib.import_module(__name__ + ".random")
-    fn = op_function(name)
+    fn = op_function(name) or op_function(_namespaces.flat_name(name) or "")
     if fn is None:
         raise AttributeError(f"plexnet.nd has no operator or function {name!r} (is the plugin that provides "
                              f"it installed? `plexnet plugins` lists what is)")
@@ -42,7 +48,9 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     from ..plugins import registries
-    return sorted(set(globals()) | set(registries().operators))
+    ops = registries().operators
+    return sorted(set(globals()) | set(ops) | {"random", *_SUBSPACES}
+                  | {n[1:] for n in ops if _namespaces.flat_name(n[1:])})
 
 
 def from_dlpack(obj: Any) -> NDArray:
