@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from collections import namedtuple
 from typing import Any, Sequence
 
 import numpy as np
+
+from .fileio import atomic_write
 
 __all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params", "atomic_write",
            "params_file", "symbol_file"]
@@ -32,27 +33,6 @@ def symbol_file(prefix: str) -> str:
 
 def params_file(prefix: str, epoch: int) -> str:
     return "%s-%04d.params" % (prefix, epoch)
-
-
-def atomic_write(path: str, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file + ``os.replace``)."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _symbol_json(symbol: Any, remove_amp_cast: bool = True) -> str:

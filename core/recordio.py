@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .base import MXNetError
+from .fileio import AtomicFile
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
            "unpack_img", "RecordIOError", "RecordFileReader", "scan_offsets", "encode_record",
@@ -226,6 +227,9 @@ class MXRecordIO:
 
     ``read()`` returns the next record as ``bytes`` or ``None`` at the end. Also a
     context manager, and picklable (it reopens, at the start, in the new process).
+
+    A writer writes to a temp file beside ``uri`` and renames it over ``uri`` on
+    ``close()`` (see ``plexnet.fileio``): a killed job leaves the old file, never a half one.
     """
 
     def __init__(self, uri: str | os.PathLike, flag: str) -> None:
@@ -235,12 +239,14 @@ class MXRecordIO:
         self.is_open = False
         self.writable = False
         self._f: Any = None
+        self._af: AtomicFile | None = None
         self.open()
 
     def open(self) -> None:
         """Opens the record file."""
         if self.flag == "w":
-            self._f = open(self.uri, "wb")
+            self._af = AtomicFile(self.uri)
+            self._f = self._af.file
             self.writable = True
         elif self.flag == "r":
             self._f = open(self.uri, "rb")
@@ -267,7 +273,7 @@ class MXRecordIO:
         self.close()
         d = dict(self.__dict__)
         d["is_open"] = is_open
-        d["_f"] = None
+        d["_f"] = d["_af"] = None
         return d
 
     def __setstate__(self, d: dict[str, Any]) -> None:
@@ -290,9 +296,12 @@ class MXRecordIO:
         if not self.is_open:
             return
         f, self._f = self._f, None
+        af, self._af = self._af, None
         self.is_open = False
         self.pid = None
-        if f is not None:
+        if af is not None:
+            af.commit()
+        elif f is not None:
             f.close()
 
     def reset(self) -> None:
@@ -363,7 +372,8 @@ class MXIndexedRecordIO(MXRecordIO):
         super().open()
         self.idx = {}
         self.keys = []
-        self.fidx = open(self.idx_path, self.flag)
+        self._afidx = AtomicFile(self.idx_path) if self.writable else None
+        self.fidx = self._afidx.file if self._afidx is not None else open(self.idx_path)
         if not self.writable:
             for lineno, line in enumerate(self.fidx, 1):
                 line = line.strip()
@@ -380,14 +390,23 @@ class MXIndexedRecordIO(MXRecordIO):
     def close(self) -> None:
         if not self.is_open:
             return
-        super().close()
-        if self.fidx is not None:
-            self.fidx.close()
+        afidx, self._afidx = getattr(self, "_afidx", None), None
+        try:
+            super().close()  # the .rec first: an index never points past its record file
+        except BaseException:
+            if afidx is not None:
+                afidx.abort()
             self.fidx = None
+            raise
+        if afidx is not None:
+            afidx.commit()
+        elif self.fidx is not None:
+            self.fidx.close()
+        self.fidx = None
 
     def __getstate__(self) -> dict[str, Any]:
         d = super().__getstate__()
-        d["fidx"] = None
+        d["fidx"] = d["_afidx"] = None
         return d
 
     def seek(self, idx: Any) -> None:
@@ -418,7 +437,7 @@ class MXIndexedRecordIO(MXRecordIO):
         key = self.key_type(idx)
         pos = self.tell()
         self.write(buf)
-        self.fidx.write(f"{key}\t{pos}\n")
+        self.fidx.write(f"{key}\t{pos}\n".encode())
         self.idx[key] = pos
         self.keys.append(key)
 

@@ -222,10 +222,8 @@ class KVStoreBase:
             raise KVStoreError("save_optimizer_states: no optimizer is set on this kvstore; call "
                                "set_optimizer() first")
         data = self._get_updater_states(dump_optimizer)
-        tmp = f"{fname}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, fname)
+        from ..fileio import atomic_write
+        atomic_write(fname, data)
 
     def load_optimizer_states(self, fname: str) -> None:
         """Load what ``save_optimizer_states`` wrote."""

@@ -13,13 +13,13 @@ Every length is checked against the file size, so a truncated or corrupted file 
 """
 from __future__ import annotations
 
-import os
 import struct
 from typing import Any
 
 import numpy as np
 
 from ..base import PlexnetError
+from ..fileio import atomic_write
 
 __all__ = ["save", "load", "NDArrayFormatError", "TYPE_FLAGS"]
 
@@ -141,13 +141,7 @@ def dump_buffer(data: Any) -> bytes:
 def save(fname: str, data: Any) -> None:
     """Save an NDArray, a list or a str->NDArray dict. Written atomically (temp file +
     rename), so a crash never leaves a half-written file behind."""
-    buf = dump_buffer(data)
-    tmp = f"{fname}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(buf)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, fname)
+    atomic_write(fname, dump_buffer(data))
 
 
 def load(fname: str, ctx: Any = None) -> Any:

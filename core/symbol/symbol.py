@@ -13,6 +13,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..base import PlexnetError
+from ..fileio import atomic_write
 from . import attribute as _attribute
 from . import name as _name
 from .node import DTYPE_NP_TO_MX, Entry, Node, is_hidden, op_registry, param_string, topo_sort
@@ -439,8 +440,8 @@ class Symbol:
         return to_json(self)
 
     def save(self, fname: str, remove_amp_cast: bool = True) -> None:
-        with open(fname, "w") as f:
-            f.write(self.tojson())
+        """Write ``tojson()`` to ``fname`` atomically (the old file or the new, never half)."""
+        atomic_write(fname, self.tojson())
 
     def debug_str(self) -> str:
         """A readable listing of the graph (one block per operator node)."""

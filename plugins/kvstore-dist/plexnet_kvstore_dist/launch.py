@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import config
     from . import ray_transport as rt
-    from .server import choose_restore_round
+    from .server import describe_restore
     import ray
 
     job = uuid.uuid4().hex[:10]
@@ -103,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         settings = config.server_settings()
-        restore = choose_restore_round(settings["checkpoint_dir"], args.num_servers)
+        restore, why_not = describe_restore(settings["checkpoint_dir"], args.num_servers)
         if restore is not None:
             _say(args, f"resuming from the round-{restore} checkpoints in {settings['checkpoint_dir']}")
+        elif why_not:
+            _say(args, why_not)
         # the servers learn sync/async from the workers' kvstore type (rank 0 tells them)
         job_dir = rt.make_job_dir(job)
         servers = rt.start_servers(job, args.num_servers, args.num_workers, "sync", namespace=namespace,

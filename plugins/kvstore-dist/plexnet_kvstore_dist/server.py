@@ -35,14 +35,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from plexnet.fileio import atomic_open
 from plexnet.kvstore.compression import dequantize_2bit
 from plexnet.optimizer import Updater, from_config
 from plexnet.optimizer._plain import from_plain, to_plain
 
-__all__ = ["ServerCore", "ServerError", "choose_restore_round", "checkpoint_path"]
+__all__ = ["ServerCore", "ServerError", "checkpoint_path", "choose_restore_round", "describe_restore"]
 
 _CKPT_FORMAT = "plexnet-kvstore-server-checkpoint/1"
 _CKPT_RE = re.compile(r"server-(\d+)-of-(\d+)\.r(\d+)\.npz$")
+_FROZEN_DELAY_S = 1.0
+_FROZEN_RE = re.compile(r"server-(\d+)-of-(\d+)\.frozen\.npz$")
 
 
 class ServerError(Exception):
@@ -53,24 +56,50 @@ def checkpoint_path(directory: str, server_id: int, num_servers: int, rnd: int) 
     return os.path.join(directory, f"server-{server_id}-of-{num_servers}.r{rnd:08d}.npz")
 
 
-def choose_restore_round(directory: str | None, num_servers: int) -> int | None:
-    """The newest round for which every one of ``num_servers`` servers has a checkpoint
-    in ``directory`` (None when there is none). Checkpoints written for another number
-    of servers are an error."""
-    if not directory or not os.path.isdir(directory):
-        return None
+def frozen_path(directory: str, server_id: int, num_servers: int) -> str:
+    """Checkpoint of a server none of whose keys was ever pushed (e.g. only
+    ``fixed_param_names`` layers): valid for any restore round."""
+    return os.path.join(directory, f"server-{server_id}-of-{num_servers}.frozen.npz")
+
+
+def describe_restore(directory: str | None, num_servers: int) -> tuple[int | None, str]:
+    """``(round, message)``: the newest round for which every one of ``num_servers``
+    servers has a checkpoint in ``directory`` (a server holding only never-pushed keys
+    counts for every round), or ``(None, why none is usable)``; ``(None, "")`` when no
+    directory is configured. Checkpoints of another number of servers are an error."""
+    if not directory:
+        return None, ""
     have: dict[int, set[int]] = {}
-    for f in glob.glob(os.path.join(directory, "server-*-of-*.r*.npz")):
-        m = _CKPT_RE.search(f)
+    per_server: dict[int, list[int]] = {}
+    frozen: set[int] = set()
+    for f in glob.glob(os.path.join(directory, "server-*-of-*.npz")):
+        m = _CKPT_RE.search(f) or _FROZEN_RE.search(f)
         if not m:
             continue
-        sid, n, rnd = (int(x) for x in m.groups())
+        sid, n = int(m.group(1)), int(m.group(2))
         if n != num_servers:
             raise ServerError(f"checkpoint directory {directory} holds checkpoints of {n} servers; this job "
                               f"has {num_servers} (use the same number of servers to resume)")
+        if m.re is _FROZEN_RE:
+            frozen.add(sid)
+            continue
+        rnd = int(m.group(3))
         have.setdefault(rnd, set()).add(sid)
-    full = [r for r, sids in have.items() if len(sids) == num_servers]
-    return max(full) if full else None
+        per_server.setdefault(sid, []).append(rnd)
+    full = [r for r, sids in have.items() if len(sids | frozen) == num_servers]
+    if full:
+        return max(full), ""
+    if not have:
+        return None, (f"no checkpoint in {directory}: starting from round 0" if not frozen else
+                      f"no checkpoint with pushed keys in {directory}: starting from round 0")
+    listing = "; ".join(f"server {sid}: {sorted(per_server.get(sid, []))}" for sid in range(num_servers))
+    return None, (f"no usable checkpoint in {directory}: no round that every server has ({listing}); "
+                  f"starting from round 0")
+
+
+def choose_restore_round(directory: str | None, num_servers: int) -> int | None:
+    """The round ``describe_restore`` picks (None when there is none)."""
+    return describe_restore(directory, num_servers)[0]
 
 
 class _Round:
@@ -120,11 +149,17 @@ class ServerCore:
         self.last_checkpoint = 0
         self.last_checkpoint_time = time.monotonic()
         self.dirty = False
+        self.open_rounds = 0  # rounds some (not all) workers pushed: no checkpoint meanwhile
+        self.completed_since_ckpt = False
+        self.init_time: float | None = None
         self.stats = {"pushes": 0, "pulls": 0, "rounds": 0, "checkpoints": 0}
         self._changed: asyncio.Event | None = None
         self._monitor_task: asyncio.Task | None = None
         if restore_round is not None:
-            self.restore(checkpoint_path(checkpoint_dir or ".", server_id, num_servers, restore_round))
+            path = checkpoint_path(checkpoint_dir or ".", server_id, num_servers, restore_round)
+            frozen = frozen_path(checkpoint_dir or ".", server_id, num_servers)
+            self.restore(path if os.path.exists(path) or not os.path.exists(frozen) else frozen)
+            self.restored_round = self.last_checkpoint = int(restore_round)
 
     # -- waiting ------------------------------------------------------------------------------
     def _event(self) -> asyncio.Event:
@@ -176,6 +211,7 @@ class ServerCore:
         while True:
             await asyncio.sleep(0.5)
             self.check_heartbeats()
+            self._maybe_checkpoint_frozen()
             if (self.mode == "async" and self.checkpoint_dir and self.dirty
                     and time.monotonic() - self.last_checkpoint_time >= self.checkpoint_seconds):
                 self.save_checkpoint(sum(self.rounds.values()))
@@ -238,6 +274,7 @@ class ServerCore:
             np.copyto(dst, src)
             self.store[skey] = dst
             self.rounds[skey] = 0
+        self.init_time = time.monotonic()  # the monitor checkpoints keys nobody pushes
         self._notify()
 
     async def set_mode(self, mode: str) -> None:
@@ -303,6 +340,8 @@ class ServerCore:
                 self.applied[(skey, rank)] = self.applied.get((skey, rank), 0) + 1
                 self.rounds[skey] += 1
                 self.dirty = True
+        if self.completed_since_ckpt:  # after the whole message: its keys belong to one step
+            self._maybe_checkpoint()
         self._notify()
 
     def _buf(self, skey: tuple) -> np.ndarray:
@@ -317,6 +356,7 @@ class ServerCore:
         else:
             r = _Round()
             q.append(r)
+            self.open_rounds += 1
         r.ranks.add(rank)
         if r.first is None and r.sum is None:
             if borrowed:
@@ -343,9 +383,10 @@ class ServerCore:
         if r.sum is not None:
             self.free_bufs.setdefault(skey, []).append(r.sum)
         self.rounds[skey] += 1
+        self.open_rounds -= 1
         self.stats["rounds"] += 1
         self.dirty = True
-        self._maybe_checkpoint()
+        self.completed_since_ckpt = True
 
     def _round_status(self, skey: tuple, need: int) -> tuple[set[int], set[int]]:
         """(ranks that pushed, ranks missing) for round ``need`` of ``skey`` (1-based)."""
@@ -437,18 +478,37 @@ class ServerCore:
 
     # -- checkpoints ----------------------------------------------------------------------------
     def _maybe_checkpoint(self) -> None:
+        """Checkpoint (sync mode) at a quiet moment, no round half pushed, once the leading
+        key passed a multiple of ``checkpoint_every`` rounds. Keys never pushed (frozen
+        layers) do not count. Pushed keys must stand at one round (the same step for all)
+        or, when keys are pushed unequally often, differ by more than one round (one
+        round apart may be a step whose remaining keys are still to come)."""
         if not self.checkpoint_dir or self.checkpoint_every <= 0 or self.mode != "sync":
             return
-        rs = set(self.rounds.values())
-        if len(rs) != 1:
+        if self.open_rounds:
             return
-        r = rs.pop()
-        if r > self.last_checkpoint and r % self.checkpoint_every == 0:
+        active = [r for r in self.rounds.values() if r > 0]
+        if not active:
+            return
+        r, low = max(active), min(active)
+        last, every = self.last_checkpoint, self.checkpoint_every
+        if r > last and r // every > last // every and (r == low or r - low > 1):
             self.save_checkpoint(r)
+
+    def _maybe_checkpoint_frozen(self) -> None:
+        """Keys initialised but never pushed (``fixed_param_names``) get a checkpoint too,
+        written once the inits have settled (no init for ``_FROZEN_DELAY_S``), so a
+        server holding only such keys does not keep the job from resuming."""
+        t = self.init_time
+        if (t is None or not self.checkpoint_dir or self.mode != "sync" or any(self.rounds.values())
+                or time.monotonic() - t < _FROZEN_DELAY_S):
+            return
+        self.init_time = None
+        self.save_checkpoint(0)
 
     async def checkpoint(self) -> int:
         """Write a checkpoint now (returns its round)."""
-        r = min(self.rounds.values()) if self.mode == "sync" and self.rounds else sum(self.rounds.values())
+        r = max(self.rounds.values()) if self.mode == "sync" and self.rounds else sum(self.rounds.values())
         self.save_checkpoint(r)
         return r
 
@@ -468,13 +528,21 @@ class ServerCore:
         meta = {"format": _CKPT_FORMAT, "server_id": self.server_id, "num_servers": self.num_servers,
                 "mode": self.mode, "round": rnd, "keys": keys}
         arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-        path = checkpoint_path(self.checkpoint_dir, self.server_id, self.num_servers, rnd)
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
+        frozen = frozen_path(self.checkpoint_dir, self.server_id, self.num_servers)
+        if rnd == 0 and not any(self.rounds.values()):
+            path = frozen
+        else:
+            path = checkpoint_path(self.checkpoint_dir, self.server_id, self.num_servers, rnd)
+        with atomic_open(path) as f:  # old or new file, never half; honours the umask
             np.savez(f, **arrays)
-        os.replace(tmp, path)
+        if path != frozen:  # a pushed key: the frozen checkpoint no longer tells the state
+            try:
+                os.remove(frozen)
+            except OSError:
+                pass
         self.last_checkpoint = rnd
         self.last_checkpoint_time = time.monotonic()
+        self.completed_since_ckpt = False
         self.dirty = False
         self.stats["checkpoints"] += 1
         mine = sorted(glob.glob(os.path.join(self.checkpoint_dir, f"server-{self.server_id}-of-{self.num_servers}.r*.npz")))
