@@ -17,6 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import autograd
+from ..autograd.state import STATE as _AG
+from ..autograd.tape import check_inplace, record_op, record_simple
 from .. import engine as _engine_mod
 from ..base import PlexnetError, ShapeError
 from ..context import current_context
@@ -96,9 +98,13 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
             out = _new(shape, ctx, dt if dt == od.dtype else np.result_type(dt, od.dtype))
         elif out._data.shape != shape:
             raise ShapeError(f"{name}: in-place result shape {shape} differs from the target's {out.shape}")
+        elif _AG.recording:
+            check_inplace(out, name)
         fn, rd = op.function, out._data
         ac.engine.push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
                             (ac.var, oc.var), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
+        if _AG.recording:
+            record_simple(op, env, (a, o), out)
         return out
     if cls is float or cls is int or isinstance(o, (numbers.Number, np.generic)):
         hit = _simple_cache.get(scalar_name) or _simple(scalar_name)
@@ -108,9 +114,13 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
         ctx, ad = ac.ctx, a._data
         if out is None:
             out = _new(ad.shape, ctx, ad.dtype)
+        elif _AG.recording:
+            check_inplace(out, scalar_name)
         fn, rd = op.function, out._data
         ac.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
                             (ac.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, scalar_name)
+        if _AG.recording:
+            record_simple(op, env, (a,), out)
         return out
     if isinstance(o, (np.ndarray, list, tuple)):
         from .ndarray import array
@@ -125,6 +135,8 @@ def _unary(name: str, a: NDArray) -> NDArray:
     ctx = a._chunk.ctx
     a._chunk.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
                               (a._chunk.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
+    if _AG.recording:
+        record_simple(op, env, (a,), out)
     return out
 
 
@@ -200,6 +212,9 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
                                      f"expected {np.dtype(t).name}")
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
+        if _AG.recording:
+            for o in outs:
+                check_inplace(o, name)
         for o, s in zip(outs, oshapes):
             if o.shape != tuple(s):
                 raise ShapeError(f"{name}: out= array has shape {o.shape}, the result has {tuple(s)}")
@@ -226,6 +241,8 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
         def run(rc: Any) -> None:
             op.forward(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data)
         _engine_mod.get().push_sync(run, ctx, reads, writes, 0, 0, name)
+    if _AG.recording:
+        record_op(prop, op, inputs, n_args, outs)
     nvis = prop.num_visible_outputs()
     if out is not None:
         return out

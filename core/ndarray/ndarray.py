@@ -19,6 +19,8 @@ from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..engine.base import FnProperty
 from ..operator.shape_utils import infer_reshape
 from .chunk import Chunk, alloc_chunk
+from ..autograd.state import STATE as _AG
+from ..autograd.tape import check_inplace, record_view
 
 __all__ = ["NDArray", "empty", "array", "zeros", "ones", "full", "arange", "waitall", "mx_real_t",
            "from_numpy_view"]
@@ -34,7 +36,7 @@ def _dtype(d: Any) -> np.dtype:
 class NDArray:
     """An asynchronous array; MXNet 1.x ``mx.nd.NDArray`` API."""
 
-    __slots__ = ("_chunk", "_data", "writable", "__weakref__")
+    __slots__ = ("_chunk", "_data", "writable", "_ag", "__weakref__")
     # numpy should defer to our reflected operators
     __array_priority__ = 1000.0
 
@@ -42,6 +44,7 @@ class NDArray:
         self._chunk = chunk
         self._data = data
         self.writable = writable
+        self._ag: Any = None  # autograd: (tape node, output index) or None
 
     # -- properties --------------------------------------------------------------------------
     @property
@@ -153,6 +156,7 @@ class NDArray:
     def __setstate__(self, state: dict) -> None:
         a = array(state["data"], ctx=Context(*state["ctx"]), dtype=state["data"].dtype)
         self._chunk, self._data, self.writable = a._chunk, a._data, True
+        self._ag = None
 
     # -- copies -----------------------------------------------------------------------------------
     def copyto(self, other: "NDArray | Context") -> "NDArray":
@@ -200,7 +204,8 @@ class NDArray:
         data = self._data
         if not data.flags.c_contiguous:
             return self.copy().reshape(new)
-        return NDArray(self._chunk, data.reshape(new), self.writable)
+        v = NDArray(self._chunk, data.reshape(new), self.writable)
+        return record_view(self, v, None) if _AG.recording else v
 
     def reshape_like(self, other: "NDArray") -> "NDArray":
         return self.reshape(other.shape)
@@ -220,7 +225,8 @@ class NDArray:
     # -- indexing ---------------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":
         if _is_basic(key):
-            return NDArray(self._chunk, self._data[key], self.writable)
+            v = NDArray(self._chunk, self._data[key], self.writable)
+            return record_view(self, v, key) if _AG.recording else v
         if isinstance(key, NDArray):
             key = key.asnumpy().astype(np.int64)
         # advanced indexing: a copy, computed on the engine
@@ -231,6 +237,8 @@ class NDArray:
         return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if _AG.recording:
+            check_inplace(self, "setitem")
         if not self.writable:
             raise PlexnetError("this NDArray is read-only")
         dst = self._data
@@ -367,8 +375,24 @@ class NDArray:
     def tolist(self) -> list:
         return self.asnumpy().tolist()
 
-    def attach_grad(self, *a: Any, **k: Any) -> None:
-        raise PlexnetError("imperative autograd (Gluon) is not part of plexnet; use the symbolic executor")
+    # -- autograd (plexnet.autograd) ------------------------------------------------------------------
+    def attach_grad(self, grad_req: str = "write", stype: Any = None) -> None:
+        """Allocate a zero gradient array and mark this array as a variable."""
+        _autograd().attach_grad(self, grad_req, stype)
+
+    @property
+    def grad(self) -> "NDArray | None":
+        """The gradient array attached by ``attach_grad`` (None without one)."""
+        return _autograd().grad_of(self)
+
+    def detach(self) -> "NDArray":
+        """The same values, cut out of any computational graph."""
+        return _autograd().detach(self)
+
+    def backward(self, out_grad: "NDArray | None" = None, retain_graph: bool = False,
+                 train_mode: bool = True) -> None:
+        """Gradients of this array with respect to the variables it was computed from."""
+        _autograd().array_backward(self, out_grad, retain_graph, train_mode)
 
 
 # -- helpers used by the methods above -----------------------------------------------------------------
@@ -505,6 +529,11 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     if repeat > 1:
         a = np.repeat(a, repeat)
     return array(a, ctx=ctx, dtype=a.dtype)
+
+
+def _autograd() -> Any:
+    from .. import autograd
+    return autograd
 
 
 def waitall() -> None:
