@@ -12,6 +12,7 @@ from ..operator.registry import OpFunctionCache
 from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
                       zeros)
 from .serialize import load, save
+from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load",
            "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t"]

@@ -17,6 +17,7 @@ from .attribute import AttrScope
 from .name import NameManager, Prefix
 from .node import Entry, Node
 from .symbol import Group, Symbol, Variable, create, load, load_json, var
+from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node", "Entry",
            "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]

@@ -149,6 +149,12 @@ def _need_special(name: str, op: str) -> Callable[..., Any]:
 
 
 _gamma, _gammaln = _need_special("gamma", "gamma"), _need_special("gammaln", "gammaln")
+_erfinv = _need_special("erfinv", "erfinv")
+_SQRTPI_2 = math.sqrt(math.pi) / 2
+
+
+def _logical_not(xp: Any, x: Any, out: Any) -> Any:
+    return xp.logical_not(x, out=out, casting="unsafe") if out is not None else xp.logical_not(x).astype(x.dtype)
 _digamma_of_gamma, _digamma_of_gammaln = _need_special("digamma", "gamma"), _need_special("digamma", "gammaln")
 
 
@@ -220,6 +226,9 @@ UNARY: list[tuple[str, Any, tuple, tuple[str, ...], str]] = [
     ("sigmoid", _sigmoid, (OUT_VALUE, lambda xp, y: y * (1 - y)), (), "1 / (1 + exp(-x))"),
     ("softsign", _softsign, (IN_DATA, lambda xp, x: 1.0 / xp.square(1 + xp.abs(x))), (), "x / (1 + |x|)"),
     ("erf", _erf, (IN_DATA, lambda xp, x: _2_SQRTPI * xp.exp(-x * x)), (), "Gauss error function"),
+    ("erfinv", _erfinv, (OUT_VALUE, lambda xp, y: _SQRTPI_2 * xp.exp(y * y)), (),
+     "inverse Gauss error function (needs scipy / cupyx)"),
+    ("logical_not", _logical_not, ZERO, (), "1 where x is zero else 0 (in x's dtype)"),
     ("gamma", _gamma, (OUT_VALUE, None), (), "gamma function (needs scipy / cupyx)"),
     ("gammaln", _gammaln, (IN_DATA, lambda xp, x: _digamma_of_gammaln(xp, x)), (),
      "log of |gamma(x)| (needs scipy / cupyx)"),

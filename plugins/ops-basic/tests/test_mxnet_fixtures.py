@@ -1,0 +1,51 @@
+"""Replay MXNet 1.9.1's recorded outputs and input gradients (``fixtures/mxnet_ops.npz``,
+written by ``fixtures/make_mxnet_op_fixtures.py``) on plexnet's operators.
+
+Tolerances are MXNet's own defaults for float32 in ``test_utils.assert_almost_equal``
+(rtol 1e-4; atol tightened from 1e-3 to 1e-5, relative to the value scale).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from opcheck import make_prop, run_backward, run_forward
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = np.load(os.path.join(HERE, "fixtures", "mxnet_ops.npz"))
+INDEX = json.loads(str(DATA["__index__"]))
+RTOL = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-5}
+
+
+def _tol(a: np.ndarray) -> tuple[float, float]:
+    rtol = RTOL.get(a.dtype.name, 0.0)
+    scale = float(np.max(np.abs(a))) if a.size and a.dtype.kind == "f" else 1.0
+    return rtol, (1e-5 * max(scale, 1.0) if a.dtype.kind == "f" else 0.0)
+
+
+def _close(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    assert tuple(got.shape) == tuple(want.shape), f"{what}: shape {got.shape} != MXNet's {want.shape}"
+    rtol, atol = _tol(want)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
+                               err_msg=what)
+
+
+@pytest.mark.parametrize("case", INDEX, ids=[f"{c['key']}-{c['op']}" for c in INDEX])
+def test_matches_mxnet(case: dict) -> None:
+    key, op, kw = case["key"], case["op"], case["kwargs"]
+    inputs = {a: DATA[f"{key}/in/{a}"] for a in case["args"]}
+    prop = make_prop(op, kw)
+    nvis = prop.num_visible_outputs()
+    assert nvis == case["nout"], f"{op}: {nvis} visible outputs, MXNet gives {case['nout']}"
+    outs = run_forward(op, inputs, kw)
+    for i in range(nvis):
+        _close(outs[i], DATA[f"{key}/out/{i}"], f"{op} {kw}: output {i}")
+    if case["grad"]:
+        heads = [DATA[f"{key}/head/{i}"] for i in range(nvis)]
+        grads = run_backward(op, inputs, kw, heads, fwd=outs)
+        names = prop.list_arguments()
+        for a in case["grad"]:
+            _close(grads[names.index(a)], DATA[f"{key}/grad/{a}"], f"{op} {kw}: gradient of {a!r}")
