@@ -49,3 +49,16 @@ def waitall() -> None:
     """Wait for every pushed operation (``mx.nd.waitall``)."""
     from . import engine
     engine.get().wait_for_all()
+
+
+
+def _profiler_autostart() -> None:
+    """MXNet's profiler autostart: the engine does not import the profiler (it sits
+    below it), so load it here when asked; it subscribes to the engine and records."""
+    import os
+    v = os.environ.get("PLEXNET_PROFILER_AUTOSTART", os.environ.get("MXNET_PROFILER_AUTOSTART", ""))
+    if v.strip() in ("1", "true", "True"):
+        importlib.import_module(f"{__name__}.profiler")
+
+
+_profiler_autostart()

@@ -58,7 +58,7 @@ from typing import Any, Iterable
 
 import pluggy
 
-from . import hookspecs
+from . import engine, hookspecs
 from .base import API_VERSION, PluginError, __version__
 from .registry import (RANK_BUILTIN, RANK_OVERRIDE, RANK_STANDARD, RANK_THIRD_PARTY, Conflict, Registry,
                        attributing)
@@ -489,6 +489,15 @@ def set_manager(manager: PlexnetPluginManager | None) -> None:
         _reset_cache()
     except ImportError:  # pragma: no cover
         pass
+
+
+def _plugin_engine_observers() -> list[Any]:
+    """The engine observers plugins return from ``plexnet_engine_observers`` (the
+    engine asks through the source subscribed below; loading plugins if needed)."""
+    return [o for lst in get_manager().hook.plexnet_engine_observers() for o in lst or ()]
+
+
+engine.add_observer_source(_plugin_engine_observers)
 
 
 def registries() -> Registries:

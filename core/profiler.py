@@ -16,8 +16,9 @@ events in microseconds::
     mx.profiler.dump()                  # writes trace.json
     print(mx.profiler.dumps())          # per-operator totals as a table
 
-How it hooks in: ``_observers()`` returns the profiler's engine observer while the state
-is ``run`` and nothing otherwise; ``set_state`` calls ``plexnet.engine.refresh_observers()``
+How it hooks in: the profiler subscribes ``_observers`` with
+``plexnet.engine.add_observer_source``; it returns the profiler's engine observer while the
+state is ``run`` and nothing otherwise; ``set_state`` calls ``plexnet.engine.refresh_observers()``
 so the engine picks the change up. When the profiler is stopped the engine has no
 observer at all, so profiling costs nothing unless it is on.
 
@@ -37,6 +38,8 @@ import os
 import threading
 import time
 from typing import Any
+
+from . import engine
 
 __all__ = ["set_config", "set_state", "get_state", "dump", "dumps", "pause", "resume", "EngineObserver",
            "ChromeTraceRecorder", "Domain", "Task", "Frame", "Event", "Counter", "Marker", "scope",
@@ -245,8 +248,10 @@ def _observers() -> list:
 
 
 def _refresh() -> None:
-    from . import engine
     engine.refresh_observers()
+
+
+engine.add_observer_source(_observers)
 
 
 def _check_process(profile_process: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import PlexnetError
+from ..engine import devices as _engine_devices
 
 __all__ = ["DeviceBackend", "find_backend", "get_backend", "DeviceUnavailable"]
 
@@ -121,3 +122,7 @@ def get_backend(ctx: Any) -> DeviceBackend:
 
 def _reset_cache() -> None:
     _resolved.clear()
+
+
+# The engine sits below the backends: it learns how to reach a device through this hook.
+_engine_devices.set_device_resolver(get_backend)

@@ -12,18 +12,23 @@ from typing import Any
 
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var,
                    in_engine_thread)
+from .devices import DeviceHooks, set_device_resolver
+from .naive import NaiveEngine
+from .observers import (EngineObserver, add_observer_source, collect_observers,
+                        remove_observer_source)
+from .threaded import ThreadedEngine, ThreadedEnginePerDevice
 
 __all__ = ["Engine", "EngineOpError", "FnProperty", "Opr", "Var", "SyncFn", "AsyncFn", "get",
-           "set_engine", "create", "ENGINE_TYPES", "in_engine_thread", "refresh_observers"]
+           "set_engine", "create", "ENGINE_TYPES", "in_engine_thread", "refresh_observers",
+           "add_observer_source", "remove_observer_source", "EngineObserver", "DeviceHooks",
+           "set_device_resolver", "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"]
 
 DEFAULT_ENGINE = "ThreadedEnginePerDevice"
 _engine: Engine | None = None
 _lock = threading.Lock()
 
 
-def _engine_types() -> dict[str, Any]:
-    from .naive import NaiveEngine
-    from .threaded import ThreadedEngine, ThreadedEnginePerDevice
+def _engine_types() -> dict[str, type[Engine]]:
     return {"NaiveEngine": NaiveEngine, "ThreadedEngine": ThreadedEngine,
             "ThreadedEnginePerDevice": ThreadedEnginePerDevice}
 
@@ -43,12 +48,14 @@ def create(kind: str | None = None) -> Engine:
 def get() -> Engine:
     """The process-wide engine (created on first use)."""
     e = _engine
-    if e is None:
-        with _lock:
-            if _engine is None:
-                _set(create())
-            e = _engine
-    return e  # type: ignore[return-value]
+    if e is not None:
+        return e
+    with _lock:
+        e = _engine
+        if e is None:
+            e = create()
+            _set(e)
+        return e
 
 
 def _set(e: Engine) -> None:
@@ -72,24 +79,12 @@ def set_engine(kind: str | Engine) -> Engine:
 
 
 def refresh_observers() -> None:
-    """Re-collect engine observers from plugins (``plexnet_engine_observers``) and the
-    profiler."""
+    """Install on the process-wide engine the observers that every subscribed source
+    (``add_observer_source``: the profiler, the plugin manager's
+    ``plexnet_engine_observers`` hook) wants now."""
     e = _engine
-    if e is None:
-        return
-    obs: list[Any] = []
-    try:
-        from ..plugins import get_manager
-        for lst in get_manager().hook.plexnet_engine_observers():
-            obs.extend(lst or ())
-    except Exception:  # noqa: BLE001 - observers are optional
-        pass
-    try:
-        from .. import profiler
-        obs.extend(profiler._observers())
-    except (ImportError, AttributeError):
-        pass
-    e.set_observers(obs)
+    if e is not None:
+        e.set_observers(collect_observers())
 
 
 class bulk:

@@ -70,7 +70,7 @@ class EngineOpError(PlexnetError):
 def pending_error(vars_: Sequence["Var"]) -> "EngineOpError | None":
     """The first unreported error stored on any of ``vars_``."""
     for v in vars_:
-        e = v.error  # type: ignore[attr-defined]
+        e: EngineOpError | None = v.error  # type: ignore[attr-defined]
         if e is not None and not e.reported:
             return e
     return None

@@ -13,6 +13,7 @@ from ..base import EngineError
 from ..context import HOST_DEVICE_TYPES as _HOST_TYPES, Context
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Var, check_not_in_engine,
                    mark_engine_thread, pending_error, raise_unreported, split_vars, SyncFn)
+from .devices import device_hooks
 from .runctx import run_context, stream_syncer
 
 __all__ = ["NaiveEngine"]
@@ -34,7 +35,7 @@ class NaiveEngine(Engine):
         self._lock = threading.RLock()
         self._tls = threading.local()
 
-    def _active(self) -> list:
+    def _active(self) -> list[Context]:
         """Device contexts of the operations running on this thread (nested pushes)."""
         st = getattr(self._tls, "active", None)
         if st is None:
@@ -48,8 +49,7 @@ class NaiveEngine(Engine):
         device), with one stream per thread and device."""
         if ctx.device_type in _HOST_TYPES:
             return run_context(ctx, "naive")
-        from ..backends import get_backend
-        b = get_backend(ctx)
+        b = device_hooks(ctx)
         b.activate(ctx.device_id)
         rcs = getattr(self._tls, "rcs", None)
         if rcs is None:
@@ -73,7 +73,7 @@ class NaiveEngine(Engine):
         # not under a lock: an async function may push more work from its own thread
         self._run(fn, ctx, c, m, prop, name or "op")
 
-    def _run(self, fn: AsyncFn, ctx: Context, c: tuple, m: tuple, prop: FnProperty, name: str) -> None:
+    def _run(self, fn: AsyncFn, ctx: Context, c: tuple[Var, ...], m: tuple[Var, ...], prop: FnProperty, name: str) -> None:
         err = None
         if prop not in (FnProperty.DELETE_VAR, FnProperty.NO_SKIP):
             err = pending_error(c + m)
@@ -110,8 +110,7 @@ class NaiveEngine(Engine):
                 stack.pop()  # type: ignore[union-attr]
                 if stack:  # a nested push (from inside an operation): give its device back
                     try:
-                        from ..backends import get_backend
-                        get_backend(stack[-1]).activate(stack[-1].device_id)
+                        device_hooks(stack[-1]).activate(stack[-1].device_id)
                     except BaseException:  # noqa: BLE001 - reported by that operation
                         pass
             for o, t in zip(obs, tokens):

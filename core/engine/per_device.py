@@ -5,6 +5,7 @@ import os
 
 from ..context import HOST_DEVICE_TYPES, Context
 from .base import FnProperty
+from .devices import device_hooks
 from .threaded_base import ThreadedBase
 from .workers import Pool, env_int
 
@@ -28,8 +29,7 @@ class ThreadedEnginePerDevice(ThreadedBase):
     kind = "ThreadedEnginePerDevice"
 
     def _make_pool(self, ctx: Context, prop: int) -> Pool:
-        from ..backends import get_backend
-        b = get_backend(ctx)                        # raises DeviceUnavailable
+        b = device_hooks(ctx)                       # raises for an unusable device
         dt, did = ctx.device_type, ctx.device_id
         prop = int(prop)
         stream_kind: str | None

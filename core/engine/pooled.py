@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ..context import Context
+from .devices import device_hooks
 from .threaded_base import ThreadedBase
 from .workers import Pool, env_int
 
@@ -35,8 +36,7 @@ class ThreadedEngine(ThreadedBase):
     def _make_pool(self, ctx: Context, prop: int) -> Pool:
         dt = ctx.device_type
         if dt not in self._known:
-            from ..backends import get_backend
-            get_backend(ctx)                    # a clear error for unusable devices
+            device_hooks(ctx)                    # a clear error for unusable devices
             self._known.add(dt)
         with self._pool_lock:
             pool = self._shared

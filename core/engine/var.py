@@ -22,6 +22,7 @@ All of it runs under the engine's one lock (see ``scheduler.py``).
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from .base import Var
@@ -43,11 +44,19 @@ class ThreadedVar(Var):
 
     __slots__ = ("readers", "writing", "queue", "error", "deleted", "dfn", "dctx")
 
+    readers: int
+    writing: bool
+    queue: "deque[Any] | None"
+    error: Any
+    deleted: int
+    dfn: Any
+    dctx: Any
+
     def __init__(self) -> None:
         self.readers = 0            # granted reads not yet finished
         self.writing = False        # a granted write not yet finished
-        self.queue: Any = None      # deque of waiting requests, created on first need
-        self.error: Any = None      # EngineOpError stored by the last write (or None)
+        self.queue = None           # deque of waiting requests, created on first need
+        self.error = None           # EngineOpError stored by the last write (or None)
         self.deleted = ALIVE
         # dfn, dctx: push_delete's function and context while DELETING (set then only)
 
@@ -63,13 +72,32 @@ class ThreadedVar(Var):
 
 
 class _Op:
-    """One pushed operation (the only allocation per push besides queue entries)."""
+    """One pushed operation (the only allocation per push besides queue entries).
+
+    Asynchronous operations also get ``eng``, ``done``, ``tok`` and ``runner`` at push;
+    ``wait`` is set when a variable does not grant it at once, ``runpool`` when it runs."""
 
     __slots__ = ("fn", "c", "m", "prop", "pri", "name", "pool", "ctx", "sync", "wait",
                  "eng", "tok", "done", "runner", "runpool")
 
-    def __init__(self, fn: Any, c: tuple, m: tuple, prop: Any, pri: int, name: Any,
-                 pool: Any, ctx: Any, sync: bool) -> None:
+    fn: Any
+    c: "tuple[ThreadedVar, ...]"
+    m: "tuple[ThreadedVar, ...]"
+    prop: Any
+    pri: int
+    name: str | None
+    pool: Any
+    ctx: Any
+    sync: bool
+    wait: int
+    eng: Any
+    tok: Any
+    done: bool
+    runner: int | None
+    runpool: Any
+
+    def __init__(self, fn: Any, c: "tuple[ThreadedVar, ...]", m: "tuple[ThreadedVar, ...]", prop: Any,
+                 pri: int, name: str | None, pool: Any, ctx: Any, sync: bool) -> None:
         self.fn = fn
         self.c = c
         self.m = m

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..context import HOST_DEVICE_TYPES, Context, RunContext
 from .base import mark_engine_thread
+from .devices import device_hooks
 from .runctx import run_context, stream_syncer
 from .runner import Runner, worker_stream
 from .scheduler import lock_contended
@@ -129,8 +130,7 @@ def _setup_worker(pool: Pool, w: Worker) -> RunContext:
     assert ctx is not None
     stream = None
     if pool.stream_kind is not None:
-        from ..backends import get_backend
-        b = get_backend(ctx)
+        b = device_hooks(ctx)
         b.activate(ctx.device_id)
         stream = b.new_stream(ctx.device_id, pool.stream_kind)
     return run_context(ctx, w.name, stream)
@@ -144,8 +144,7 @@ def _shared_rc(w: Worker, ctx: Context) -> RunContext:
         if rc is None:
             rc = w.rcs[dev] = run_context(ctx, w.name)
         return rc
-    from ..backends import get_backend
-    b = get_backend(ctx)
+    b = device_hooks(ctx)
     if w.active != dev:
         b.activate(ctx.device_id)
         w.active = dev

@@ -1,0 +1,87 @@
+"""What the engine needs from a device, and where it gets it.
+
+The engine sits below the device backends in the layering, so it does not import them:
+a higher layer (``plexnet.backends``) registers a resolver with ``set_device_resolver``
+that maps a context to an object with the ``DeviceHooks`` attributes (every
+``plexnet.backends.DeviceBackend`` has them). Until one is registered, host contexts
+(``cpu``, ``cpu_pinned``, ``cpu_shared``) use numpy and other devices are refused with
+an ``EngineError`` naming what is missing.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from ..base import EngineError
+from ..context import HOST_DEVICE_TYPES, Context
+
+__all__ = ["DeviceHooks", "set_device_resolver", "device_hooks", "HostDevice"]
+
+
+class DeviceHooks(Protocol):
+    """The part of a device backend the engine uses."""
+
+    #: the array module handed to functions in ``RunContext.xp``
+    xp: Any
+    #: worker threads per device for compute (the per-device engine)
+    compute_workers: int
+    #: worker threads per device for ``COPY_TO_GPU`` / ``COPY_FROM_GPU``
+    copy_workers: int
+
+    def activate(self, device_id: int) -> None:
+        """Make ``device_id`` current on the calling thread."""
+
+    def new_stream(self, device_id: int, kind: str = "compute") -> Any:
+        """A stream for one worker (``kind``: ``"compute"`` or ``"copy"``), or None."""
+
+    def synchronize(self, stream: Any) -> None:
+        """Block until the work queued on ``stream`` is done."""
+
+
+class HostDevice:
+    """The host, on numpy: what the engine uses for CPU contexts when no resolver is
+    registered (the CPU backend provides the same)."""
+
+    xp: Any = np
+    copy_workers: int = 1
+
+    def __init__(self) -> None:
+        self.compute_workers = max(1, int(os.environ.get("PLEXNET_CPU_WORKER_NTHREADS") or os.cpu_count() or 1))
+
+    def activate(self, device_id: int) -> None:
+        pass
+
+    def new_stream(self, device_id: int, kind: str = "compute") -> Any:
+        return None
+
+    def synchronize(self, stream: Any) -> None:
+        pass
+
+
+Resolver = Callable[[Context], DeviceHooks]
+_resolver: Resolver | None = None
+_host: HostDevice | None = None
+
+
+def set_device_resolver(resolver: Resolver | None) -> None:
+    """Install the function that maps a context to its ``DeviceHooks`` (it raises a
+    clear error for a device that cannot be used). ``None``: back to host-only."""
+    global _resolver
+    _resolver = resolver
+
+
+def device_hooks(ctx: Context) -> DeviceHooks:
+    """The ``DeviceHooks`` of ``ctx``'s device."""
+    r = _resolver
+    if r is not None:
+        return r(ctx)
+    if ctx.device_type in HOST_DEVICE_TYPES:
+        global _host
+        h = _host
+        if h is None:
+            h = _host = HostDevice()
+        return h
+    raise EngineError(f"no device backend is registered with the engine for {ctx.device_type!r} "
+                      f"(import plexnet.backends, or call plexnet.engine.set_device_resolver)")
