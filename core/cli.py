@@ -4,14 +4,19 @@ Every subcommand is a ``main(argv: list[str]) -> int | None`` function, named by
 ``"module:function"`` string and imported only when the subcommand runs, so that
 ``plexnet plugins`` works even where an optional part is missing or broken::
 
-    plexnet plugins [--json] [-v] [--check]   what is installed, what failed and why
-    plexnet demo ...                          plexnet.demo:main
-    plexnet launch ...                        plexnet_kvstore_dist.launch:main
+    plexnet plugins [--json] [-o FILE] [-v] [--check]   what is installed, what failed and why
+    plexnet demo ...                                    plexnet.demo:main
+    plexnet launch ...                                  plexnet_kvstore_dist.launch:main
+
+Conventions (``python -m plexnet`` is the same command): ``-V``/``--version``; ``--json``
+always means JSON on stdout and nothing else there; files are written through
+``-o``/``--output``; exit status as pip's: 0 success, 1 an error (including a command
+whose plugin is not installed), 2 a usage error (unknown command, bad arguments).
 
 Another module adds a subcommand with ``register_subcommand``; an installed
 distribution can also declare one in the entry-point group ``plexnet.commands``
 (``launch = "plexnet_kvstore_dist.launch:main"``). A subcommand whose module cannot be
-imported gives a clear message (what to install, or the import error) and exit status 2.
+imported gives a clear message (what to install, or the import error) and exit status 1.
 """
 from __future__ import annotations
 
@@ -27,9 +32,12 @@ from importlib import metadata
 from typing import Any, Callable, Sequence, Union
 
 __all__ = ["main", "register_subcommand", "subcommands", "Subcommand", "CommandUnavailable",
-           "plugins_report", "COMMANDS_ENTRY_POINT_GROUP"]
+           "plugins_report", "COMMANDS_ENTRY_POINT_GROUP", "SUCCESS", "ERROR", "USAGE_ERROR"]
 
 COMMANDS_ENTRY_POINT_GROUP = "plexnet.commands"
+
+#: exit statuses (pip's)
+SUCCESS, ERROR, USAGE_ERROR = 0, 1, 2
 
 MainFn = Callable[[list], Union[int, None]]
 
@@ -118,10 +126,13 @@ def plugins_report(manager: Any = None, *, tracebacks: bool = False) -> dict[str
          "plugins": [{"name", "module", "version", "distribution", "builtin", "status",
                       "error", "registered": {kind: [names]}}, ...],
          "devices": [{"device_type", "plugin", "available", "reason"[, "note"]}, ...],
-         "forced_implementations": {"OP:DEVICE": IMPL}, "load_error": str | None}
+         "forced_implementations": {"OP:DEVICE": IMPL}, "load_error": str | None,
+         "warnings": [str, ...]}
 
-    ``status`` is ``ok``, ``failed``, ``incompatible`` or ``disabled``; with
-    ``tracebacks`` each plugin also has ``traceback``.
+    ``status`` is ``ok``, ``failed``, ``incompatible`` or ``disabled``; ``standard``
+    marks first-party plugins and ``conflicts`` lists the name conflicts a plugin took
+    part in; with ``tracebacks`` each plugin also has ``traceback``. ``warnings`` says
+    when no operator plugin is installed.
     """
     from . import plugins
     from .base import API_VERSION, PluginError, __version__
@@ -161,8 +172,15 @@ def plugins_report(manager: Any = None, *, tracebacks: bool = False) -> dict[str
             devices.append(dev)
         forced = {f"{op}:{dev}": impl for (op, dev), impl in
                   sorted(manager.registries.operators.forced().items())}
+    warnings = []
+    if manager is not None and not any(r.status == "ok" and not r.builtin and r.registered.get("operators")
+                                       for r in recs):
+        from .operator.hints import DEFAULT_DISTRIBUTION
+        warnings.append(f"no operator plugin is installed: mx.nd / mx.sym have no operators; "
+                        f"pip install {DEFAULT_DISTRIBUTION}")
     return {"plexnet_version": __version__, "api_version": API_VERSION, "plugins": out_plugins,
-            "devices": devices, "forced_implementations": forced, "load_error": load_error}
+            "devices": devices, "forced_implementations": forced, "load_error": load_error,
+            "warnings": warnings}
 
 
 def _plugins_main(argv: list) -> int:
@@ -172,21 +190,26 @@ def _plugins_main(argv: list) -> int:
                     "registered, and why failed ones failed.",
         epilog="Environment: PLEXNET_DISABLE_PLUGIN_AUTOLOAD=1, PLEXNET_PLUGINS_BLOCK=a,b, "
                "PLEXNET_PLUGINS_ALLOW=a,b, PLEXNET_PLUGINS_STRICT=1, PLEXNET_FORCE_IMPL=OP:DEVICE=IMPL.")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("-o", "--output", metavar="FILE", help="also write the JSON report into FILE")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="full lists of registered names, and tracebacks of failures")
     p.add_argument("--check", action="store_true",
-                   help="exit with status 1 if any plugin failed or is incompatible")
+                   help="exit with status 1 if any plugin failed or is incompatible, or no operator "
+                        "plugin is installed")
     args = p.parse_args(argv)
     rep = plugins_report(tracebacks=args.verbose)
+    text = json.dumps(rep, indent=2, sort_keys=False) + "\n"
     if args.json:
-        json.dump(rep, sys.stdout, indent=2, sort_keys=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(text)
     else:
         sys.stdout.write(_format_table(rep, verbose=args.verbose))
-    bad = rep["load_error"] is not None or any(
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    bad = rep["load_error"] is not None or bool(rep["warnings"]) or any(
         r["status"] in ("failed", "incompatible") for r in rep["plugins"])
-    return 1 if (args.check and bad) else 0
+    return ERROR if (args.check and bad) else SUCCESS
 
 
 def _format_registered(registered: dict[str, list[str]], verbose: bool, limit: int = 8) -> list[str]:
@@ -205,7 +228,8 @@ def _format_table(rep: dict[str, Any], verbose: bool = False) -> str:
         out.append("no plugins")
     else:
         headers = ("PLUGIN", "VERSION", "STATUS")
-        rows = [(r["name"] + (" [built-in]" if r["builtin"] else ""), r["version"] or "-", r["status"])
+        rows = [(r["name"] + (" [built-in]" if r["builtin"] else " [standard]" if r.get("standard") else ""),
+                 r["version"] or "-", r["status"])
                 for r in plugins]
         w = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
         lead = sum(w) + 2 * len(w)
@@ -230,6 +254,13 @@ def _format_table(rep: dict[str, Any], verbose: bool = False) -> str:
     if rep["forced_implementations"]:
         out += ["", "Forced implementations (PLEXNET_FORCE_IMPL / force_impl):"]
         out += [f"  {k} = {v}" for k, v in rep["forced_implementations"].items()]
+    conflicts = sorted({c for r in plugins for c in r.get("conflicts") or ()})
+    if conflicts:
+        out += ["", "Name conflicts (see docs/plugins.md, Precedence):"]
+        for c in conflicts:
+            out += textwrap.wrap(c, width - 2, initial_indent="  ", subsequent_indent="    ")
+    for w in rep.get("warnings") or ():
+        out += ["", f"Warning: {w}"]
     failed = [r for r in plugins if r["status"] in ("failed", "incompatible")]
     if failed or rep["load_error"]:
         out += ["", "Problems:"]
@@ -258,46 +289,55 @@ register_subcommand("launch", "plexnet_kvstore_dist.launch:main",
 
 def _top_help(subs: dict[str, Subcommand]) -> str:
     from .base import __version__
-    lines = ["usage: plexnet [-h] [--version] COMMAND [ARGS...]", "",
+    lines = ["usage: plexnet [-h] [-V] COMMAND [ARGS...]", "",
              f"plexnet {__version__}: the MXNet 1.x system architecture as a plugin framework.", "",
              "commands:"]
     w = max(len(n) for n in subs) if subs else 0
     for n, s in sorted(subs.items()):
         lines.append(f"  {n.ljust(w)}  {s.help}")
-    lines += ["", "Run `plexnet COMMAND -h` for a command's options."]
+    lines += ["", "options:", "  -h, --help     show this help", "  -V, --version  print the version",
+              "", "Run `plexnet COMMAND -h` for a command's options. Exit status: 0 success, 1 error, "
+              "2 usage error."]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``plexnet`` command; returns the exit status."""
+    """Entry point of the ``plexnet`` command; returns the exit status (pip's: 0
+    success, 1 error, 2 usage error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     subs = subcommands()
     if not argv or argv[0] in ("-h", "--help", "help"):
         if len(argv) > 1 and argv[0] == "help" and argv[1] in subs:
             return main([argv[1], "--help"])
         sys.stdout.write(_top_help(subs))
-        return 0 if argv else 2
-    if argv[0] == "--version":
+        return SUCCESS
+    if argv[0] in ("-V", "--version"):
         from .base import API_VERSION, __version__
         sys.stdout.write(f"plexnet {__version__} (plugin API {API_VERSION})\n")
-        return 0
+        return SUCCESS
     name, rest = argv[0], argv[1:]
+    if name.startswith("-"):
+        sys.stderr.write(f"plexnet: unknown option {name!r} (usage: plexnet [-h] [-V] COMMAND [ARGS...])\n")
+        return USAGE_ERROR
     sub = subs.get(name)
     if sub is None:
         close = difflib.get_close_matches(name, list(subs), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         sys.stderr.write(f"plexnet: unknown command {name!r}{hint} (commands: {', '.join(sorted(subs))})\n")
-        return 2
+        return USAGE_ERROR
     try:
         fn = sub.resolve()
     except CommandUnavailable as e:
         sys.stderr.write(f"plexnet: {e}\n")
-        return 2
+        return ERROR
     try:
         rc = fn(rest)
-    except SystemExit as e:  # argparse inside a subcommand
+    except SystemExit as e:  # argparse inside a subcommand (2 for a usage error)
         code = e.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
+        return code if isinstance(code, int) else (SUCCESS if code is None else ERROR)
+    except KeyboardInterrupt:
+        sys.stderr.write("plexnet: interrupted\n")
+        return 130
     return int(rc or 0)
 
 

@@ -11,6 +11,11 @@ the throughput and the peak memory::
     plexnet demo --epochs 3 --profile trace.json
     plexnet demo --kvstore dist_sync     # workers on this machine (plexnet-kvstore-dist)
     plexnet demo --ctx gpu               # needs a GPU backend (plexnet-device-cuda)
+    plexnet demo --json > figures.json   # the figures as JSON on stdout (the table on stderr)
+    plexnet demo -o figures.json         # the table on stdout, the figures into a file
+
+Exit status as pip's: 0 done, 1 an error (a missing plugin or device: one line on
+stderr saying what to install), 2 a usage error.
 
 ``run(...)`` does the same from Python and returns the figures as a dict.
 """
@@ -53,6 +58,22 @@ def lenet(num_classes: int = 10) -> Any:
 
 
 # -- environment checks -------------------------------------------------------------------------
+#: the operators lenet() uses
+_NEEDED_OPERATORS = ("Convolution", "Activation", "Pooling", "Flatten", "FullyConnected", "SoftmaxOutput")
+
+
+def _require_operators() -> None:
+    """DemoError naming the distribution to install when an operator lenet() needs is missing."""
+    from .operator.hints import DEFAULT_DISTRIBUTION, providing_distribution
+    from .plugins import registries
+    ops = registries().operators
+    missing = [n for n in _NEEDED_OPERATORS if n not in ops]
+    if missing:
+        dists = sorted({providing_distribution(n) or DEFAULT_DISTRIBUTION for n in missing})
+        raise DemoError(f"the demo needs the standard operators, and no installed plugin provides them: "
+                        f"pip install {' '.join(dists)}")
+
+
 def _context(kind: str) -> Any:
     from .context import cpu, gpu
     if kind == "cpu":
@@ -237,7 +258,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--num-workers", type=int, default=2, help="workers for --kvstore dist_* (default 2)")
     p.add_argument("--ctx", default="cpu", choices=["cpu", "gpu"], help="device (gpu needs plexnet-device-cuda)")
     p.add_argument("--profile", metavar="TRACE.json", help="write a Chrome trace of the training here")
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' for stdout)")
+    p.add_argument("--json", action="store_true",
+                   help="print the figures as JSON on stdout (the table goes to stderr)")
+    p.add_argument("-o", "--output", metavar="FILE", help="also write the figures as JSON into FILE")
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="always show the progress bar (default: when stderr is a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -248,8 +271,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """``plexnet demo [options]``; returns the exit status."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    if args.epochs < 1 or args.batch_size < 1:
-        sys.stderr.write("plexnet demo: --epochs and --batch-size must be >= 1\n")
+    if args.epochs < 1 or args.batch_size < 1 or args.num_workers < 1:
+        sys.stderr.write("plexnet demo: --epochs, --batch-size and --num-workers must be >= 1\n")
         return 2
     worker_rank = int(os.environ.get("PLEXNET_WORKER_RANK", os.environ.get("DMLC_WORKER_ID", "0")) or 0)
     quiet = args.quiet or worker_rank != 0  # in a distributed run only worker 0 reports
@@ -260,12 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     silent = logging.getLogger("plexnet.demo.quiet")
     silent.setLevel(logging.WARNING)
     try:
+        _require_operators()
         from . import datasets
         datasets.require_sklearn()
         if args.kvstore.startswith("dist") and not _in_dist_worker():
             launch_main = _dist_launcher()
-            if args.num_workers < 1:
-                raise DemoError("--num-workers must be >= 1")
             worker_cmd = [sys.executable, "-m", "plexnet.demo"] + list(sys.argv[1:] if argv is None else argv)
             launch_argv = ["-n", str(args.num_workers), "-s", "1"] + (["--quiet"] if args.quiet else [])
             return int(launch_main(launch_argv + ["--"] + worker_cmd) or 0)
@@ -276,17 +298,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 logger=log if not quiet else silent)
     except (DemoError, ImportError) as e:
         sys.stderr.write(f"plexnet demo: {e}\n")
-        return 2
+        return 1
     if not lead:
         return 0
-    print(format_table(r))
+    print(format_table(r), file=sys.stderr if args.json else sys.stdout)
+    text = json.dumps(r, indent=1, default=str)
     if args.json:
-        text = json.dumps(r, indent=1, default=str)
-        if args.json == "-":
-            print(text)
-        else:
-            from .model import atomic_write
-            atomic_write(args.json, text + "\n")
+        print(text)
+    if args.output:
+        from .model import atomic_write
+        atomic_write(args.output, text + "\n")
     return 0
 
 

@@ -233,6 +233,10 @@ class Registry(Generic[T]):
     def owner(self, name: str) -> str | None:
         return self._owner.get(name)
 
+    def rank(self, name: str) -> int:
+        """Precedence rank of the plugin holding ``name`` (``RANK_THIRD_PARTY`` if unknown)."""
+        return self._rank.get(name, RANK_THIRD_PARTY)
+
     def conflicts_of(self, plugin: str) -> list[Conflict]:
         """The conflicts ``plugin`` took part in."""
         return [c for c in self.conflicts if c.involves(plugin)]

@@ -20,6 +20,7 @@ from typing import Any, Callable, NamedTuple
 from ..base import PlexnetError, PluginError
 from ..registry import USER, Registry, arbitrate, current_plugin, current_rank
 from .contract import Operator, OperatorProperty
+from .hints import not_installed_message
 
 __all__ = ["OpRegistry", "ImplRecord", "OperatorNotFound", "OpFunctionCache", "parse_force_impl"]
 
@@ -178,8 +179,7 @@ class OpRegistry(Registry[type]):
     def property_class(self, name: str) -> type[OperatorProperty]:
         cls = self.get(name)
         if cls is None:
-            raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides it "
-                                   f"installed? `plexnet plugins` lists what is)")
+            raise OperatorNotFound(not_registered_message(name))
         return cls
 
     def function_doc(self, name: str, fallback: str) -> str:
@@ -269,8 +269,7 @@ class OpRegistry(Registry[type]):
             reasons.append(f"{r.impl_name} (plugin {r.plugin!r}): {why}")
         if not cands:
             if name not in self:
-                raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides "
-                                       f"it installed? `plexnet plugins` lists what is)")
+                raise OperatorNotFound(not_registered_message(name))
             raise OperatorNotFound(f"operator {name!r} has no implementation for device type {device_type!r}")
         raise OperatorNotFound(f"operator {name!r}: no implementation for {device_type!r} is available: "
                                + "; ".join(reasons))
@@ -295,6 +294,13 @@ class OpRegistry(Registry[type]):
         self._prop_cache = {}
         self._select_cache = {}
         self._gen += 1
+
+
+def not_registered_message(name: str) -> str:
+    """Why operator ``name`` cannot be used: what to install when a standard plugin
+    provides it (without the internal operator name), else that it is not registered."""
+    return not_installed_message(name) or (f"operator {name!r} is not registered (is the plugin that "
+                                           f"provides it installed? `plexnet plugins` lists what is)")
 
 
 def parse_force_impl(spec: str) -> dict[tuple[str, str], str]:

@@ -29,7 +29,7 @@ def test_short_run_reaches_accuracy():
 def test_cli_json_and_profile(tmp_path, capsys):
     out = tmp_path / "r.json"
     trace = tmp_path / "trace.json"
-    rc = cli.main(["demo", "--epochs", "1", "-q", "--json", str(out), "--profile", str(trace)])
+    rc = cli.main(["demo", "--epochs", "1", "-q", "-o", str(out), "--profile", str(trace)])
     assert rc == 0
     printed = capsys.readouterr().out
     assert "test accuracy" in printed and "samples/s" in printed and "ui.perfetto.dev" in printed
@@ -56,7 +56,7 @@ def test_gpu_without_backend_is_a_clear_error(capsys):
     import plexnet as mx
     if mx.num_gpus() > 0:
         pytest.skip("a GPU is available here")
-    assert demo.main(["--ctx", "gpu", "-q"]) == 2
+    assert demo.main(["--ctx", "gpu", "-q"]) == 1
     err = capsys.readouterr().err
     assert "--ctx gpu" in err and ("device-cuda" in err or "unavailable" in err)
 
@@ -73,7 +73,7 @@ def test_dist_without_plugin_is_a_clear_error(capsys, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_dist)
     for k in ("PLEXNET_KVSTORE_DIST_ROLE", "DMLC_ROLE", "PLEXNET_DIST_RANK"):
         monkeypatch.delenv(k, raising=False)
-    assert demo.main(["--kvstore", "dist_sync", "-q"]) == 2
+    assert demo.main(["--kvstore", "dist_sync", "-q"]) == 1
     err = capsys.readouterr().err
     assert "kvstore-dist" in err and "pip install" in err
 
@@ -88,12 +88,13 @@ def test_missing_sklearn_is_a_clear_error(capsys, monkeypatch):
             raise ImportError("No module named 'sklearn'")
         return real_import(name, *a, **k)
     monkeypatch.setattr(builtins, "__import__", no_sklearn)
-    assert demo.main(["-q"]) == 2
+    assert demo.main(["-q"]) == 1
     assert "plexnet[demo]" in capsys.readouterr().err
 
 
 def test_bad_arguments(capsys):
     assert demo.main(["--epochs", "0"]) == 2
+    assert demo.main(["--num-workers", "0"]) == 2
     with pytest.raises(SystemExit):
         demo.main(["--kvstore", "bogus"])
 
@@ -111,7 +112,7 @@ def test_dist_sync_through_launcher(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PLEXNET_WORKER_RANK", "DMLC_ROLE", "DMLC_WORKER_ID")}
     r = subprocess.run([sys.executable, "-m", "plexnet.cli", "demo", "--kvstore", "dist_sync", "--epochs", "2",
-                        "-q", "--json", str(out)], capture_output=True, text=True, timeout=280, env=env)
+                        "-q", "-o", str(out)], capture_output=True, text=True, timeout=280, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.count("test accuracy") == 1  # only worker 0 prints the table
     res = json.loads(out.read_text())
@@ -127,3 +128,13 @@ def test_full_default_run_reaches_97_percent():
     held-out digits."""
     r = demo.run(progress=False)
     assert r["test_accuracy"] >= 0.97, r
+
+
+@pytest.mark.timeout(60)
+def test_json_flag_prints_only_json_on_stdout(capsys):
+    assert cli.main(["demo", "--epochs", "1", "-q", "--json", "--batch-size", "256"]) == 0
+    cap = capsys.readouterr()
+    r = json.loads(cap.out)  # nothing but the JSON document
+    assert r["epochs"] == 1 and r["batch_size"] == 256
+    assert "test accuracy" in cap.err
+

@@ -45,7 +45,8 @@ def test_plugins_json(installed: PlexnetPluginManager, capsys: pytest.CaptureFix
     assert cli.main(["plugins", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"plexnet_version", "api_version", "plugins", "devices", "forced_implementations",
-                        "load_error"}
+                        "load_error", "warnings"}
+    assert out["warnings"] == []
     assert out["load_error"] is None
     by_name = {p["name"]: p for p in out["plugins"]}
     assert set(by_name) == {"good", "broken", "devices"}
@@ -92,7 +93,7 @@ def test_plugins_disabled_shown(ep_pm, monkeypatch: pytest.MonkeyPatch, capsys: 
     old = plugins._manager
     plugins.set_manager(pm)
     try:
-        assert cli.main(["plugins", "--json", "--check"]) == 0
+        assert cli.main(["plugins", "--json", "--check"]) == 1  # no operator plugin: flagged
     finally:
         plugins.set_manager(old)
     (p,) = json.loads(capsys.readouterr().out)["plugins"]
@@ -114,7 +115,7 @@ def test_missing_subcommand_module_gives_a_clear_message(monkeypatch, capsys: py
     monkeypatch.setattr(cli, "_SUBCOMMANDS", dict(cli._SUBCOMMANDS))
     cli.register_subcommand("ghost", "plexnet_no_such_plugin.cmd:main", help="a ghost",
                             install_hint="pip install plexnet-no-such-plugin")
-    assert cli.main(["ghost", "--flag"]) == 2
+    assert cli.main(["ghost", "--flag"]) == 1
     err = capsys.readouterr().err
     assert "plexnet ghost" in err and "plexnet_no_such_plugin" in err
     assert "pip install plexnet-no-such-plugin" in err
@@ -125,7 +126,7 @@ def test_broken_subcommand_module_reports_its_error(monkeypatch, tmp_path, capsy
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(cli, "_SUBCOMMANDS", dict(cli._SUBCOMMANDS))
     cli.register_subcommand("broken", "broken_cmd_mod:main")
-    assert cli.main(["broken"]) == 2
+    assert cli.main(["broken"]) == 1
     err = capsys.readouterr().err
     assert "importing 'broken_cmd_mod' failed" in err and "plexnet_missing_dependency_xyz" in err
 
@@ -149,3 +150,97 @@ def test_demo_and_launch_are_known() -> None:
     subs = cli.subcommands()
     assert subs["demo"].target == "plexnet.demo:main"
     assert subs["launch"].target == "plexnet_kvstore_dist.launch:main"
+
+
+# -- conventions: python -m plexnet, -V, --json on stdout, -o FILE, exit statuses ----------
+def test_version_flags(capsys: pytest.CaptureFixture) -> None:
+    from plexnet.base import __version__
+    for flag in ("-V", "--version"):
+        assert cli.main([flag]) == 0
+        assert capsys.readouterr().out.strip().startswith(f"plexnet {__version__}")
+
+
+def test_python_dash_m_plexnet() -> None:
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "plexnet", "--version"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("plexnet ")
+    r = subprocess.run([sys.executable, "-m", "plexnet", "no-such-command"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "unknown command" in r.stderr
+
+
+def test_exit_statuses_follow_pip(capsys: pytest.CaptureFixture) -> None:
+    assert cli.main([]) == 0                      # help
+    assert cli.main(["--bogus-option"]) == 2      # usage
+    assert cli.main(["plugins", "--bogus"]) == 2  # argparse usage error inside a command
+    capsys.readouterr()
+
+
+def test_plugins_json_is_only_json_and_output_writes_a_file(installed, tmp_path, capsys) -> None:
+    target = tmp_path / "report.json"
+    assert cli.main(["plugins", "-o", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "PLUGIN" in out  # the table on stdout, the JSON in the file
+    assert json.loads(target.read_text())["plugins"]
+    assert cli.main(["plugins", "--json", "--output", str(tmp_path / "b.json")]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads((tmp_path / "b.json").read_text())
+
+
+@pytest.fixture
+def core_alone() -> Iterator[PlexnetPluginManager]:
+    """The process-wide manager with the built-ins only: plexnet without any plugin."""
+    pm = PlexnetPluginManager(entry_points=False)
+    old = plugins._manager
+    plugins.set_manager(pm)
+    try:
+        yield pm
+    finally:
+        plugins.set_manager(old)
+
+
+def test_plugins_flags_missing_operator_plugin(core_alone, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "no operator plugin is installed" in out and "pip install plexnet-ops-basic" in out
+    assert cli.main(["plugins", "--check", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["warnings"]
+
+
+def test_core_alone_errors_name_the_distribution(core_alone) -> None:
+    import plexnet as mx
+    with pytest.raises(AttributeError, match=r"^mx\.nd\.relu needs an operator plugin: pip install plexnet-ops-basic$"):
+        mx.nd.relu
+    with pytest.raises(AttributeError, match="mx.sym.FullyConnected needs an operator plugin: pip install plexnet-ops-basic"):
+        mx.sym.FullyConnected
+    a = mx.nd.zeros((2,))
+    with pytest.raises(Exception, match="pip install plexnet-ops-basic") as e:
+        (a + a).asnumpy()
+    assert "broadcast_add" not in str(e.value) and "_plus" not in str(e.value)
+
+
+def test_core_alone_unknown_name_says_no_operator_plugin(core_alone) -> None:
+    import plexnet as mx
+    with pytest.raises(AttributeError, match="no operator plugin is installed: pip install plexnet-ops-basic"):
+        mx.nd.qqqqzzzz
+
+
+def test_demo_without_operators_is_one_line(core_alone, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["demo", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install plexnet-ops-basic" in err and "Traceback" not in err
+
+
+def test_did_you_mean_for_misspelt_operators(installed) -> None:
+    import plexnet as mx
+    with pytest.raises(AttributeError, match="mx.nd.ThrowawayOpp does not exist; did you mean ThrowawayOp"):
+        mx.nd.ThrowawayOpp
+    with pytest.raises(AttributeError, match="did you mean ThrowawayOp"):
+        mx.sym.throwawayop_
+
+
+def test_did_you_mean_suggests_standard_names() -> None:
+    from plexnet.operator.hints import suggest
+    assert suggest("FullyConected", ["FullyConnected", "Convolution"]) == ["FullyConnected"]
+    assert suggest("zzzz", ["FullyConnected"]) == []
