@@ -35,7 +35,7 @@ from .fileio import AtomicFile
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
            "unpack_img", "RecordIOError", "RecordFileReader", "scan_offsets", "encode_record",
-           "decode_image", "encode_image", "MAGIC"]
+           "decode_image", "encode_image", "parse_idx_line", "MAGIC"]
 
 #: dmlc::RecordIOWriter::kMagic
 MAGIC = 0xCED7230A
@@ -141,6 +141,26 @@ def scan_offsets(uri: str) -> list[int]:
     return offsets
 
 
+def parse_idx_line(line: str, where: str, key_type: type = int) -> tuple[Any, int]:
+    """``(key, offset)`` from one ``key<TAB>offset`` line of a ``.idx`` file; a missing
+    field, a key ``key_type`` refuses, or an offset that is not a non-negative integer
+    raise ``RecordIOError`` naming ``where`` (file:line)."""
+    fields = line.split("\t")
+    if len(fields) < 2:
+        raise RecordIOError(f"{where}: expected 'key<TAB>offset', got {line[:80]!r}")
+    try:
+        key = key_type(fields[0])
+    except (TypeError, ValueError):
+        raise RecordIOError(f"{where}: key {fields[0][:40]!r} is not a valid {key_type.__name__}") from None
+    try:
+        off = int(fields[1])
+    except ValueError:
+        raise RecordIOError(f"{where}: offset {fields[1][:40]!r} is not an integer") from None
+    if off < 0:
+        raise RecordIOError(f"{where}: negative offset {off}: corrupted index")
+    return key, off
+
+
 class RecordFileReader:
     """Thread-safe random access to the records of a ``.rec`` file by byte offset.
 
@@ -176,6 +196,8 @@ class RecordFileReader:
         """The (logical) record starting at byte ``offset``."""
         parts: list[bytes] = []
         pos = int(offset)
+        if pos < 0:
+            raise RecordIOError(f"{self.uri}: negative record offset {pos} (corrupted index?)")
         while True:
             head = self._read(8, pos)
             if len(head) != 8:
@@ -379,12 +401,8 @@ class MXIndexedRecordIO(MXRecordIO):
                 line = line.strip()
                 if not line:
                     continue
-                fields = line.split("\t")
-                if len(fields) < 2:
-                    raise RecordIOError(f"{self.idx_path}:{lineno}: expected 'key<TAB>offset', "
-                                        f"got {line!r}")
-                key = self.key_type(fields[0])
-                self.idx[key] = int(fields[1])
+                key, off = parse_idx_line(line, f"{self.idx_path}:{lineno}", self.key_type)
+                self.idx[key] = off
                 self.keys.append(key)
 
     def close(self) -> None:

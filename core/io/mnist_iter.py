@@ -39,13 +39,27 @@ def read_idx_file(path: str, expect_dims: int | None = None) -> np.ndarray:
         if expect_dims is not None and ndim != expect_dims:
             raise MXNetError(f"MNISTIter: {path} has {ndim} dimensions, expected {expect_dims} "
                              f"(image and label files swapped?)")
-        dims = struct.unpack(f">{ndim}I", f.read(4 * ndim))
+        raw = f.read(4 * ndim)
+        if len(raw) != 4 * ndim:
+            raise MXNetError(f"MNISTIter: {path} is truncated in its header: {ndim} dimensions need "
+                             f"{4 * ndim} bytes, the file has {len(raw)}")
+        dims = struct.unpack(f">{ndim}I", raw)
         dt = np.dtype(types[head[2]])
-        count = int(np.prod(dims)) if dims else 1
-        buf = f.read(count * dt.itemsize)
-        if len(buf) != count * dt.itemsize:
-            raise MXNetError(f"MNISTIter: {path} is truncated: {len(buf)} of "
-                             f"{count * dt.itemsize} data bytes")
+        need = dt.itemsize
+        for d in dims:  # Python ints: no int64 wrap-around
+            need *= d
+        # read in bounded chunks: a forged header must not make us allocate its claim
+        chunks, got = [], 0
+        while got < need:
+            c = f.read(min(need - got, 1 << 24))
+            if not c:
+                break
+            chunks.append(c)
+            got += len(c)
+        if got != need:
+            raise MXNetError(f"MNISTIter: {path}: header says dimensions {list(dims)} ({need} data bytes), "
+                             f"the file holds {got}: truncated or forged header")
+        buf = b"".join(chunks)
     return np.frombuffer(buf, dt).reshape(dims).astype(dt.newbyteorder("="))
 
 

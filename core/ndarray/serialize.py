@@ -10,10 +10,20 @@ here. Layout (little endian)::
 
 Every length is checked against the file size, so a truncated or corrupted file raises
 ``NDArrayFormatError`` saying where, instead of producing garbage.
+
+Checksum: files written here end with a 24-byte trailer MXNet's reader never looks at
+(it stops after the names)::
+
+    8 bytes b"PXNDCRC1" | u64 length of everything before the trailer | u32 CRC-32 | u32 0
+
+``load`` verifies it when present (MXNet's own files have none and load as before), so
+a flipped bit anywhere in a plexnet file is an error, not silently wrong weights. A
+name that occurs twice in one file is an error too.
 """
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Any
 
 import numpy as np
@@ -28,6 +38,8 @@ V1, V2, V3 = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
 TYPE_FLAGS = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8, 4: np.int32, 5: np.int8,
               6: np.int64, 7: np.bool_, 8: np.int16, 9: np.uint16, 10: np.uint32, 11: np.uint64}
 FLAG_OF = {np.dtype(v): k for k, v in TYPE_FLAGS.items()}
+TRAILER_MAGIC = b"PXNDCRC1"
+_TRAILER = struct.Struct("<8sQII")
 
 
 class NDArrayFormatError(PlexnetError, ValueError):
@@ -82,13 +94,40 @@ def _read_array(r: _Reader, i: int) -> np.ndarray:
     if flag not in TYPE_FLAGS:
         raise NDArrayFormatError(f"{r.fname}: array {i} has unknown type flag {flag}")
     dt = np.dtype(TYPE_FLAGS[flag])
-    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    n = dt.itemsize
+    for d in shape:  # Python ints: a forged shape cannot wrap around int64 to a small size
+        n *= d
+    if n > len(r.buf) - r.pos:
+        raise NDArrayFormatError(f"{r.fname}: array {i} shape {tuple(shape)} ({dt}) needs {n} bytes of data "
+                                 f"at offset {r.pos}, file has {len(r.buf) - r.pos} left: corrupted file")
     data = r.take(n, f"array {i} data ({n} bytes)")
-    return np.frombuffer(data, dtype=dt).reshape(shape).copy()
+    try:
+        return np.frombuffer(data, dtype=dt).reshape(shape).copy()
+    except ValueError as e:  # e.g. a zero-size array with a dimension beyond numpy's range
+        raise NDArrayFormatError(f"{r.fname}: array {i} has an impossible shape {tuple(shape)}: {e}") from None
 
 
 def load_buffer(buf: bytes, fname: str = "<buffer>") -> list[np.ndarray] | dict[str, np.ndarray]:
-    """Parse an NDArray list file's bytes into numpy arrays (list, or dict when named)."""
+    """Parse an NDArray list file's bytes into numpy arrays (list, or dict when named),
+    verifying plexnet's checksum trailer when the file has one."""
+    buf = bytes(buf) if not isinstance(buf, bytes) else buf
+    t = _TRAILER.size
+    if len(buf) >= t + 24 and buf[-t:-t + 8] == TRAILER_MAGIC:
+        _magic, length, crc, _res = _TRAILER.unpack(buf[-t:])
+        if length == len(buf) - t:
+            if zlib.crc32(memoryview(buf)[:length]) == crc:
+                return _parse(buf[:length], fname)
+            try:  # an MXNet file whose last bytes merely look like a trailer
+                return _parse(buf, fname)
+            except NDArrayFormatError:
+                pass
+            raise NDArrayFormatError(f"{fname}: checksum mismatch (CRC-32 of {length} bytes is "
+                                     f"{zlib.crc32(memoryview(buf)[:length]):#010x}, the file says {crc:#010x}): "
+                                     f"the file is corrupted")
+    return _parse(buf, fname)
+
+
+def _parse(buf: bytes, fname: str) -> list[np.ndarray] | dict[str, np.ndarray]:
     r = _Reader(buf, fname)
     magic, _res = r.unpack("QQ", "file header")
     if magic != LIST_MAGIC:
@@ -107,6 +146,10 @@ def load_buffer(buf: bytes, fname: str = "<buffer>") -> list[np.ndarray] | dict[
             keys.append(bytes(r.take(ln, f"name {i}")).decode("utf-8"))
         except UnicodeDecodeError:
             raise NDArrayFormatError(f"{fname}: name {i} is not UTF-8: corrupted file") from None
+    if len(set(keys)) != len(keys):
+        seen: set[str] = set()
+        dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise NDArrayFormatError(f"{fname}: name {dup!r} occurs more than once: corrupted or forged file")
     if r.pos != len(r.buf):
         raise NDArrayFormatError(f"{fname}: {len(r.buf) - r.pos} unexpected trailing bytes: corrupted file")
     return dict(zip(keys, arrays)) if m else arrays
@@ -135,7 +178,8 @@ def dump_buffer(data: Any) -> bytes:
             raise TypeError(f"save: dict keys must be strings, got {k!r}")
         kb = k.encode("utf-8")
         parts.append(struct.pack("<Q", len(kb)) + kb)
-    return b"".join(parts)
+    body = b"".join(parts)
+    return body + _TRAILER.pack(TRAILER_MAGIC, len(body), zlib.crc32(body), 0)
 
 
 def save(fname: str, data: Any) -> None:

@@ -14,6 +14,10 @@ Inputs are ``[node, output, version]``; MXNet writes version 1 for inputs an ope
 mutates (auxiliary states). Older files (MXNet < 0.9: ``param``/``attr`` keys, a
 ``backward_source_id``) load too. Operator parameters an operator here does not know are
 dropped with a warning on load, so files from a newer MXNet still load.
+
+Loading validates the document's structure first (types, node and output indices,
+nesting depth) and raises ``SymbolJSONError`` naming the file (``source``), the node and
+the field, never a raw ``KeyError``/``TypeError``/``RecursionError``.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from typing import Any
 from ..base import PlexnetError
 from .node import Entry, Node, is_hidden, op_registry, topo_sort
 
-__all__ = ["to_json", "from_json", "MXNET_VERSION"]
+__all__ = ["to_json", "from_json", "load_file", "SymbolJSONError", "MXNET_VERSION"]
 
 MXNET_VERSION = 10901
 
@@ -88,37 +92,102 @@ def _make_prop(op: str, name: str, attrs: dict[str, str]) -> Any:
     return reg.create_property(op, params)
 
 
-def from_json(text: str) -> Any:
+class SymbolJSONError(PlexnetError, ValueError):
+    """A symbol JSON document is malformed: it names the file, the node and the field."""
+
+
+def _entry(v: Any, where: str, n_nodes: int, nodes: list[Node] | None, src_err: str) -> tuple[int, int]:
+    """Validate one ``[node, output(, version)]`` entry; returns ``(node, output)``."""
+    if (not isinstance(v, list) or not 1 <= len(v) <= 3
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+        raise SymbolJSONError(f"{where}: expected [node, output, version] integers, got {v!r:.80}")
+    src, out = v[0], (v[1] if len(v) > 1 else 0)
+    if not 0 <= src < n_nodes:
+        raise SymbolJSONError(f"{where}: node index {src} {src_err}")
+    if out < 0 or (nodes is not None and out >= nodes[src].num_outputs()):
+        have = nodes[src].num_outputs() if nodes is not None else "?"
+        raise SymbolJSONError(f"{where}: output index {out} of node {src} out of range (it has {have} outputs)")
+    return src, out
+
+
+def _check_dict_of_scalars(v: Any, where: str) -> None:
+    if v is None:
+        return
+    if not isinstance(v, dict):
+        raise SymbolJSONError(f"{where}: expected an object of strings, got {type(v).__name__}")
+    for k, x in v.items():
+        if isinstance(x, (dict, list)):
+            raise SymbolJSONError(f"{where}[{k!r}]: expected a string, got {type(x).__name__}")
+
+
+def load_file(fname: str) -> Any:
+    """A symbol from the JSON file ``fname`` (errors name the file)."""
+    with open(fname, encoding="utf-8", errors="strict") as f:
+        try:
+            text = f.read()
+        except UnicodeDecodeError as e:
+            raise SymbolJSONError(f"{fname}: not a UTF-8 text file: {e}") from None
+    return from_json(text, source=fname)
+
+
+def from_json(text: str, source: str = "symbol JSON") -> Any:
+    """Parse MXNet symbol JSON; ``source`` (a file name) prefixes every error."""
     from .symbol import Symbol
+    if not isinstance(text, str):
+        raise SymbolJSONError(f"{source}: expected JSON text (str), got {type(text).__name__}")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise PlexnetError(f"symbol JSON: not valid JSON: {e}") from None
+        raise SymbolJSONError(f"{source}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise SymbolJSONError(f"{source}: JSON nested too deeply: not a symbol file") from None
     if not isinstance(doc, dict) or "nodes" not in doc or "heads" not in doc:
-        raise PlexnetError("symbol JSON: expected an object with 'nodes' and 'heads'")
+        raise SymbolJSONError(f"{source}: expected an object with 'nodes' and 'heads'")
+    if not isinstance(doc["nodes"], list) or not isinstance(doc["heads"], list):
+        raise SymbolJSONError(f"{source}: 'nodes' and 'heads' must be lists")
     nodes: list[Node] = []
     for i, jn in enumerate(doc["nodes"]):
+        where = f"{source}: nodes[{i}]"
+        if not isinstance(jn, dict):
+            raise SymbolJSONError(f"{where}: expected an object, got {type(jn).__name__}")
         op = jn.get("op", "null")
         name = jn.get("name", f"node{i}")
+        if not (op is None or isinstance(op, str)) or not isinstance(name, str):
+            raise SymbolJSONError(f"{where}: 'op' and 'name' must be strings, got {op!r:.40} and {name!r:.40}")
+        where = f"{source}: nodes[{i}] ({name!r})"
+        for key in ("param", "attr", "attrs"):
+            _check_dict_of_scalars(jn.get(key), f"{where}.{key}")
         is_op = op not in ("null", None)
         attrs = _node_attrs(jn, is_op)
+        jinputs = jn.get("inputs", [])
+        if not isinstance(jinputs, list):
+            raise SymbolJSONError(f"{where}.inputs: expected a list, got {type(jinputs).__name__}")
         inputs = []
-        for inp in jn.get("inputs", []):
-            src = int(inp[0])
-            if src >= i:
-                raise PlexnetError(f"symbol JSON: node {name!r} takes input from node {src}, which does not "
-                                   f"come before it")
-            inputs.append(Entry(nodes[src], int(inp[1]) if len(inp) > 1 else 0))
+        for k, inp in enumerate(jinputs):
+            src, out = _entry(inp, f"{where}.inputs[{k}]", i, nodes, "does not come before this node")
+            inputs.append(Entry(nodes[src], out))
         if is_op:
-            prop = _make_prop(op, name, attrs)
+            try:
+                prop = _make_prop(op, name, attrs)
+            except SymbolJSONError:
+                raise
+            except PlexnetError as e:
+                raise SymbolJSONError(f"{where}: {e}") from None
+            except (ValueError, TypeError, KeyError) as e:
+                raise SymbolJSONError(f"{where}: bad attributes for {op}: {e}") from None
             nodes.append(Node(op, name, attrs, inputs, prop))
         else:
             nodes.append(Node(None, name, attrs, []))
-    heads = [Entry(nodes[int(h[0])], int(h[1]) if len(h) > 1 else 0) for h in doc["heads"]]
+    if not doc["heads"]:
+        raise SymbolJSONError(f"{source}: 'heads' is empty: no output")
+    heads = []
+    for k, h in enumerate(doc["heads"]):
+        src, out = _entry(h, f"{source}: heads[{k}]", len(nodes), nodes, f"out of range ({len(nodes)} nodes)")
+        heads.append(Entry(nodes[src], out))
     for n in nodes:
         if n.op is not None:
             need = len(n.prop.list_arguments()) + len(n.prop.list_auxiliary_states())
             if len(n.inputs) != need:
-                raise PlexnetError(f"symbol JSON: node {n.name!r} ({n.op}) has {len(n.inputs)} inputs, the "
+                raise SymbolJSONError(f"{source}: node {n.name!r} ({n.op}) has {len(n.inputs)} inputs, the "
                                    f"operator takes {need} ({', '.join(n.prop.list_arguments() + n.prop.list_auxiliary_states())})")
     return Symbol(heads)

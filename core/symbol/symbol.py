@@ -691,7 +691,7 @@ def load_json(json_str: str) -> Symbol:
 
 
 def load(fname: str) -> Symbol:
-    """A symbol from a JSON file (``Symbol.save`` here or in MXNet)."""
-    with open(fname) as f:
-        return load_json(f.read())
+    """A symbol from a JSON file (``Symbol.save`` here or in MXNet); errors name the file."""
+    from .json_io import load_file
+    return load_file(fname)
 
