@@ -72,8 +72,9 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(__name__ + ".random")
     fn = op_function(name) or op_function(_namespaces.flat_name(name) or "")
     if fn is None:
-        raise AttributeError(f"plexnet.sym has no operator or function {name!r} (is the plugin that provides "
-                             f"it installed? `plexnet plugins` lists what is)")
+        from ..operator.hints import missing_operator_message
+        from ..plugins import registries
+        raise AttributeError(missing_operator_message(f"mx.sym.{name}", name, registries().operators, globals()))
     return fn
 
 
