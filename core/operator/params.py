@@ -16,7 +16,6 @@ allowed. ``to_strings()`` gives the MXNet string form back.
 """
 from __future__ import annotations
 
-import ast
 import numbers
 from typing import Any, Callable, ClassVar, Iterable
 
@@ -37,19 +36,61 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
+#: longest attribute string parsed at all, and longest shape string / most dimensions:
+#: a forged attribute is refused before it costs memory (ast-parsing a 4 MB tuple took 1.9 GB)
+MAX_ATTR_CHARS = 1 << 20
+MAX_SHAPE_CHARS = 4096
+MAX_SHAPE_DIMS = 64
+
+
+def _shape_item(tok: str) -> int | None:
+    tok = tok.strip()
+    if tok == "None":
+        return None
+    try:
+        return int(tok)
+    except ValueError:
+        f = float(tok)  # "3.0" (older writers); ValueError for anything else
+        if f != int(f):
+            raise ValueError(f"not an integer: {tok!r}") from None
+        return int(f)
+
+
 class Shape(tuple):
-    """A tuple of ints; parses ``"(2, 2)"``, ``"[2,2]"``, ``"2"``, ``2``, ``(2, 2)``."""
+    """A tuple of ints; parses ``"(2, 2)"``, ``"[2,2]"``, ``"2"``, ``2``, ``(2, 2)``.
+
+    Strings longer than ``MAX_SHAPE_CHARS`` and more than ``MAX_SHAPE_DIMS`` dimensions are
+    refused before any parsing, in constant memory."""
 
     def __new__(cls, v: Any = ()) -> "Shape":
         if isinstance(v, str):
+            if len(v) > MAX_SHAPE_CHARS:
+                raise ValueError(f"a shape string of {len(v)} characters is longer than the limit of "
+                                 f"{MAX_SHAPE_CHARS} (plexnet.operator.params.MAX_SHAPE_CHARS)")
             s = v.strip()
-            v = ast.literal_eval(s) if s not in ("", "()", "[]") else ()
+            if s == "None":
+                raise ValueError("not a shape: 'None'")
+            if s[:1] in "([" and s[-1:] in ")]" and len(s) >= 2:
+                s = s[1:-1].strip()
+            toks = [t for t in s.split(",")]
+            if toks and not toks[-1].strip():
+                toks.pop()  # "(3,)"
+            if len(toks) > MAX_SHAPE_DIMS:
+                raise ValueError(f"{len(toks)} dimensions, more than the limit of {MAX_SHAPE_DIMS}")
+            try:
+                return super().__new__(cls, tuple(_shape_item(t) for t in toks))
+            except ValueError:
+                raise ValueError(f"not a shape: {v[:80]!r}") from None
         if isinstance(v, numbers.Integral) and not isinstance(v, bool):
             v = (int(v),)
+        if hasattr(v, "__len__") and len(v) > MAX_SHAPE_DIMS:
+            raise ValueError(f"{len(v)} dimensions, more than the limit of {MAX_SHAPE_DIMS}")
         try:
             items = tuple(int(x) if x is not None else None for x in v)
         except (TypeError, ValueError):
-            raise ValueError(f"not a shape: {v!r}") from None
+            raise ValueError(f"not a shape: {v!r:.80}") from None
+        if len(items) > MAX_SHAPE_DIMS:
+            raise ValueError(f"{len(items)} dimensions, more than the limit of {MAX_SHAPE_DIMS}")
         return super().__new__(cls, items)
 
     def __str__(self) -> str:
@@ -140,10 +181,14 @@ class Field:
             if self.optional:
                 return None
             raise ParamError(f"{op}: argument {self.name!r} must not be None (expected {self.describe()})")
+        if isinstance(value, str) and len(value) > MAX_ATTR_CHARS:
+            raise ParamError(f"{op}: the value for argument {self.name!r} is {len(value)} characters long, over "
+                             f"the limit of {MAX_ATTR_CHARS} (plexnet.operator.params.MAX_ATTR_CHARS)")
         try:
             v = self.parser(value)
         except (TypeError, ValueError, SyntaxError) as e:
-            raise ParamError(f"{op}: invalid value {value!r} for argument {self.name!r}: {e} "
+            shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "..."
+            raise ParamError(f"{op}: invalid value {shown!r} for argument {self.name!r}: {e} "
                              f"(expected {self.describe()})") from None
         if self.choices is not None and v not in self.choices:
             raise ParamError(f"{op}: invalid value {value!r} for argument {self.name!r}; "
