@@ -1,7 +1,9 @@
 """Errors and version constants shared by every part of plexnet."""
 from __future__ import annotations
 
-__all__ = ["PlexnetError", "MXNetError", "ShapeError", "PluginError", "EngineError",
+from typing import Any
+
+__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "ShapeError", "PluginError", "EngineError",
            "__version__", "API_VERSION"]
 
 __version__ = "0.1.0"
@@ -16,6 +18,24 @@ class PlexnetError(Exception):
 
 #: MXNet scripts catch ``mx.base.MXNetError``; keep the name.
 MXNetError = PlexnetError
+
+
+class NotImplementedForSymbol(PlexnetError):
+    """An NDArray-only function called on a Symbol (MXNet's ``NotImplementedForSymbol``)."""
+
+    def __init__(self, function: Any, alias: str | None, *args: Any) -> None:
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self) -> str:
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f' (namely operator "{self.alias}")'
+        if self.args:
+            msg += f" with arguments ({', '.join(self.args)})"
+        return msg + " is not implemented for Symbol and only available in NDArray."
 
 
 class ShapeError(PlexnetError, ValueError):

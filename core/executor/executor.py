@@ -22,7 +22,7 @@ from ..operator.contract import OpContext, OpReqType
 from ..resource import get as _resources
 from .bulk import bulk_settings, env_flag, env_int, make_segments
 from .gradient import ExecGraph, build_exec_graph
-from .graph import IndexedGraph, infer_shapes, infer_types
+from .graph import IndexedGraph, infer_shapes, infer_types, is_complete
 from .planner import Plan, plan_memory
 
 __all__ = ["Executor"]
@@ -84,7 +84,7 @@ class Executor:
             if s is not None and tuple(s) != a.shape:
                 raise ShapeError(f"bind: array for {g.nodes[nid].name!r} has shape {a.shape}, the graph needs "
                                  f"{tuple(s)}")
-        missing = [g.entry_name(e) for e in range(g.num_entries) if shapes[e] is None]
+        missing = [g.entry_name(e) for e in range(g.num_entries) if not is_complete(shapes[e])]
         if missing:
             raise ShapeError(f"bind: cannot infer the shapes of {', '.join(missing[:10])}"
                              + (" ..." if len(missing) > 10 else ""))
@@ -529,7 +529,7 @@ class Executor:
                                  f"{', '.join(inputs)}")
             known[inputs[k]] = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(d) for d in v)
         shapes = infer_shapes(g, known)
-        unknown = [g.nodes[i].name for i in g.var_nids if shapes[g.row_ptr[i]] is None]
+        unknown = [g.nodes[i].name for i in g.var_nids if not is_complete(shapes[g.row_ptr[i]])]
         if unknown:
             raise ShapeError(f"simple_bind: cannot infer the shapes of {', '.join(unknown)}; give their shapes "
                              f"(or those of the inputs they depend on) as keyword arguments")
@@ -601,7 +601,7 @@ class Executor:
             aux_list = []
             for nid in g.aux_nids:
                 e = g.row_ptr[nid]
-                if shapes[e] is None:
+                if not is_complete(shapes[e]):
                     raise ShapeError(f"bind: cannot infer the shape of auxiliary state {g.nodes[nid].name!r}")
                 aux_list.append(_zeros(tuple(shapes[e]), ctx, types[e] or np.dtype(np.float32)))
         else:

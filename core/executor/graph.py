@@ -22,7 +22,7 @@ from ..base import PlexnetError, ShapeError
 from ..symbol.node import DTYPE_MX_TO_NP, Entry, Node, topo_sort
 
 __all__ = ["IndexedGraph", "infer_shapes", "infer_types", "parse_shape_attr", "parse_dtype_attr",
-           "InferTypeError"]
+           "InferTypeError", "is_complete", "merge_shapes"]
 
 
 class InferTypeError(PlexnetError, TypeError):
@@ -89,7 +89,8 @@ class IndexedGraph:
 # -- attribute parsing ----------------------------------------------------------------------------
 
 def parse_shape_attr(s: str | None) -> tuple[int, ...] | None:
-    """``__shape__`` attribute -> shape; ``None`` when absent or with unknown (0) dims."""
+    """``__shape__`` attribute -> shape (0 for an unknown dimension, MXNet 1.x's
+    convention; -1 counts as 0); ``None`` when absent or ``()``."""
     if not s:
         return None
     try:
@@ -98,10 +99,35 @@ def parse_shape_attr(s: str | None) -> tuple[int, ...] | None:
         raise ShapeError(f"invalid __shape__ attribute {s!r}") from None
     if isinstance(v, int):
         v = (v,)
-    shape = tuple(int(d) for d in v)
-    if any(d <= 0 for d in shape):
+    shape = tuple(max(int(d), 0) for d in v)
+    return shape or None
+
+
+def is_complete(s: Any) -> bool:
+    """A shape known in every dimension (MXNet 1.x: 0 marks an unknown dimension)."""
+    return s is not None and all(d > 0 for d in s)
+
+
+def merge_shapes(cur: tuple, new: tuple) -> tuple | None:
+    """``cur`` refined with ``new`` where one has an unknown (0) dimension (nnvm's
+    ``shape_assign``); ``None`` when they conflict."""
+    if cur == new:
+        return cur
+    if len(cur) != len(new):
         return None
-    return shape
+    out = []
+    for a, b in zip(cur, new):
+        if a == b or b == 0:
+            out.append(a)
+        elif a == 0:
+            out.append(b)
+        else:
+            return None
+    return tuple(out)
+
+
+def _merge_equal(cur: Any, new: Any) -> Any:
+    return cur if cur == new else None
 
 
 def parse_dtype_attr(s: str | None) -> np.dtype | None:
@@ -130,8 +156,10 @@ def _fmt(v: Any) -> str:
 
 
 def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple], what: str,
-           norm: Callable[[Any], Any], err_cls: type) -> list[Any]:
-    """Fixpoint of ``call(prop, in_values) -> (ins, outs, auxs)`` over the graph."""
+           norm: Callable[[Any], Any], err_cls: type,
+           merge: Callable[[Any, Any], Any] = _merge_equal) -> list[Any]:
+    """Fixpoint of ``call(prop, in_values) -> (ins, outs, auxs)`` over the graph;
+    ``merge(current, inferred)`` refines a value (``None``: a conflict)."""
     order = g.op_nids
     if not order:
         return values
@@ -148,15 +176,21 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
             in_vals = [values[e] for e in ins[:na]]
             out_known = [values[row_ptr[nid] + k] for k in range(nout)]
             # nothing to learn from a node whose inputs are all unknown and outputs too
-            if in_vals and all(v is None for v in in_vals) and all(v is None for v in out_known):
+            # (shapes; a type may come from a parameter: Cast's dtype)
+            if what == "shape" and in_vals and all(v is None for v in in_vals) and \
+                    all(v is None for v in out_known):
                 continue
+            # shapes with unknown (0) dimensions: an operator may not handle them yet
+            incomplete = what == "shape" and any(v is None or 0 in v for v in in_vals)
             try:
                 r_in, r_out, r_aux = call(prop, list(in_vals))
                 r_in = _backfill(prop, r_in, r_out, out_known, what)
             except err_cls as e:
+                if incomplete and any(v is not None and 0 in v for v in in_vals):
+                    continue
                 raise err_cls(f"Error in operator {node.name} ({node.op}): {e}") from None
-            except (ValueError, TypeError, IndexError) as e:
-                if what == "shape" and any(v is None for v in in_vals):
+            except (ValueError, TypeError, IndexError, ZeroDivisionError) as e:
+                if incomplete:
                     continue  # an operator that cannot handle unknown inputs yet
                 raise err_cls(f"Error in operator {node.name} ({node.op}): {type(e).__name__}: {e} "
                               f"(input {what}s: {', '.join(_fmt(v) for v in in_vals)})") from None
@@ -174,7 +208,13 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
                     if cur is None:
                         values[e] = v
                         changed = True
-                    elif cur != v:
+                        continue
+                    merged = merge(cur, v)
+                    if merged is not None:
+                        if merged != cur:
+                            values[e] = merged
+                            changed = True
+                    else:
                         if names is None:
                             names = (prop.list_arguments(), prop.list_outputs(), prop.list_auxiliary_states())
                         label = {"argument": names[0], "output": names[1],
@@ -213,8 +253,10 @@ def _norm_shape(v: Any) -> tuple[int, ...]:
 
 
 def infer_shapes(g: IndexedGraph, known: dict[int, tuple] | None = None) -> list[tuple | None]:
-    """Shapes of every entry (``None`` where unknown). ``known`` maps entry ids of
-    variables to shapes; variables' ``__shape__`` attributes count as known too."""
+    """Shapes of every entry (``None`` where unknown; 0 for a dimension not known).
+    ``known`` maps entry ids of variables to shapes (0 or -1 for an unknown dimension,
+    as MXNet 1.x); variables' ``__shape__`` attributes count too, where ``known`` does
+    not give a shape."""
     values: list[Any] = [None] * g.num_entries
     for nid in g.var_nids:
         s = parse_shape_attr(g.nodes[nid].attrs.get("__shape__"))
@@ -222,11 +264,8 @@ def infer_shapes(g: IndexedGraph, known: dict[int, tuple] | None = None) -> list
             values[g.row_ptr[nid]] = s
     for e, s in (known or {}).items():
         if s is not None:
-            s = _norm_shape(s)
-            if any(d <= 0 for d in s):
-                continue
-            values[e] = s
-    return _infer(g, values, lambda p, v: p.infer_shape(v), "shape", _norm_shape, ShapeError)
+            values[e] = tuple(max(d, 0) for d in _norm_shape(s))
+    return _infer(g, values, lambda p, v: p.infer_shape(v), "shape", _norm_shape, ShapeError, merge_shapes)
 
 
 def _norm_dtype(v: Any) -> np.dtype:

@@ -81,3 +81,27 @@ def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
     axes = list(range(a.ndim))
     axes.insert(destination % a.ndim, axes.pop(source % a.ndim))
     return op_function("transpose")(a, axes=tuple(axes))  # type: ignore[misc]
+
+
+def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices
+    (a tuple), like ``numpy.split``; MXNet's ``nd.split_v2``. Returns a list (a single
+    array when there is one piece)."""
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or n % indices_or_sections:
+            raise ValueError(f"split_v2: array split does not result in an equal division: axis {axis} of "
+                             f"size {n} into {indices_or_sections} sections")
+        step = n // indices_or_sections
+        pieces = [(i * step, (i + 1) * step) for i in range(indices_or_sections)]
+    elif isinstance(indices_or_sections, (tuple, list)):
+        idx = [0] + [int(i) for i in indices_or_sections]
+        pieces = list(zip(idx, idx[1:] + [n]))
+    else:
+        raise ValueError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
+                         f"{type(indices_or_sections).__name__}")
+    sl = op_function("slice_axis")
+    outs = [sl(ary, axis=axis, begin=b, end=e) for b, e in pieces]  # type: ignore[misc]
+    if squeeze_axis:
+        outs = [o.squeeze(axis=axis) for o in outs]
+    return outs[0] if len(outs) == 1 else outs

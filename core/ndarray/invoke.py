@@ -23,6 +23,7 @@ from .. import engine as _engine_mod
 from ..base import PlexnetError, ShapeError
 from ..context import current_context
 from ..engine.base import FnProperty
+from ..operator.calling import split_positional
 from ..operator.contract import OpContext, OperatorProperty, OpReqType
 from ..operator.simple_op import EnvArguments, SimpleOp
 from ..operator.params import ParamError
@@ -160,24 +161,25 @@ def _bind_inputs(name: str, prop: Any, args: Sequence[NDArray], arr_kwargs: dict
     return [bound[n] for n in names]
 
 
+def _is_nd(a: Any) -> bool:
+    return isinstance(a, NDArray)
+
+
 def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None) -> Any:
-    """Run operator ``name`` imperatively. NDArray inputs come positionally or by
-    argument name; other keyword arguments are operator parameters; ``out=`` writes into
-    given arrays; ``name=`` is accepted and ignored (symbol compatibility)."""
+    """Run operator ``name`` imperatively, called as MXNet's generated functions are:
+    NDArray inputs positionally or by argument name, then parameters positionally (in
+    the operator's declaration order) or by keyword; ``out=`` writes into given arrays
+    and returns them; ``name=`` is accepted and ignored (symbol compatibility)."""
     kwargs = dict(kwargs or {})
+    reg = _ops()
+    cls = reg.property_class(name)
+    # MXNet's generated signature: inputs, then parameters in declaration order, out, name
+    args = split_positional(name, cls, args, kwargs, _is_nd)
     out = kwargs.pop("out", None)
     kwargs.pop("name", None)
     ctx_kw = kwargs.pop("ctx", None)
     arr_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
     params = {k: v for k, v in kwargs.items() if k not in arr_kwargs}
-    args = list(args)
-    nd_args = [a for a in args if isinstance(a, NDArray)]
-    if len(nd_args) != len(args):
-        bad = [type(a).__name__ for a in args if not isinstance(a, NDArray)]
-        raise PlexnetError(f"{name}: positional arguments must be NDArrays, got {', '.join(bad)}; "
-                           f"pass parameters by keyword")
-    reg = _ops()
-    cls = reg.property_class(name)
     pcls = cls.param_cls
     if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
         params["num_args"] = len(args) + len(arr_kwargs)

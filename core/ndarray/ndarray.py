@@ -17,6 +17,7 @@ from ..backends import get_backend
 from ..base import PlexnetError, ShapeError
 from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..engine.base import FnProperty
+from ..operator.fluent import install_fluent
 from ..operator.shape_utils import infer_reshape
 from .chunk import Chunk, alloc_chunk
 from ..autograd.state import STATE as _AG
@@ -110,9 +111,10 @@ class NDArray:
         return get_backend(self._chunk.ctx).to_host(self._data)
 
     def asscalar(self) -> Any:
+        """The value of a size-1 array as a numpy scalar (``np.float32`` ...), as MXNet."""
         if self.size != 1:
-            raise ValueError(f"asscalar() needs an array of size 1, this one has shape {self.shape}")
-        return self.asnumpy().reshape(()).item()
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(-1)[0]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._chunk.ctx.device_type in HOST_DEVICE_TYPES:
@@ -131,7 +133,22 @@ class NDArray:
     def __dlpack_device__(self) -> Any:
         return self._data.__dlpack_device__()
 
-    to_dlpack_for_read = __dlpack__
+    def to_dlpack_for_read(self) -> Any:
+        """A DLPack capsule of the values, after pending writes are done."""
+        return self.__dlpack__()
+
+    def to_dlpack_for_write(self) -> Any:
+        """A DLPack capsule for writing, after every pending read and write is done."""
+        self.wait_to_write()
+        return self._data.__dlpack__()
+
+    def tostype(self, stype: str) -> "NDArray":
+        """A copy in storage type ``stype``; plexnet stores densely, so only
+        ``'default'`` is available."""
+        if stype != "default":
+            raise PlexnetError(f"tostype: storage type {stype!r} is not supported (plexnet arrays are dense; "
+                               f"only 'default' is available)")
+        return self.copy()
 
     def __bool__(self) -> bool:
         if self.size != 1:
@@ -207,20 +224,51 @@ class NDArray:
         v = NDArray(self._chunk, data.reshape(new), self.writable)
         return record_view(self, v, None) if _AG.recording else v
 
-    def reshape_like(self, other: "NDArray") -> "NDArray":
-        return self.reshape(other.shape)
+    def reshape_like(self, *args: Any, **kwargs: Any) -> "NDArray":
+        """``reshape_like(other)``: a view with ``other``'s shape (the operator
+        ``reshape_like`` for its ``lhs_begin``/... arguments)."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], NDArray):
+            return self.reshape(args[0].shape)
+        return _invoke("reshape_like", [self, *args], kwargs)
 
-    def expand_dims(self, axis: int) -> "NDArray":
-        return NDArray(self._chunk, self._data.reshape(_expand(self.shape, axis)), self.writable)
+    def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
+        """A new axis at ``axis``; ``inplace=True`` returns a view sharing memory."""
+        if inplace:
+            return NDArray(self._chunk, self._data.reshape(_expand(self.shape, axis)), self.writable)
+        _expand(self.shape, axis)  # range check with a clear message
+        return _invoke("expand_dims", [self], {"axis": axis})
 
-    def flatten(self) -> "NDArray":
-        return self.reshape((self.shape[0], -1)) if self.ndim else self.reshape((1, 1))
+    def flatten(self, inplace: bool = False) -> "NDArray":
+        """Collapse all axes but the first; ``inplace=True`` returns a view."""
+        if inplace:
+            return self.reshape((0, -1))
+        return _invoke("flatten", [self], {})
 
-    def squeeze(self, axis: Any = None) -> "NDArray":
-        return NDArray(self._chunk, self._data.squeeze(axis), self.writable)
+    def squeeze(self, axis: Any = None, inplace: bool = False) -> "NDArray":
+        """Drop size-1 axes; ``inplace=True`` returns a view."""
+        if inplace:
+            ax = axis
+            if isinstance(ax, list):
+                ax = tuple(ax)
+            return NDArray(self._chunk, self._data.squeeze(ax), self.writable)
+        return _invoke("squeeze", [self], {} if axis is None else {"axis": axis})
+
+    def diag(self, k: int = 0, **kwargs: Any) -> "NDArray":
+        return _invoke("diag", [self, k], kwargs)
+
+    def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+        from . import split_v2
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
     def broadcast_to(self, shape: Sequence[int]) -> "NDArray":
-        return _invoke("broadcast_to", [self], {"shape": tuple(shape)})
+        """Broadcast to ``shape`` (0 keeps an axis; fewer axes than ``shape`` are
+        prepended with size 1, as MXNet)."""
+        shape = tuple(shape)
+        cur = self.shape
+        if len(cur) < len(shape):
+            cur = (1,) * (len(shape) - len(cur)) + cur
+            return _invoke("broadcast_to", [self.reshape(cur)], {"shape": shape})
+        return _invoke("broadcast_to", [self], {"shape": shape})
 
     # -- indexing ---------------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":
@@ -268,10 +316,17 @@ class NDArray:
                 dst[k] = rc.xp.asarray(host)
             _push(put, self, (), (self,), "setitem", FnProperty.COPY_TO_GPU)
 
-    def slice_axis(self, axis: int, begin: int, end: int | None) -> "NDArray":
-        idx = [slice(None)] * self.ndim
-        idx[axis] = slice(begin, end)
-        return self[tuple(idx)]
+    def slice_assign(self, rhs: "NDArray", begin: Sequence[Any], end: Sequence[Any],
+                     step: Sequence[Any]) -> "NDArray":
+        """``self[begin:end:step] = rhs`` in place (per axis); returns self."""
+        self[_slices(self, begin, end, step)] = rhs
+        return self
+
+    def slice_assign_scalar(self, value: float, begin: Sequence[Any], end: Sequence[Any],
+                            step: Sequence[Any]) -> "NDArray":
+        """``self[begin:end:step] = value`` in place (per axis); returns self."""
+        self[_slices(self, begin, end, step)] = float(value)
+        return self
 
     # -- arithmetic ---------------------------------------------------------------------------------
     def __add__(self, o: Any) -> "NDArray":
@@ -395,7 +450,23 @@ class NDArray:
         _autograd().array_backward(self, out_grad, retain_graph, train_mode)
 
 
+def _lookup(name: str) -> Any:
+    from . import op_function
+    return op_function(name)
+
+
+install_fluent(NDArray, _lookup, "NDArray")
+
+
 # -- helpers used by the methods above -----------------------------------------------------------------
+
+def _slices(a: NDArray, begin: Sequence[Any], end: Sequence[Any], step: Sequence[Any]) -> tuple:
+    step = tuple(step) if step else (None,) * len(begin)
+    if not len(begin) == len(end) == len(step) or len(begin) > a.ndim:
+        raise ValueError(f"slice_assign: begin {tuple(begin)}, end {tuple(end)}, step {tuple(step)} do not fit "
+                         f"an array of shape {a.shape}")
+    return tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
+
 
 def _expand(shape: tuple, axis: int) -> tuple:
     n = len(shape) + 1
@@ -486,17 +557,39 @@ def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
 
 
 def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, out: NDArray | None = None) -> NDArray:
-    a = out if out is not None else empty(shape, ctx, dtype)
+    """An array filled with ``val``; with ``out=`` fills and returns ``out`` (whose
+    shape must be ``shape``)."""
+    if out is not None:
+        if not isinstance(out, NDArray):
+            raise TypeError(f"out must be an NDArray, got {type(out).__name__}")
+        if _shape(shape) != out.shape:
+            raise ShapeError(f"out= array has shape {out.shape}, the result has {_shape(shape)}")
+        a = out
+    else:
+        a = empty(shape, ctx, dtype)
     a[:] = val
     return a
 
 
+def _fill_kwargs(fn: str, kw: dict[str, Any]) -> NDArray | None:
+    out = kw.pop("out", None)
+    kw.pop("name", None)
+    stype = kw.pop("stype", None)
+    if stype not in (None, "default"):
+        raise PlexnetError(f"{fn}: storage type {stype!r} is not supported (plexnet arrays are dense)")
+    if kw:
+        raise TypeError(f"{fn}: unexpected keyword argument(s) {', '.join(map(repr, kw))}")
+    return out
+
+
 def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
-    return full(shape, 0, ctx, dtype)
+    """An array of zeros (``out=`` fills a given array)."""
+    return full(shape, 0, ctx, dtype, out=_fill_kwargs("zeros", kw))
 
 
 def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
-    return full(shape, 1, ctx, dtype)
+    """An array of ones (``out=`` fills a given array)."""
+    return full(shape, 1, ctx, dtype, out=_fill_kwargs("ones", kw))
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:

@@ -212,7 +212,10 @@ class Params:
             for k, v in vars(base).items():
                 if isinstance(v, Field):
                     fields[k] = v
-        cls._fields = fields
+        # ``field_order``: the fields' order where inheritance cannot give MXNet's
+        # declaration order (it is the order of positional parameters, see calling.py)
+        order = [k for k in getattr(cls, "field_order", ()) if k in fields]
+        cls._fields = {**{k: fields[k] for k in order}, **fields}
 
     @classmethod
     def parse(cls, op: str, kwargs: dict[str, Any] | None = None, *,

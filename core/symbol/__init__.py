@@ -125,3 +125,8 @@ def pow(base: Any, exp: Any, name: str | None = None) -> Symbol:  # noqa: A001 -
     if isinstance(base, Symbol):
         return base ** exp
     return exp.__rpow__(base)
+
+
+def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
+    """``numpy.split``-like split (MXNet's ``sym.split_v2``, operator ``_split_v2``)."""
+    return ary.split_v2(indices_or_sections, axis, squeeze_axis)

@@ -12,7 +12,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ..base import PlexnetError
+from ..base import NotImplementedForSymbol, PlexnetError
+from ..operator.fluent import install_fluent
 from ..fileio import atomic_write
 from . import attribute as _attribute
 from . import name as _name
@@ -349,9 +350,78 @@ class Symbol:
             raise AttributeError(f"'Symbol' object has no attribute {name!r}")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
-    def astype(self, dtype: Any) -> "Symbol":
-        from . import op_function
-        return op_function("Cast")(self, dtype=dtype)  # type: ignore[misc]
+    def astype(self, *args: Any, **kwargs: Any) -> "Symbol":
+        """``cast`` to a dtype (``s.astype('float16')``)."""
+        return _op("cast")(self, *args, **kwargs)
+
+    def reshape(self, *args: Any, **kwargs: Any) -> "Symbol":
+        """The ``reshape`` operator (MXNet's special values 0, -1, -2, -3, -4, ``reverse``)."""
+        return _op("reshape")(self, *args, **kwargs)
+
+    def flatten(self, inplace: bool = False, **kwargs: Any) -> "Symbol":
+        return _op("flatten")(self, **kwargs)
+
+    def expand_dims(self, axis: int, inplace: bool = False, **kwargs: Any) -> "Symbol":
+        return _op("expand_dims")(self, axis=axis, **kwargs)
+
+    def squeeze(self, axis: Any = None, inplace: bool = False, **kwargs: Any) -> "Symbol":
+        return _op("squeeze")(self, axis=axis, **kwargs)
+
+    def diag(self, k: int = 0, **kwargs: Any) -> "Symbol":
+        return _op("diag")(self, k, **kwargs)
+
+    def broadcast_to(self, *args: Any, **kwargs: Any) -> "Symbol":
+        return _op("broadcast_to")(self, *args, **kwargs)
+
+    def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> "Symbol":
+        """``numpy.split``-like split (operator ``_split_v2``)."""
+        sections, indices = (indices_or_sections, ()) if isinstance(indices_or_sections, int) else \
+            (0, tuple(indices_or_sections))
+        return _op("_split_v2")(self, indices=(0,) + indices if indices else (), sections=sections, axis=axis,
+                                squeeze_axis=squeeze_axis)
+
+    # -- NDArray-only methods: MXNet raises NotImplementedForSymbol ------------------------------
+    def wait_to_read(self) -> None:
+        raise NotImplementedForSymbol(self.wait_to_read, None)
+
+    def asnumpy(self) -> None:
+        raise NotImplementedForSymbol(self.asnumpy, None)
+
+    def asscalar(self) -> None:
+        raise NotImplementedForSymbol(self.asscalar, None)
+
+    def as_in_context(self, *a: Any) -> None:
+        raise NotImplementedForSymbol(self.as_in_context, None)
+
+    def detach(self) -> None:
+        raise NotImplementedForSymbol(self.detach, None)
+
+    def backward(self, *a: Any) -> None:
+        raise NotImplementedForSymbol(self.backward, None)
+
+    @property
+    def handle(self) -> tuple:
+        """The output entries ``((node, index), ...)`` (MXNet: a C handle)."""
+        return tuple(self._outputs)
+
+    def get_backend_symbol(self, backend: str) -> "Symbol":
+        """The graph partitioned for subgraph ``backend``; plexnet registers no subgraph
+        backends, so every name is unknown (MXNet's error)."""
+        raise PlexnetError(f"SubgraphProperty {backend} is not found in SubgraphPropertyRegistry")
+
+    def optimize_for(self, backend: str, args: Any = None, aux: Any = None, ctx: Any = None,
+                     shape_dict: Any = None, type_dict: Any = None, stype_dict: Any = None,
+                     skip_infer: bool = False, **kwargs: Any) -> "Symbol":
+        """Partition for ``backend``. No subgraph backend is registered in plexnet: as MXNet
+        does for an unknown backend, this warns and returns the symbol unchanged."""
+        warnings.warn(f"Error optimizing for backend '{backend}' cannot be found", stacklevel=2)
+        return self
+
+    def gradient(self, wrt: Sequence[str]) -> "Symbol":
+        """MXNet 1.9.1 does not implement symbolic gradients (``MXSymbolGrad``); bind and
+        call ``backward`` instead."""
+        raise PlexnetError("not implemented: Symbol.gradient (as in MXNet 1.9.1); bind the symbol "
+                           "(simple_bind) and call backward() for gradients")
 
     # -- inference ----------------------------------------------------------------------------------
     def _indexed(self) -> Any:
@@ -381,32 +451,40 @@ class Symbol:
         return known
 
     def _infer_shape_impl(self, partial: bool, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple:
-        from ..executor.graph import infer_shapes
+        from ..executor.graph import infer_shapes, is_complete
         g = self._indexed()
         known = self._known(g, args, kwargs, "shape")
         for e, v in list(known.items()):
             known[e] = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(d) for d in v)
+            if not known[e]:  # () is MXNet 1.x's "unknown shape"
+                del known[e]
         shapes = infer_shapes(g, known)
         arg = [shapes[g.row_ptr[i]] for i in g.arg_nids]
         out = [shapes[e] for e in g.outputs]
         aux = [shapes[g.row_ptr[i]] for i in g.aux_nids]
-        if not partial and any(s is None for s in arg + out + aux):
-            unknown = [f"{g.nodes[i].name}: unknown" for i in g.arg_nids + g.aux_nids
-                       if shapes[g.row_ptr[i]] is None]
-            warnings.warn("Cannot decide shape for the following arguments. Consider providing them as "
-                          "input:\n\t" + "\n\t".join(unknown), stacklevel=3)
+        if partial:  # MXNet 1.x: () for an unknown shape, 0 for an unknown dimension
+            return tuple([() if s is None else s for s in lst] for lst in (arg, out, aux))
+        if not all(is_complete(s) for s in arg + out + aux):
+            unknown = [f"{g.nodes[i].name}: {shapes[g.row_ptr[i]] or ()}" for i in g.arg_nids + g.aux_nids
+                       if not is_complete(shapes[g.row_ptr[i]])]
+            warnings.warn("Cannot decide shape for the following arguments (0s in shape means unknown "
+                          "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknown),
+                          stacklevel=3)
             return None, None, None
         return arg, out, aux
 
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
         """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes of any subset of the
-        inputs (positional in ``list_arguments()`` order, or by name); ``(None, None,
-        None)`` with a warning when some shape cannot be decided. An inconsistency
-        raises ``ShapeError`` naming the operator node and the shapes."""
+        inputs (positional in ``list_arguments()`` order, or by name; 0 marks an unknown
+        dimension); ``(None, None, None)`` with a warning when some shape cannot be
+        decided. An inconsistency raises ``ShapeError`` naming the operator node and the
+        shapes."""
         return self._infer_shape_impl(False, args, kwargs)
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple:
-        """Like ``infer_shape`` but returns what is known, ``None`` for unknown shapes."""
+        """Like ``infer_shape`` but returns what can be inferred: ``()`` for an unknown
+        shape and 0 for an unknown dimension, as MXNet 1.x; never warns about missing
+        inputs (inconsistent ones still raise)."""
         return self._infer_shape_impl(True, args, kwargs)
 
     def _infer_type_impl(self, partial: bool, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple:
@@ -491,6 +569,18 @@ class Symbol:
 
 # -- helpers -----------------------------------------------------------------------------------------
 
+def _op(name: str) -> Any:
+    from . import op_function
+    fn = op_function(name)
+    if fn is None:
+        from ..operator.registry import OperatorNotFound
+        raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides it "
+                               f"installed? `plexnet plugins` lists what is)")
+    return fn
+
+
+install_fluent(Symbol, lambda name: _op(name), "Symbol")
+
 #: attribute names MXNet always stores in the hidden ``__key__`` form
 _HIDDEN_KEYS = frozenset(("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope"))
 
@@ -566,6 +656,23 @@ def arith_op_name(name: str) -> str:
     return name  # let create() report it
 
 
+def _flatten_symbols(args: Sequence[Any]) -> list[Any]:
+    """A list of symbols given positionally (``Concat([a, b])``) counts as its items."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, (list, tuple)) and a and all(isinstance(x, Symbol) for x in a):
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
+def _split_positional(op_name: str, cls: Any, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+    from ..operator.calling import split_positional
+    return split_positional(op_name, cls, args, kwargs, lambda a: isinstance(a, Symbol),
+                            tail=("name", "attr", "out"))
+
+
 def _create_hinted(op: str, hint: str, args: list, params: dict[str, Any]) -> Symbol:
     return create(op, args, params, hint=hint)
 
@@ -579,8 +686,13 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     ``<name>_<argument>``. ``name=`` names the node (default from the ``NameManager``),
     ``attr=`` adds attributes."""
     kwargs = dict(kwargs or {})
+    reg = op_registry()
+    cls = reg.property_class(op_name)
+    # MXNet's generated signature: inputs, then parameters in declaration order, name, attr
+    args = _split_positional(op_name, cls, _flatten_symbols(args), kwargs)
     name = kwargs.pop("name", None)
     attr = kwargs.pop("attr", None)
+    kwargs.pop("out", None)
     sym_kwargs: dict[str, Symbol] = {}
     params: dict[str, str] = {}
     for k, v in kwargs.items():
@@ -588,17 +700,7 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
             sym_kwargs[k] = v
         elif v is not None:
             params[k] = param_string(v)
-    pos: list[Symbol] = []
-    for a in args:
-        if isinstance(a, (list, tuple)) and a and all(isinstance(x, Symbol) for x in a):
-            pos.extend(a)
-        elif isinstance(a, Symbol):
-            pos.append(a)
-        else:
-            raise TypeError(f"{op_name}: positional arguments must be Symbols, got {type(a).__name__}; "
-                            f"pass parameters by keyword")
-    reg = op_registry()
-    cls = reg.property_class(op_name)
+    pos: list[Symbol] = list(args)
     if hint is None:
         hint = op_name.lower()
     op_name = reg.canonical(op_name)  # aliases (``_plus``, ``flatten``) are stored as MXNet does

@@ -15,6 +15,8 @@ from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
 class ConvolutionParam(ConvParamBase):
     no_bias = Field(bool, default=False, doc="do not use a bias term")
+    #: MXNet's declaration order (positional parameters of nd/sym.Convolution)
+    field_order = ("kernel", "stride", "dilate", "pad", "num_filter", "num_group", "workspace", "no_bias")
 
 
 def conv_geom(p, dshape) -> ConvGeom:

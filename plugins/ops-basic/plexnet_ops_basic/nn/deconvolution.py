@@ -20,6 +20,9 @@ from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
 
 class DeconvolutionParam(ConvParamBase):
+    #: MXNet's declaration order (positional parameters of nd/sym.Deconvolution)
+    field_order = ("kernel", "stride", "dilate", "pad", "adj", "target_shape", "num_filter", "num_group",
+                   "workspace", "no_bias")
     adj = Field(Shape, default=Shape(()), doc="extra size added to one side of the output; default 0")
     target_shape = Field(Shape, default=Shape(()), doc="output spatial shape; overrides pad and adj")
     no_bias = Field(bool, default=True, doc="do not use a bias term (MXNet's default for Deconvolution)")

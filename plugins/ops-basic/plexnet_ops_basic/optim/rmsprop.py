@@ -29,6 +29,8 @@ class RMSPropParam(Params):
 
 
 class RMSPropAlexParam(RMSPropParam):
+    #: MXNet's declaration order (positional parameters of nd.rmspropalex_update)
+    field_order = ("lr", "gamma1", "gamma2")
     gamma2 = Field(float, default=0.9, doc="decay rate of delta (momentum)")
 
 
