@@ -38,10 +38,9 @@ def seed(seed_state: int, ctx: Any = "all") -> None:
     _resource.seed(int(seed_state), ctx)
 
 
-# ---------------------------------------------------------------------------------------
-# NDArray samplers (``uniform``, ``normal``, ``randint``, ``poisson``, ``exponential``,
-# ``gamma``, ``multinomial``, ``shuffle``, ...) go below this line. Each one pushes an
-# operation that requests a ``ResourceRequest.kRandom`` resource on the output's context
-# and lists ``res.var`` in ``mutate_vars``; it draws with ``res.get_random()`` only inside
-# the pushed function. Add their names to ``__all__``.
-# ---------------------------------------------------------------------------------------
+# The samplers of ``mxnet.random`` are those of ``nd.random`` (MXNet: ``from .ndarray.random import *``).
+from .ndarray.random import (exponential, gamma, generalized_negative_binomial, multinomial,  # noqa: E402
+                             negative_binomial, normal, poisson, randint, randn, shuffle, uniform)
+
+__all__ += ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial", "negative_binomial",
+            "generalized_negative_binomial", "shuffle", "randint"]

@@ -1,96 +1,214 @@
-"""``plexnet.nd.random`` samplers, drawing from the resource manager's per-device
-generators (ordered through the generator's engine variable, so ``plexnet.random.seed``
-makes every stream reproducible, on every engine)."""
+"""``plexnet.nd.random``: MXNet 1.9.1's sampling front end.
+
+Each function dispatches as MXNet's ``_random_helper`` does: scalar distribution
+parameters call ``_random_<dist>`` (one draw of ``shape``), NDArray parameters call
+``_sample_<dist>`` (``shape`` draws per parameter element). The operators come from the
+``plexnet-ops-random`` plugin; they draw from the resource manager's per-device
+generators inside engine operations that mutate the generator's variable, so
+``plexnet.random.seed`` makes every stream reproducible, on every engine. Any other
+registered ``_random_<name>`` operator (a third-party plugin's) is ``nd.random.<name>``.
+
+Without the plugin, ``uniform``/``normal``/``randn``/``randint`` with scalar parameters
+still work (drawn the same way: initializers and ``plexnet demo`` need no extra plugin);
+everything else names the missing plugin.
+"""
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import engine as _engine_mod
+from ..base import PlexnetError
 from ..context import Context, current_context
+from ..operator import namespaces as _namespaces
 from ..resource import ResourceRequest, get as _resources
-from .ndarray import NDArray, _dtype, _new
+from . import op_function
+from .ndarray import NDArray, _new
 
-__all__ = ["uniform", "normal", "randn", "randint", "poisson", "exponential", "gamma", "shuffle",
-           "multinomial"]
+__all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial", "negative_binomial",
+           "generalized_negative_binomial", "shuffle", "randint", "uniform_like", "normal_like", "gamma_like",
+           "exponential_like", "poisson_like", "negative_binomial_like", "generalized_negative_binomial_like",
+           "current_context"]
+
+_PLUGIN_HINT = "install plexnet-ops-random (pip install plugins/ops-random); `plexnet plugins` lists what is installed"
 
 
-def _shape(shape: Any) -> tuple:
-    if shape is None:
-        return (1,)
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+def _op(name: str) -> Callable[..., Any]:
+    fn = op_function(name)
+    if fn is None:
+        raise PlexnetError(f"nd.random: operator {name!r} is not registered; {_PLUGIN_HINT}")
+    return fn
 
 
-def _sample(draw: Callable[[Any, Any], Any], shape: Any, ctx: Context | None, dtype: Any,
-            out: NDArray | None, name: str, reads: tuple = ()) -> NDArray:
-    ctx = out.context if out is not None else (ctx or current_context())
-    res = _resources().request(ctx, ResourceRequest(ResourceRequest.kRandom))
+# -- core fallback for the basic scalar samplers (no plugin installed) ---------------------------------
+_FALLBACK: dict[str, Callable[..., Any]] = {
+    "_random_uniform": lambda g, p, s: g.uniform(p[0], p[1], s),
+    "_random_normal": lambda g, p, s: g.normal(p[0], p[1], s),
+    "_random_randint": lambda g, p, s: g.integers(p[0], p[1], s),
+}
+
+
+def _fallback(name: str, params: list[Any], shape: Any, dtype: Any, ctx: Context, out: NDArray | None) -> NDArray:
+    draw = _FALLBACK[name]
     if out is None:
-        out = _new(_shape(shape), ctx, _dtype(dtype))
+        shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(shape)
+        default = np.int32 if name == "_random_randint" else np.float32
+        out = _new(shape, ctx, np.dtype(dtype) if dtype not in (None, "None") else np.dtype(default))
+    res = _resources().request(out.context, ResourceRequest(ResourceRequest.kRandom))
     dst = out._data
 
     def run(rc: Any) -> None:
-        dst[...] = draw(res.get_random(), dst.shape)
+        dst[...] = draw(res.get_random(), params, dst.shape)
 
-    _engine_mod.get().push_sync(run, ctx, [r._chunk.var for r in reads], (out._chunk.var, res.var), 0, 0, name)
+    _engine_mod.get().push_sync(run, out.context, (), (out._chunk.var, res.var), 0, 0, name)
     return out
 
 
-def uniform(low: float = 0.0, high: float = 1.0, shape: Any = None, dtype: Any = None,
-            ctx: Context | None = None, out: NDArray | None = None, **kw: Any) -> NDArray:
-    return _sample(lambda g, s: g.uniform(low, high, s), shape, ctx, dtype, out, "random_uniform")
+def _random_helper(random: str, sampler: str | None, params: list[Any], shape: Any, dtype: Any,
+                   ctx: Context | None, out: NDArray | None, kwargs: dict[str, Any]) -> Any:
+    """MXNet's dispatch: NDArray parameters -> ``sampler``, numbers -> ``random``."""
+    if isinstance(params[0], NDArray):
+        for p in params[1:]:
+            if not isinstance(p, NDArray):
+                raise ValueError(f"Distribution parameters must all have the same type, but got both "
+                                 f"{type(params[0])} and {type(p)}.")
+        if sampler is None:
+            raise ValueError(f"{random}: distribution parameters must be numbers, got NDArray")
+        kw = dict(kwargs)
+        if shape is not None:
+            kw["shape"] = shape
+        if dtype is not None:
+            kw["dtype"] = dtype
+        return _op(sampler)(*params, out=out, **kw)
+    if isinstance(params[0], (numbers.Number, np.generic)) and not isinstance(params[0], bool):
+        for p in params[1:]:
+            if not isinstance(p, (numbers.Number, np.generic)):
+                raise ValueError(f"Distribution parameters must all have the same type, but got both "
+                                 f"{type(params[0])} and {type(p)}.")
+        ctx = out.context if out is not None else (ctx or current_context())
+        if shape is None:
+            shape = out.shape if out is not None else 1
+        if dtype is None and out is not None:
+            dtype = out.dtype
+        if op_function(random) is None and random in _FALLBACK and not kwargs:
+            return _fallback(random, params, shape, dtype, ctx, out)
+        names = _PARAM_NAMES[random]
+        kw = dict(zip(names, params), shape=shape, ctx=ctx, out=out, **kwargs)
+        if dtype is not None:
+            kw["dtype"] = np.dtype(dtype).name
+        return _op(random)(**kw)
+    raise ValueError(f"Distribution parameters must be either NDArray or numbers, but got {type(params[0])}.")
 
 
-def normal(loc: float = 0.0, scale: float = 1.0, shape: Any = None, dtype: Any = None,
-           ctx: Context | None = None, out: NDArray | None = None, **kw: Any) -> NDArray:
-    return _sample(lambda g, s: g.normal(loc, scale, s), shape, ctx, dtype, out, "random_normal")
+_PARAM_NAMES = {
+    "_random_uniform": ("low", "high"), "_random_normal": ("loc", "scale"), "_random_poisson": ("lam",),
+    "_random_exponential": ("lam",), "_random_gamma": ("alpha", "beta"), "_random_negative_binomial": ("k", "p"),
+    "_random_generalized_negative_binomial": ("mu", "alpha"), "_random_randint": ("low", "high"),
+}
 
 
-def randn(*shape: int, loc: float = 0.0, scale: float = 1.0, dtype: Any = None, ctx: Context | None = None,
-          **kw: Any) -> NDArray:
-    return normal(loc, scale, shape, dtype, ctx)
+def uniform(low: Any = 0, high: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+            out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the uniform distribution on ``[low, high)``: ``shape`` draws for number
+    parameters; for NDArray parameters ``shape`` draws per element (output
+    ``low.shape + shape``)."""
+    return _random_helper("_random_uniform", "_sample_uniform", [low, high], shape, dtype, ctx, out, kwargs)
 
 
-def randint(low: int, high: int, shape: Any = None, dtype: Any = "int32", ctx: Context | None = None,
-            out: NDArray | None = None, **kw: Any) -> NDArray:
-    return _sample(lambda g, s: g.integers(low, high, s), shape, ctx, dtype, out, "random_randint")
+def normal(loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+           out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the normal distribution with mean ``loc`` and standard deviation ``scale``."""
+    return _random_helper("_random_normal", "_sample_normal", [loc, scale], shape, dtype, ctx, out, kwargs)
 
 
-def poisson(lam: float = 1.0, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-            out: NDArray | None = None, **kw: Any) -> NDArray:
-    return _sample(lambda g, s: g.poisson(lam, s), shape, ctx, dtype, out, "random_poisson")
+def randn(*shape: int, **kwargs: Any) -> NDArray:
+    """Normal samples of the given shape: ``randn(2, 3, loc=0, scale=1)``."""
+    loc, scale = kwargs.pop("loc", 0), kwargs.pop("scale", 1)
+    dtype, ctx, out = kwargs.pop("dtype", None), kwargs.pop("ctx", None), kwargs.pop("out", None)
+    return _random_helper("_random_normal", "_sample_normal", [loc, scale], shape or None, dtype, ctx, out, kwargs)
 
 
-def exponential(scale: float = 1.0, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
-                out: NDArray | None = None, **kw: Any) -> NDArray:
-    return _sample(lambda g, s: g.exponential(scale, s), shape, ctx, dtype, out, "random_exponential")
+def poisson(lam: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+            out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the Poisson distribution with rate ``lam``."""
+    return _random_helper("_random_poisson", "_sample_poisson", [lam], shape, dtype, ctx, out, kwargs)
 
 
-def gamma(alpha: float = 1.0, beta: float = 1.0, shape: Any = None, dtype: Any = None,
-          ctx: Context | None = None, out: NDArray | None = None, **kw: Any) -> NDArray:
-    return _sample(lambda g, s: g.gamma(alpha, beta, s), shape, ctx, dtype, out, "random_gamma")
+def exponential(scale: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+                out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the exponential distribution with scale ``scale`` (rate ``1/scale``)."""
+    return _random_helper("_random_exponential", "_sample_exponential", [1.0 / scale], shape, dtype, ctx, out,
+                          kwargs)
 
 
-def multinomial(data: NDArray, shape: Any = None, get_prob: bool = False, dtype: Any = "int32",
-                **kw: Any) -> NDArray:
-    """Sample category indices from each row of probabilities ``data``."""
-    if get_prob:
-        raise NotImplementedError("multinomial(get_prob=True) is not supported")
-    probs = data._data
-    extra = _shape(shape) if shape is not None else ()
-
-    def draw(g: Any, s: tuple) -> Any:
-        p = probs.reshape(-1, probs.shape[-1])
-        cdf = p.cumsum(axis=1)
-        u = g.random((p.shape[0],) + (extra or (1,)))
-        idx = (u.reshape(p.shape[0], -1, 1) > cdf[:, None, :]).sum(axis=2)
-        return idx.reshape(s)
-    return _sample(draw, data.shape[:-1] + extra, data.context, dtype, None, "random_multinomial", (data,))
+def gamma(alpha: Any = 1, beta: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+          out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta``."""
+    return _random_helper("_random_gamma", "_sample_gamma", [alpha, beta], shape, dtype, ctx, out, kwargs)
 
 
-def shuffle(data: NDArray, **kw: Any) -> NDArray:
-    """A copy of ``data`` with its first axis shuffled."""
-    src = data._data
-    return _sample(lambda g, s: src[g.permutation(src.shape[0])], data.shape, data.context, data.dtype, None,
-                   "random_shuffle", (data,))
+def negative_binomial(k: Any = 1, p: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+                      out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Failures before ``k`` successes of trials with success probability ``p``."""
+    return _random_helper("_random_negative_binomial", "_sample_negative_binomial", [k, p], shape, dtype, ctx,
+                          out, kwargs)
+
+
+def generalized_negative_binomial(mu: Any = 1, alpha: Any = 1, shape: Any = None, dtype: Any = None,
+                                  ctx: Context | None = None, out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Gamma-Poisson samples with mean ``mu`` and dispersion ``alpha``."""
+    return _random_helper("_random_generalized_negative_binomial", "_sample_generalized_negative_binomial",
+                          [mu, alpha], shape, dtype, ctx, out, kwargs)
+
+
+def randint(low: int, high: int, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
+            out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Integers drawn uniformly from ``[low, high)`` (int32 unless ``dtype='int64'``)."""
+    return _random_helper("_random_randint", None, [low, high], shape, dtype, ctx, out, kwargs)
+
+
+def multinomial(data: NDArray, shape: Any = None, get_prob: bool = False, out: Any = None, dtype: Any = "int32",
+                **kwargs: Any) -> Any:
+    """Category indices drawn from the distributions in the last axis of ``data``; with
+    ``get_prob`` also their log-probabilities (differentiable with respect to ``data``)."""
+    kw = dict(kwargs, get_prob=get_prob, dtype=np.dtype(dtype).name, out=out)
+    if shape is not None:
+        kw["shape"] = shape
+    return _op("_sample_multinomial")(data, **kw)
+
+
+def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
+    """A copy of ``data`` with its first axis randomly permuted."""
+    return _op("_shuffle")(data, **kwargs)
+
+
+def _like(dist: str) -> Callable[..., NDArray]:
+    op = f"_random_{dist}_like"
+
+    def fn(data: NDArray | None = None, out: NDArray | None = None, name: str | None = None,
+           **kwargs: Any) -> NDArray:
+        return _op(op)(data, out=out, **kwargs)
+    fn.__name__ = fn.__qualname__ = f"{dist}_like"
+    fn.__doc__ = f"Samples of the {dist.replace('_', ' ')} distribution in the shape and dtype of ``data`` ({op})."
+    return fn
+
+
+uniform_like = _like("uniform")
+normal_like = _like("normal")
+gamma_like = _like("gamma")
+exponential_like = _like("exponential")
+poisson_like = _like("poisson")
+negative_binomial_like = _like("negative_binomial")
+generalized_negative_binomial_like = _like("generalized_negative_binomial")
+
+
+def __getattr__(name: str) -> Any:
+    """A third-party ``_random_<name>`` / ``_sample_<name>`` operator as ``nd.random.<name>``."""
+    if not name.startswith("__"):
+        for p in _namespaces.PREFIXES["random"]:
+            fn = op_function(p + name)
+            if fn is not None:
+                return fn
+    raise AttributeError(f"plexnet.nd.random has no function {name!r}")
