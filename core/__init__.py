@@ -11,6 +11,9 @@ from typing import Any
 from .base import API_VERSION, MXNetError, PlexnetError, __version__
 from .context import Context, RunContext, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .hookspecs import hookimpl
+# the plugin manager wires the layers below it (registries, device backends, storage) by
+# hooks when imported; plugins themselves still load lazily, on first use
+from . import plugins as _plugins  # noqa: E402,F401,I001
 
 __all__ = ["__version__", "API_VERSION", "PlexnetError", "MXNetError", "Context", "RunContext", "cpu",
            "gpu", "cpu_pinned", "current_context", "num_gpus", "hookimpl"]
@@ -24,6 +27,7 @@ _LAZY = {
     "random": "random", "rnd": "random", "operator": "operator", "profiler": "profiler",
     "engine": "engine", "storage": "storage", "resource": "resource", "executor": "executor",
     "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
+    "monitor": "monitor", "mon": "monitor",
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
     "backends": "backends", "registry": "registry", "autograd": "autograd",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",

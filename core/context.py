@@ -6,7 +6,7 @@ decides at run time (the worker's stream), handed to every pushed function.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 __all__ = ["Context", "RunContext", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "HOST_DEVICE_TYPES"]
 
@@ -62,8 +62,8 @@ class Context:
 
     def empty_cache(self) -> None:
         """Release every pooled block of this device back to the system."""
-        from . import storage
-        storage.get().release_all(self)
+        for release in list(_cache_releasers):
+            release(self)
 
 
 def _stack() -> list[Context]:
@@ -100,9 +100,27 @@ def gpu(device_id: int = 0) -> Context:
 
 def num_gpus() -> int:
     """Number of GPUs the installed ``gpu`` backend sees (0 without one)."""
-    from .backends import find_backend
-    b = find_backend("gpu")
-    return b.num_devices() if b is not None and b.is_available() else 0
+    count = _device_counter
+    return count("gpu") if count is not None else 0
+
+
+# Context is the bottom layer: the layers above that know devices and memory plug in here
+# instead of being imported (plexnet.backends counts devices, plexnet.storage releases
+# its pools on Context.empty_cache).
+_device_counter: Callable[[str], int] | None = None
+_cache_releasers: list[Callable[[Context], None]] = []
+
+
+def set_device_counter(fn: Callable[[str], int] | None) -> None:
+    """Install ``fn(device_type) -> number of usable devices`` (``num_gpus`` uses it)."""
+    global _device_counter
+    _device_counter = fn
+
+
+def add_cache_releaser(fn: Callable[[Context], None]) -> None:
+    """Call ``fn(ctx)`` on ``ctx.empty_cache()`` (the storage layer releases its pools)."""
+    if fn not in _cache_releasers:
+        _cache_releasers.append(fn)
 
 
 class RunContext(NamedTuple):

@@ -58,7 +58,8 @@ from typing import Any, Iterable
 
 import pluggy
 
-from . import engine, hookspecs
+from . import backends, engine, hookspecs
+from . import registry as _registry
 from .base import API_VERSION, PluginError, __version__
 from .registry import (RANK_BUILTIN, RANK_OVERRIDE, RANK_STANDARD, RANK_THIRD_PARTY, Conflict, Registry,
                        attributing)
@@ -484,11 +485,7 @@ def set_manager(manager: PlexnetPluginManager | None) -> None:
     global _manager
     with _manager_lock:
         _manager = manager
-    try:
-        from .backends import _reset_cache
-        _reset_cache()
-    except ImportError:  # pragma: no cover
-        pass
+    backends._reset_cache()
 
 
 def _plugin_engine_observers() -> list[Any]:
@@ -507,3 +504,7 @@ def registries() -> Registries:
 
 def ensure_loaded() -> None:
     get_manager()
+
+
+# the layers below the plugin manager reach the registries through plexnet.registry
+_registry.set_registries_loader(registries)

@@ -38,7 +38,7 @@ from .base import PluginError
 
 __all__ = ["Registry", "ClassRegistry", "current_plugin", "current_rank", "attributing", "Conflict",
            "PluginConflictWarning", "RANK_OVERRIDE", "RANK_BUILTIN", "RANK_STANDARD",
-           "RANK_THIRD_PARTY", "RANK_NAMES", "USER"]
+           "RANK_THIRD_PARTY", "RANK_NAMES", "USER", "registries", "set_registries_loader"]
 
 T = TypeVar("T")
 _attr = threading.local()
@@ -143,6 +143,27 @@ def arbitrate(kind: str, name: str, owner: str, owner_rank: int, *, override: bo
     if plugin != USER or outcome != "replace":
         warnings.warn(f"plexnet: {msg}", PluginConflictWarning, stacklevel=4)
     return outcome
+
+
+_loader: Callable[[], Any] | None = None
+
+
+def set_registries_loader(loader: Callable[[], Any] | None) -> None:
+    """Install the function that returns the process-wide registries, plugins loaded.
+
+    The plugin manager (``plexnet.plugins``, a layer above) installs it when imported,
+    so that the layers below it (device backends, operator contracts) reach the
+    registries without importing upward."""
+    global _loader
+    _loader = loader
+
+
+def registries() -> Any:
+    """The process-wide registries (``plexnet.plugins.Registries``), plugins loaded."""
+    loader = _loader
+    if loader is None:
+        raise PluginError("plexnet's plugin manager is not set up: import plexnet (or plexnet.plugins) first")
+    return loader()
 
 
 class Registry(Generic[T]):

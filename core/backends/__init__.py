@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import PlexnetError
+from .. import context as _context
+from .. import storage as _storage
 from ..engine import devices as _engine_devices
+from ..registry import registries
 
 __all__ = ["DeviceBackend", "find_backend", "get_backend", "DeviceUnavailable"]
 
@@ -93,7 +96,6 @@ class DeviceBackend:
 
 def find_backend(device_type: str) -> DeviceBackend | None:
     """The backend registered for ``device_type`` (plugins are loaded on first use)."""
-    from ..plugins import registries
     return registries().backends.get(device_type)
 
 
@@ -124,5 +126,13 @@ def _reset_cache() -> None:
     _resolved.clear()
 
 
-# The engine sits below the backends: it learns how to reach a device through this hook.
+def _count_devices(device_type: str) -> int:
+    b = find_backend(device_type)
+    return b.num_devices() if b is not None and b.is_available() else 0
+
+
+# The engine, the storage managers and Context sit below the backends: they learn how to
+# reach a device through these hooks.
 _engine_devices.set_device_resolver(get_backend)
+_storage.set_backend_resolver(get_backend)
+_context.set_device_counter(_count_devices)

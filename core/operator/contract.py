@@ -11,6 +11,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
 from ..base import ShapeError
+from ..registry import registries
 from .params import Params
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -199,7 +200,6 @@ class OperatorProperty:
     # -- implementation ---------------------------------------------------------------------------
     def create_operator(self, ctx: "Context") -> Operator:
         """An ``Operator`` for ``ctx``, chosen from the registry's implementations."""
-        from ..plugins import registries
         return registries().operators.create_operator(self, ctx)
 
     def is_stateless(self) -> bool:

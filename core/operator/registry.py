@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, NamedTuple
 
 from ..base import PlexnetError, PluginError
-from ..registry import USER, Registry, arbitrate, current_plugin, current_rank
+from ..registry import USER, Registry, arbitrate, current_plugin, current_rank, registries
 from .contract import Operator, OperatorProperty
 from .hints import not_installed_message
 
@@ -337,7 +337,6 @@ class OpFunctionCache:
         """The function of operator ``name``, or None when no operator has that name."""
         fn = self._fns.get(name)
         if fn is None:
-            from ..plugins import registries
             reg = registries().operators
             if name not in reg:
                 return None

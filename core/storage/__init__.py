@@ -17,15 +17,27 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
+from ..context import add_cache_releaser
 from ..env import env_int
+from . import oom
 from .base import Handle, StorageManager, StorageStats
 from .naive import NaiveStorageManager
 from .pooled import STRATEGIES, PooledStorageManager, round_size
 
 __all__ = ["Handle", "StorageManager", "StorageStats", "NaiveStorageManager", "PooledStorageManager",
-           "Storage", "get", "set_storage", "round_size", "STRATEGIES"]
+           "Storage", "get", "set_storage", "round_size", "STRATEGIES", "set_backend_resolver"]
+
+#: context -> device backend (``raw_alloc``/``raw_free``/``create_storage_manager``);
+#: installed by ``plexnet.backends``, a layer above this one
+_backend_resolver: Callable[[Any], Any] | None = None
+
+
+def set_backend_resolver(resolver: Callable[[Any], Any] | None) -> None:
+    """Install the function that maps a context to its device backend."""
+    global _backend_resolver
+    _backend_resolver = resolver
 
 KINDS = ("pooled", "naive")
 
@@ -62,8 +74,10 @@ class Storage:
         return m
 
     def _create(self, ctx: Any) -> StorageManager:
-        from ..backends import get_backend
-        b = get_backend(ctx)
+        if _backend_resolver is None:
+            raise RuntimeError("plexnet.storage: no device backend resolver is installed "
+                               "(import plexnet, which sets it up through plexnet.backends)")
+        b = _backend_resolver(ctx)
         custom = b.create_storage_manager(ctx.device_id)
         if custom is not None:
             return custom
@@ -125,3 +139,12 @@ def set_storage(storage: Storage | None) -> Storage | None:
     with _storage_lock:
         old, _storage = _storage, storage
     return old
+
+
+def _release_pools(ctx: Any) -> None:
+    get().release_all(ctx)
+
+
+# Context.empty_cache and the out-of-memory retry release the process-wide pools
+add_cache_releaser(_release_pools)
+oom.add_releaser(_release_pools)

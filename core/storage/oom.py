@@ -1,7 +1,17 @@
 """The out-of-memory path shared by the managers: release pools, retry, then explain."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+#: more pools to release before the retry: ``fn(ctx)``; the process-wide ``Storage``
+#: (``plexnet.storage``, which imports this module) adds its own
+_releasers: list[Callable[[Any], None]] = []
+
+
+def add_releaser(fn: Callable[[Any], None]) -> None:
+    """Also call ``fn(ctx)`` to release pooled memory of ``ctx`` when an allocation fails."""
+    if fn not in _releasers:
+        _releasers.append(fn)
 
 
 def alloc_or_raise(manager: Any, size: int, asked: int | None = None) -> Any:
@@ -15,11 +25,11 @@ def alloc_or_raise(manager: Any, size: int, asked: int | None = None) -> Any:
         pass
     before = manager.stats()
     manager.release_all()
-    from . import get
-    try:
-        get().release_all(manager.ctx)
-    except ValueError:  # a bad PLEXNET_STORAGE_* setting: reported where storage is created
-        pass
+    for release in list(_releasers):
+        try:
+            release(manager.ctx)
+        except ValueError:  # a bad PLEXNET_STORAGE_* setting: reported where storage is created
+            pass
     try:
         return manager._raw_alloc(size)
     except MemoryError as e:
