@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "ShapeError", "PluginError", "EngineError",
+__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "PluginError", "EngineError",
            "__version__", "API_VERSION"]
 
 __version__ = "0.1.0"
@@ -18,6 +18,11 @@ class PlexnetError(Exception):
 
 #: MXNet scripts catch ``mx.base.MXNetError``; keep the name.
 MXNetError = PlexnetError
+
+
+def py_str(x: Any) -> str:
+    """A ``str`` from ``bytes`` (MXNet's C strings) or ``str``; MXNet's ``base.py_str``."""
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x)
 
 
 class NotImplementedForSymbol(PlexnetError):

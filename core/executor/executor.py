@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..base import PlexnetError, ShapeError
-from ..context import Context, current_context
+from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..ndarray.chunk import Chunk, alloc_chunk
 from ..ndarray.ndarray import NDArray
 from ..operator.contract import OpContext, OpReqType
@@ -159,7 +159,7 @@ class Executor:
                 arrays[ent.eid] = _view(blocks[b], ent.shape, ent.dtype, plan.offset[ent.eid])
         self._arrays = arrays
         for ent in xg.entries:
-            if ent.kind in ("arg", "aux", "arg_grad") and arrays[ent.eid]._chunk.ctx != ctx:
+            if ent.kind in ("arg", "aux", "arg_grad") and not _same_memory(arrays[ent.eid]._chunk.ctx, ctx):
                 raise PlexnetError(f"bind: array {ent.name!r} is on {arrays[ent.eid]._chunk.ctx}, the executor "
                                    f"on {ctx}")
         self.outputs = [arrays[e] for e in self._g.outputs]
@@ -289,6 +289,38 @@ class Executor:
             for name, e in names:
                 callback(name, arrays[e].copy())
 
+    def _backward_monitored(self, is_train: bool) -> None:
+        """Node by node, like ``_forward_monitored``: after each operator's backward, its
+        input gradients go to the callback as ``<node>_backward_output<i>`` (MXNet's
+        names; ``_output`` alone for one), with ``monitor_all`` its inputs too."""
+        cache = self.__dict__.setdefault("_mon_bwd_oprs", {})
+        oprs = cache.get(is_train)
+        if oprs is None:
+            items = self._bwd_items if is_train else [
+                (it[0], it[1].with_train(False) if hasattr(it[1], "with_train") else it[1]) + it[2:]
+                for it in self._bwd_items]
+            oprs = cache[is_train] = [s.build(self._engine, "backward") for s in make_segments(items, False, 1)]
+        callback, monitor_all = self._monitor
+        arrays = self._arrays
+        for xn, opr in zip(self._xg.backward, oprs):
+            self._engine.push(opr, self._ctx)
+            if xn.kind != "backward":
+                continue
+            names: list[tuple[str, int]] = []
+            if monitor_all:
+                ins = [e for e in xn.out_grad + xn.in_data + xn.out_data if e is not None]
+                names += [(f"{xn.name}_backward_input{k}", e) for k, e in enumerate(ins)]
+            n = len(xn.in_grad)
+            names += [(f"{xn.name}_backward_output{k if n > 1 else ''}", e) for k, e in enumerate(xn.in_grad)]
+            for name, e in names:
+                if arrays[e] is not None:
+                    callback(name, arrays[e].copy())
+
+    def get_optimized_symbol(self) -> Any:
+        """The graph this executor runs. plexnet has no subgraph backends that rewrite
+        it, so this is the bound symbol (MXNet: after backend partitioning)."""
+        return self._symbol
+
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Run the backward pass. ``out_grads`` (one per output, or one NDArray) are the
         head gradients; where omitted, ones are used (loss operators such as
@@ -317,6 +349,9 @@ class Executor:
             self._head_ones = True
         eng = self._engine
         ctx = self._ctx
+        if self._monitor is not None:
+            self._backward_monitored(bool(is_train))
+            return
         if is_train:
             oprs = self._bwd_oprs
         else:
@@ -558,18 +593,19 @@ class Executor:
         sh_grads = shared_exec.grad_dict if shared_exec is not None else {}
         sh_aux = shared_exec.aux_dict if shared_exec is not None else {}
 
-        def make(name: str, e: int, pool: dict) -> NDArray:
+        def make(name: str, nid: int, pool: dict) -> NDArray:
+            e = g.row_ptr[nid]
             shape, dt = tuple(shapes[e]), types[e] if types[e] is not None else np.dtype(np.float32)
             if name in shared_names and name in pool and pool[name] is not None:
                 a = pool[name]
                 if a.shape == shape and a._data.dtype == dt:
                     return a
-            return _zeros(shape, ctx, dt)
+            return _zeros(shape, _group_ctx(g.nodes[nid], group2ctx, ctx), dt)
 
-        args = [make(n, g.row_ptr[nid], sh_args) for n, nid in zip(arg_names, g.arg_nids)]
-        grads = [make(n, g.row_ptr[nid], sh_grads) if r != _NULL else None
+        args = [make(n, nid, sh_args) for n, nid in zip(arg_names, g.arg_nids)]
+        grads = [make(n, nid, sh_grads) if r != _NULL else None
                  for n, nid, r in zip(arg_names, g.arg_nids, reqs)]
-        aux = [make(n, g.row_ptr[nid], sh_aux) for n, nid in zip(aux_names, g.aux_nids)]
+        aux = [make(n, nid, sh_aux) for n, nid in zip(aux_names, g.aux_nids)]
         return cls(symbol, ctx, args, grads, reqs, aux, shared_exec=shared_exec, plan_memory_on=plan_on,
                    bulk_exec=bulk, _graph=g)
 
@@ -703,9 +739,32 @@ def _check_unique(names: list[str]) -> None:
 
 
 def _check_group2ctx(group2ctx: dict | None, ctx: Context) -> None:
-    if group2ctx and any(c != ctx for c in group2ctx.values()):
-        raise NotImplementedError("group2ctx placing parts of a graph on other devices is not supported by the "
-                                  "plexnet executor; bind one executor per device")
+    """``group2ctx`` (``ctx_group`` attribute -> context) is honoured where every context
+    is host memory (``cpu(0)``, ``cpu(1)`` ...: one address space, so the graph runs as
+    one and the arrays of each group live on its context, as in MXNet); placing groups on
+    other devices (model parallelism across GPUs) is refused with this explanation."""
+    if not group2ctx:
+        return
+    for group, c in group2ctx.items():
+        if not isinstance(c, Context):
+            raise TypeError(f"group2ctx[{group!r}] must be a Context, got {type(c).__name__}")
+        if c != ctx and not (c.device_type in HOST_DEVICE_TYPES and ctx.device_type in HOST_DEVICE_TYPES):
+            raise PlexnetError(f"group2ctx: group {group!r} on {c} while the executor is on {ctx}: the plexnet "
+                               f"executor runs a graph on one device (host contexts may be mixed); bind one "
+                               f"executor per device")
+
+
+def _group_ctx(node: Any, group2ctx: dict | None, ctx: Context) -> Context:
+    """The context of a variable node: its ``__ctx_group__``'s, else ``ctx``."""
+    if group2ctx:
+        group = node.attrs.get("__ctx_group__")
+        if group is not None and group in group2ctx:
+            return group2ctx[group]
+    return ctx
+
+
+def _same_memory(a: Context, b: Context) -> bool:
+    return a == b or (a.device_type in HOST_DEVICE_TYPES and b.device_type in HOST_DEVICE_TYPES)
 
 
 def _array_list(v: Any, names: list[str], what: str, required: bool) -> list:
