@@ -357,7 +357,7 @@ def resume(profile_process: str = "worker") -> None:
 
 
 def _write_trace(fname: str) -> None:
-    from .model import atomic_write
+    from .fileio import atomic_write
     folder = os.path.dirname(os.path.abspath(fname))
     os.makedirs(folder, exist_ok=True)
     atomic_write(fname, json.dumps(_prof.recorder.trace()))

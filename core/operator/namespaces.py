@@ -19,6 +19,8 @@ import sys
 import types
 from typing import Any, Callable, Iterable
 
+from ..registry import registries
+
 __all__ = ["PREFIXES", "FLAT_PREFIXES", "OpNamespace", "namespace", "flat_name", "names_with_prefix"]
 
 #: sub-namespace -> operator name prefixes (first match wins)
@@ -34,7 +36,6 @@ FLAT_PREFIXES: tuple[str, ...] = ("linalg_", "random_", "sample_")
 
 
 def _registry() -> Any:
-    from ..plugins import registries
     return registries().operators
 
 
