@@ -44,18 +44,18 @@ class FnProp(OperatorProperty):
 
     def shapes(self, ins: list) -> tuple[list, list]:
         """``(input shapes, output shapes)`` from known input shapes (all given)."""
-        return ins, [ins[0]] * len(self.outputs)
+        return ins, [ins[0]] * len(self.list_outputs())
 
     def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
         ins = [tuple(s) if s is not None else None for s in in_shape]
         if not known(ins):
-            return ins, [None] * len(self.outputs), []
+            return ins, [None] * len(self.list_outputs()), []
         i, o = self.shapes(ins)
         return [tuple(s) for s in i], [tuple(s) if s is not None else None for s in o], []
 
     def out_types(self, in_types: list) -> list:
         t = next((t for t in in_types if t is not None), None)
-        return [t] * len(self.outputs)
+        return [t] * len(self.list_outputs())
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
         t = next((t for t in in_type if t is not None), None)
@@ -101,6 +101,8 @@ class FnOp(XpOperator):
             if v is None:
                 fill_zero(g, r)
             else:
+                if v.shape != g.shape and v.size == g.size:  # a flattened gradient (axis=None)
+                    v = v.reshape(g.shape)
                 store(xp, g, r, v)
 
 
