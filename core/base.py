@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "PluginError", "EngineError",
-           "__version__", "API_VERSION"]
+__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "PluginError",
+           "EngineError", "__version__", "API_VERSION"]
 
 __version__ = "0.1.0"
 #: Version of the plugin-facing API (hookspecs, registries, contracts). Plugins declare

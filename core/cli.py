@@ -280,7 +280,8 @@ def _format_table(rep: dict[str, Any], verbose: bool = False) -> str:
 # -- built-in subcommands --------------------------------------------------------------------
 register_subcommand("plugins", _plugins_main, help="list plugins, what they registered, what failed")
 register_subcommand("demo", "plexnet.demo:main", help="run a small end-to-end demo",
-                    install_hint="pip install 'plexnet[demo]' plexnet-ops-basic (scikit-learn for the data set, the operators)")
+                    install_hint="pip install 'plexnet[demo]' plexnet-ops-basic "
+                                 "(scikit-learn for the data set, the operators)")
 register_subcommand("launch", "plexnet_kvstore_dist.launch:main",
                     help="launch a distributed job (dist_sync / dist_async kvstores)",
                     install_hint="install the plexnet-kvstore-dist plugin "

@@ -19,8 +19,8 @@ from .node import Entry, Node
 from .symbol import Group, Symbol, Variable, create, load, load_json, var
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node", "Entry",
-           "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node",
+           "Entry", "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]
 
 #: Symbol method names that MXNet maps to differently named operators
 _METHOD_ALIASES = {"reshape": "Reshape", "flatten": "Flatten", "swapaxes": "SwapAxis", "split": "SliceChannel",

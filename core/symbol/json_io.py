@@ -188,6 +188,7 @@ def from_json(text: str, source: str = "symbol JSON") -> Any:
         if n.op is not None:
             need = len(n.prop.list_arguments()) + len(n.prop.list_auxiliary_states())
             if len(n.inputs) != need:
+                names = n.prop.list_arguments() + n.prop.list_auxiliary_states()
                 raise SymbolJSONError(f"{source}: node {n.name!r} ({n.op}) has {len(n.inputs)} inputs, the "
-                                   f"operator takes {need} ({', '.join(n.prop.list_arguments() + n.prop.list_auxiliary_states())})")
+                                   f"operator takes {need} ({', '.join(names)})")
     return Symbol(heads)

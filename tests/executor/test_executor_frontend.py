@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import warnings
 
 import numpy as np
 import pytest

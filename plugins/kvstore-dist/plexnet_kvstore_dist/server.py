@@ -545,7 +545,8 @@ class ServerCore:
         self.completed_since_ckpt = False
         self.dirty = False
         self.stats["checkpoints"] += 1
-        mine = sorted(glob.glob(os.path.join(self.checkpoint_dir, f"server-{self.server_id}-of-{self.num_servers}.r*.npz")))
+        pattern = f"server-{self.server_id}-of-{self.num_servers}.r*.npz"
+        mine = sorted(glob.glob(os.path.join(self.checkpoint_dir, pattern)))
         for old in mine[:-2]:
             try:
                 os.remove(old)

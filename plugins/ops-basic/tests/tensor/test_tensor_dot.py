@@ -1,7 +1,6 @@
 """dot (MXNet's N-D rule, transposes, vectors) and batch_dot."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
