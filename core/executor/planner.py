@@ -257,26 +257,158 @@ def _pool_strategy(groups: list[_Group], n_steps: int, match_range: float) -> tu
     return unit, sizes
 
 
-def _arena_strategy(groups: list[_Group]) -> tuple[list[int], list[int], list[int]]:
+#: a group with more simultaneously-alive, already placed groups than this goes on top
+#: of them (the skyline) instead of into the lowest gap (first fit)
+ARENA_EXACT_CONFLICTS = 256
+
+
+class _Skyline:
+    """Over schedule steps: range "raise to at least v" and range max, O(log T) each
+    (segment tree, iterative; tags are never pushed down because values only grow)."""
+
+    __slots__ = ("size", "mx", "tag")
+
+    def __init__(self, n_steps: int) -> None:
+        size = 1
+        while size < n_steps + 2:
+            size *= 2
+        self.size = size
+        self.mx = [0] * (2 * size)
+        self.tag = [0] * (2 * size)
+
+    def raise_to(self, lo: int, hi: int, v: int) -> None:
+        mx, tag = self.mx, self.tag
+        l, r = lo + self.size, hi + self.size + 1
+        l0, r0 = l, r - 1
+        while l < r:
+            if l & 1:
+                if tag[l] < v:
+                    tag[l] = v
+                if mx[l] < v:
+                    mx[l] = v
+                l += 1
+            if r & 1:
+                r -= 1
+                if tag[r] < v:
+                    tag[r] = v
+                if mx[r] < v:
+                    mx[r] = v
+            l >>= 1
+            r >>= 1
+        for i in (l0 >> 1, r0 >> 1):
+            while i and mx[i] < v:
+                mx[i] = v
+                i >>= 1
+
+    def top(self, lo: int, hi: int) -> int:
+        mx, tag = self.mx, self.tag
+        l, r = lo + self.size, hi + self.size + 1
+        best = 0
+        for i in (l >> 1, (r - 1) >> 1):
+            while i:
+                if tag[i] > best:
+                    best = tag[i]
+                i >>= 1
+        while l < r:
+            if l & 1:
+                if mx[l] > best:
+                    best = mx[l]
+                l += 1
+            if r & 1:
+                r -= 1
+                if mx[r] > best:
+                    best = mx[r]
+            l >>= 1
+            r >>= 1
+        return best
+
+
+class _Intervals:
+    """Placed groups by schedule interval: which ones overlap ``[lo, hi]``, up to a limit.
+
+    Those alive at ``lo`` are found by stabbing a segment tree over steps, those starting
+    in ``(lo, hi]`` by bisecting a list sorted by start: O(log T + k) per query."""
+
+    def __init__(self, n_steps: int) -> None:
+        size = 1
+        while size < n_steps + 2:
+            size *= 2
+        self.size = size
+        self.at: dict[int, list[int]] = {}
+        self.starts: list[tuple[int, int]] = []
+
+    def add(self, idx: int, lo: int, hi: int) -> None:
+        at = self.at
+        l, r = lo + self.size, hi + self.size + 1
+        while l < r:
+            if l & 1:
+                at.setdefault(l, []).append(idx)
+                l += 1
+            if r & 1:
+                r -= 1
+                at.setdefault(r, []).append(idx)
+            l >>= 1
+            r >>= 1
+        bisect.insort(self.starts, (lo, idx))
+
+    def overlapping(self, lo: int, hi: int, limit: int) -> list[int] | None:
+        """Ids overlapping ``[lo, hi]``; None when there are more than ``limit``."""
+        out: list[int] = []
+        i = lo + self.size
+        at = self.at
+        while i:
+            got = at.get(i)
+            if got:
+                out.extend(got)
+                if len(out) > limit:
+                    return None
+            i >>= 1
+        starts = self.starts
+        j = bisect.bisect_right(starts, (lo, 1 << 62))
+        end = bisect.bisect_right(starts, (hi, 1 << 62), lo=j)
+        if len(out) + end - j > limit:
+            return None
+        out.extend(idx for _, idx in starts[j:end])
+        return out
+
+
+def _arena_strategy(groups: list[_Group], n_steps: int | None = None) -> tuple[list[int], list[int], list[int]]:
     """Greedy-by-size offsets in one arena (unit 0); pinned groups get units of their
-    own. Returns (unit per group, offset per group, unit sizes)."""
+    own. Returns (unit per group, offset per group, unit sizes).
+
+    Each group, largest first, goes to the lowest offset where it overlaps no placed
+    group alive at the same time (first fit among those). Finding them is O(log T + k)
+    (``_Intervals``); a group with more than ``ARENA_EXACT_CONFLICTS`` of them is put on
+    top of them all (``_Skyline``, O(log T)), so a long chain of values kept for the
+    backward pass (every one alive at once) plans in O(n log n), not O(n^2)."""
     unit = [-1] * len(groups)
     offset = [0] * len(groups)
     sizes: list[int] = [0]
-    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
+    if n_steps is None:
+        n_steps = max((g.hi for g in groups), default=0) + 1
+    n_steps = max(n_steps, max((g.hi for g in groups), default=0) + 1)
+    placed: list[tuple[int, int]] = []  # (offset, end) per placement index
+    live = _Intervals(n_steps)
+    sky = _Skyline(n_steps)
     order = sorted((g for g in groups if not g.pinned), key=lambda g: (-g.size, g.lo, g.gid))
     arena = 0
     for g in order:
         need = _align(g.size)
-        conflicts = sorted((o, e) for (o, e, lo, hi) in placed if not (hi < g.lo or g.hi < lo))
-        best = 0
-        for o, e in conflicts:
-            if o - best >= need:
-                break
-            best = max(best, e)
+        ids = live.overlapping(g.lo, g.hi, ARENA_EXACT_CONFLICTS)
+        if ids is None:
+            best = sky.top(g.lo, g.hi)
+        else:
+            best = 0
+            for o, e in sorted(placed[i] for i in ids):
+                if o - best >= need:
+                    break
+                if e > best:
+                    best = e
         unit[g.gid] = 0
         offset[g.gid] = best
-        placed.append((best, best + need, g.lo, g.hi))
+        live.add(len(placed), g.lo, g.hi)
+        placed.append((best, best + need))
+        sky.raise_to(g.lo, g.hi, best + need)
         arena = max(arena, best + need)
     sizes[0] = arena
     for g in groups:
@@ -319,7 +451,7 @@ def plan_memory(entries: Sequence[ExecEntry], schedule: Sequence[ExecNode], enab
         plan.alternatives["pool"] = sum(s)
         choice = ("pool", u, [0] * len(groups), s)
     if strategy in ("auto", "arena"):
-        u, o, s = _arena_strategy(groups)
+        u, o, s = _arena_strategy(groups, len(schedule))
         plan.alternatives["arena"] = sum(s)
         if choice is None or sum(s) < sum(choice[3]):
             choice = ("arena", u, o, s)
