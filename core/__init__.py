@@ -29,7 +29,7 @@ _LAZY = {
     "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
     "monitor": "monitor", "mon": "monitor",
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
-    "backends": "backends", "registry": "registry", "autograd": "autograd",
+    "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
 }
 

@@ -160,6 +160,7 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     g = _new_like(h)
                     _fill(g, 1.0)
                 _copy_into(n.grad, g, n.req if key not in acc else _ADD)
+                n.fresh = True
                 acc[key] = [n.grad]
             continue
         cur = acc.get(key)
@@ -220,6 +221,7 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 targets.append((p, _WRITE))
             elif cur is None:
                 if isinstance(n, Leaf):
+                    n.fresh = True
                     acc[key] = [n.grad]
                     targets.append((n.grad, n.req))
                 else:

@@ -50,13 +50,15 @@ def describe(arr: Any) -> str:
 class Leaf:
     """A variable: where its gradient goes and how (``write`` / ``add``)."""
 
-    __slots__ = ("__weakref__", "grad", "req")
+    __slots__ = ("__weakref__", "fresh", "grad", "req")
     name = "<variable>"
     freed = False
 
     def __init__(self, grad: Any, req: OpReqType) -> None:
         self.grad = grad
         self.req = req
+        #: set when a backward wrote the gradient (gluon.Trainer's stale-gradient check)
+        self.fresh = False
 
 
 class TapeNode:

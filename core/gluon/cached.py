@@ -1,0 +1,207 @@
+"""The cached graph of a hybridized block (MXNet's ``CachedOp``) on plexnet's executor.
+
+The traced Symbol is bound once per *signature* (context, input shapes and dtypes,
+which inputs need gradients, recording or not) with ``Executor.bind``: the parameter
+arrays are bound directly (no copy), inputs are copied into the executor's own input
+arrays, and the executor brings shape inference, memory planning, in-place reuse and
+bulked engine segments. A call pushes: the input copies, the forward segments, a copy
+of each output (results stay valid across calls).
+
+Under ``autograd.record()`` the whole call is one tape node (``CachedNode``): its
+backward hands the output gradients to the executor's backward and copies the
+gradients it computed into whatever the tape asks for (a parameter's gradient array,
+``add`` or ``write``), in one engine operation. An executor whose forward values are
+still needed by a pending backward is *busy*; a call meanwhile binds a second one (with
+its own memory), so interleaved calls under one ``record()`` stay correct.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Sequence
+
+from ..autograd.state import STATE
+from ..autograd.tape import TapeNode
+from ..base import PlexnetError
+from ..engine import get as _engine
+from ..executor import Executor
+from ..ndarray import NDArray
+from ..ndarray import ndarray as _nd
+from ..operator.contract import OpReqType
+from .parameter import Parameter
+
+__all__ = ["CachedGraph", "CachedNode"]
+
+_ADD = OpReqType.add
+
+
+class _Bound:
+    """One bound executor and what it was bound to."""
+
+    __slots__ = ("exe", "in_arrays", "params", "grad_of", "node_ref")
+
+    def __init__(self, exe: Executor, in_arrays: list, params: tuple, grad_of: list) -> None:
+        self.exe = exe
+        self.in_arrays = in_arrays
+        self.params = params          # the parameter arrays bound (identity checked per call)
+        self.grad_of = grad_of        # per argument: the executor's gradient array or None
+        self.node_ref: Any = None
+
+    def busy(self) -> bool:
+        ref = self.node_ref
+        if ref is None:
+            return False
+        n = ref()
+        return n is not None and not n.freed
+
+
+class CachedGraph:
+    """Binds and runs the traced graph of a block."""
+
+    def __init__(self, block: Any, inputs: Sequence[Any], out: Any) -> None:
+        self.sym = out
+        self.input_names = [s.name for s in inputs]
+        params = {p.name: p for p in block.collect_params().values()}
+        pos = {n: i for i, n in enumerate(self.input_names)}
+        self.arg_slots: list[tuple[str, Any]] = []
+        for n in out.list_arguments():
+            if n in pos:
+                self.arg_slots.append(("in", pos[n]))
+            elif n in params:
+                self.arg_slots.append(("param", params[n]))
+            else:
+                raise PlexnetError(f"hybridized graph of {block.name!r}: input {n!r} is neither a data input "
+                                   f"({', '.join(self.input_names)}) nor a parameter of the block")
+        self.aux_params: list[Parameter] = []
+        for n in out.list_auxiliary_states():
+            if n not in params:
+                raise PlexnetError(f"hybridized graph of {block.name!r}: auxiliary state {n!r} is not a parameter")
+            self.aux_params.append(params[n])
+        self.params = [p for k, p in self.arg_slots if k == "param"] + self.aux_params
+        self._bound: dict[tuple, list[_Bound]] = {}
+
+    def _finish_init(self, args: Sequence[NDArray]) -> None:
+        from .block import _infer_from
+        pending = [p for p in self.params if p._data is None]
+        if not pending:
+            return
+        if any(not p._deferred_init for p in pending):
+            for p in pending:
+                p.data()  # raises the parameter's own error
+        sdict, tdict = _infer_from(self.sym, self.input_names, list(args))
+        for p in pending:
+            if sdict.get(p.name) is not None:
+                p.shape = sdict[p.name]
+            if tdict.get(p.name) is not None:
+                p.dtype = tdict[p.name]
+            p._finish_deferred_init()
+
+    def _bind(self, ctx: Any, args: Sequence[NDArray], need: tuple, recording: bool, pdata: tuple,
+              shared: Executor | None) -> _Bound:
+        in_arrays = [_nd.empty(a.shape, ctx, a.dtype) for a in args]
+        arg_arrays, grads, reqs = [], [], []
+        k = 0
+        for kind, v in self.arg_slots:
+            if kind == "in":
+                arg_arrays.append(in_arrays[v])
+                g = need[v]
+            else:
+                arg_arrays.append(pdata[k])
+                k += 1
+                g = recording and v.grad_req != "null"
+            a = arg_arrays[-1]
+            grads.append(_nd.zeros(a.shape, ctx, a.dtype) if g else None)
+            reqs.append("write" if g else "null")
+        aux = list(pdata[k:])
+        exe = Executor.bind(self.sym, ctx, arg_arrays, grads if any(r != "null" for r in reqs) else None, reqs,
+                            aux, shared_exec=shared)
+        return _Bound(exe, in_arrays, pdata, grads)
+
+    def __call__(self, args: Sequence[NDArray]) -> list[NDArray]:
+        if len(args) != len(self.input_names):
+            raise ValueError(f"hybridized block takes {len(self.input_names)} inputs, got {len(args)}")
+        ctx = args[0].context
+        for p in self.params:
+            if p._data is None:
+                self._finish_init(args)
+                break
+        recording = STATE.recording
+        need = tuple(recording and a._ag is not None for a in args)
+        key = (ctx, tuple((a.shape, a._data.dtype) for a in args), need, recording)
+        pdata = tuple(p.data(ctx) for p in self.params)
+        lst = self._bound.setdefault(key, [])
+        b = None
+        for cand in lst:
+            if not cand.busy() and _same(cand.params, pdata):
+                b = cand
+                break
+        if b is None:
+            lst[:] = [c for c in lst if _same(c.params, pdata)]
+            # no memory sharing: the busy executor's values are still needed
+            b = self._bind(ctx, args, need, recording, pdata, None)
+            lst.append(b)
+        for src, dst in zip(args, b.in_arrays):
+            src.copyto(dst)
+        exe = b.exe
+        exe.forward(is_train=STATE.training)
+        outs = [o.copy() for o in exe.outputs]
+        if recording:
+            inputs: list = []
+            grads: list = []
+            k = 0
+            for (kind, v), g in zip(self.arg_slots, b.grad_of):
+                if kind == "in":
+                    if need[v]:
+                        inputs.append(args[v])
+                        grads.append(g)
+                else:
+                    if g is not None:
+                        inputs.append(pdata[k])
+                        grads.append(g)
+                    k += 1
+            if inputs:
+                node = CachedNode(b, inputs, grads, outs)
+                for i, o in enumerate(outs):
+                    o._ag = (node, i)
+                b.node_ref = weakref.ref(node)
+        return outs
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is not y:
+            return False
+    return True
+
+
+class CachedNode(TapeNode):
+    """The tape node of one hybridized call."""
+
+    __slots__ = ("bound", "grads")
+
+    def __init__(self, bound: _Bound, inputs: list, grads: list, outs: list) -> None:
+        TapeNode.__init__(self, "_CachedOp", inputs, len(inputs), outs)
+        self.bound = bound
+        self.grads = grads
+
+    def free(self) -> None:
+        TapeNode.free(self)
+        self.grads = []
+
+    def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
+        self.bound.exe.backward(out_grads, is_train=is_train)
+        pairs = [(g._data, t[0]._data, t[1] == _ADD) for g, t in zip(self.grads, targets) if t is not None]
+        if not pairs:
+            return
+        reads = [g._chunk.var for g, t in zip(self.grads, targets) if t is not None]
+        writes = [t[0]._chunk.var for t in targets if t is not None]
+
+        def run(rc: Any) -> None:
+            xp = rc.xp
+            for src, dst, add in pairs:
+                if add:
+                    xp.add(dst, src, out=dst)
+                else:
+                    dst[...] = src
+        _engine().push_sync(run, self.ctx, reads, writes, 0, 0, "_CachedOp_grads")

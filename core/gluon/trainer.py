@@ -1,0 +1,219 @@
+"""``gluon.Trainer``: applies an optimizer to a set of parameters (MXNet 1.x).
+
+``step(batch_size)`` = ``allreduce_grads()`` (sum the gradients of every context
+through the KVStore) + ``update(batch_size)`` (the optimizer, with ``rescale_grad =
+scale / batch_size``). The KVStore is created lazily on the first step, as MXNet does,
+with the same rules as ``Module`` (``model._create_kvstore``): one device and a non-dist
+type needs no kvstore; ``update_on_kvstore`` runs the optimizer inside the store.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import optimizer as opt
+from ..base import PlexnetError
+from ..model import _create_kvstore
+from .parameter import Parameter, ParameterDict
+
+__all__ = ["Trainer"]
+
+
+class Trainer:
+    """Updates ``params`` (a ParameterDict, or a list/dict of Parameters) with
+    ``optimizer`` (a name or an Optimizer) and ``optimizer_params``."""
+
+    def __init__(self, params: Any, optimizer: Any, optimizer_params: dict | None = None, kvstore: Any = "device",
+                 compression_params: dict | None = None, update_on_kvstore: bool | None = None) -> None:
+        if isinstance(params, (dict, ParameterDict)):
+            params = list(params.values())
+        if not isinstance(params, (list, tuple)):
+            raise ValueError(f"First argument must be a list or dict of Parameters, got {type(params)}.")
+        self._params: list[Parameter] = []
+        self._param2idx: dict[str, int] = {}
+        for i, p in enumerate(params):
+            if not isinstance(p, Parameter):
+                raise ValueError(f"First argument must be a list or dict of Parameters, got list of {type(p)}.")
+            if p.name in self._param2idx:
+                raise PlexnetError(f"Trainer: parameter {p.name!r} is given twice")
+            self._param2idx[p.name] = i
+            self._params.append(p)
+            p._trainer = self  # type: ignore[attr-defined]
+        self._compression_params = compression_params
+        self._contexts = self._check_contexts()
+        optimizer_params = dict(optimizer_params or {})
+        self._scale = float(optimizer_params.get("rescale_grad", 1.0))
+        self._init_optimizer(optimizer, optimizer_params)
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kv_initialized = False
+        self._kvstore: Any = None
+        self._update_on_kvstore: bool | None = None
+        self._distributed: bool | None = None
+
+    def _check_contexts(self) -> list | None:
+        contexts = None
+        for p in self._params:
+            try:
+                ctx = p.list_ctx()
+            except RuntimeError:
+                continue
+            if contexts is not None and contexts != ctx:
+                raise PlexnetError(f"All Parameters must be initialized on the same set of contexts, but Parameter "
+                                   f"{p.name} is initialized on {ctx} while previous Parameters are initialized on "
+                                   f"{contexts}.")
+            contexts = ctx
+        return contexts
+
+    def _init_optimizer(self, optimizer: Any, optimizer_params: dict) -> None:
+        param_dict = dict(enumerate(self._params))
+        if isinstance(optimizer, opt.Optimizer):
+            if optimizer_params:
+                raise PlexnetError("optimizer_params must be None if optimizer is an instance of Optimizer instead "
+                                   "of str")
+            self._optimizer = optimizer
+            self._optimizer.param_dict = param_dict
+        else:
+            self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
+        self._optimizer.idx2name = {i: p.name for i, p in enumerate(self._params)}
+        self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
+
+    def _init_kvstore(self) -> None:
+        self._contexts = self._check_contexts() or self._contexts
+        ndev = len(self._contexts or [None])
+        config = self._kvstore_params
+        arg_arrays = {p.name: p.data(self._contexts[0]) for p in self._params if p._data is not None} \
+            if self._contexts else {}
+        kv, update_on_kv = _create_kvstore(config["kvstore"], ndev, arg_arrays)
+        self._distributed = kv is not None and "dist" in kv.type
+        if config["update_on_kvstore"] is not None:
+            if config["update_on_kvstore"] and kv is None:
+                raise PlexnetError("Cannot set update_on_kvstore=True when there is no kvstore (a single device "
+                                   "and a non-distributed kvstore type)")
+            update_on_kv = bool(config["update_on_kvstore"]) and kv is not None
+        if kv is not None:
+            if self._compression_params:
+                kv.set_gradient_compression(self._compression_params)
+            for i, p in enumerate(self._params):
+                if p._data is not None:
+                    kv.init(i, p.list_data()[0])
+                    if self._distributed:
+                        kv.pull(i, p.list_data())
+            if update_on_kv:
+                kv.set_optimizer(self._optimizer)
+        self._kvstore = kv
+        self._update_on_kvstore = bool(update_on_kv)
+        self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
+        self._kv_initialized = True
+
+    # -- learning rate -------------------------------------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        if not isinstance(self._optimizer, opt.Optimizer):
+            raise UserWarning("Optimizer has to be defined before its learning rate can be accessed.")
+        return self._optimizer.learning_rate
+
+    @property
+    def optimizer(self) -> Any:
+        return self._optimizer
+
+    def set_learning_rate(self, lr: float) -> None:
+        self._optimizer.set_learning_rate(lr)
+
+    # -- the step ---------------------------------------------------------------------------------------
+    def step(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
+        """One update: gradients summed over contexts, then scaled by
+        ``1/batch_size`` and applied."""
+        self._optimizer.rescale_grad = self._scale / batch_size
+        if not self._kv_initialized:
+            self._init_kvstore()
+        self._allreduce_grads()
+        self._update(ignore_stale_grad)
+
+    def allreduce_grads(self) -> None:
+        """Sum the gradients over contexts (for ``update`` called separately)."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._update_on_kvstore:
+            raise PlexnetError("allreduce_grads() when parameters are updated on kvstore is not supported. Try "
+                               "setting `update_on_kvstore` to False when creating trainer.")
+        self._allreduce_grads()
+
+    def _allreduce_grads(self) -> None:
+        kv = self._kvstore
+        if kv is None:
+            return
+        for i, p in enumerate(self._params):
+            if p.grad_req == "null":
+                continue
+            if self._update_on_kvstore:
+                kv.push(i, p.list_grad(), priority=-i)
+            else:
+                kv.pushpull(i, p.list_grad(), priority=-i) if hasattr(kv, "pushpull") else (
+                    kv.push(i, p.list_grad(), priority=-i), kv.pull(i, p.list_grad(), priority=-i))
+
+    def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
+        """Apply the optimizer (after ``allreduce_grads``)."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._update_on_kvstore:
+            raise PlexnetError("update() when parameters are updated on kvstore is not supported. Try setting "
+                               "`update_on_kvstore` to False when creating trainer.")
+        self._optimizer.rescale_grad = self._scale / batch_size
+        self._update(ignore_stale_grad)
+
+    def _update(self, ignore_stale_grad: bool = False) -> None:
+        updates: list[list] = [[] for _ in self._updaters]
+        for i, p in enumerate(self._params):
+            if p.grad_req == "null":
+                continue
+            datas = p.list_data()
+            leaves = [d._ag[0] if d._ag is not None else None for d in datas]
+            if not all(lf is not None and lf.fresh for lf in leaves):
+                if not ignore_stale_grad:
+                    ctxs = [d.context for d, lf in zip(datas, leaves) if lf is None or not lf.fresh]
+                    raise UserWarning(
+                        f"Gradient of Parameter `{p.name}` on context {ctxs[0]} has not been updated by backward "
+                        f"since last `step`. This could mean a bug in your model that made it only use a subset "
+                        f"of the Parameters (Blocks) for this iteration. If you are intentionally only using a "
+                        f"subset, call step with ignore_stale_grad=True to suppress this warning and skip "
+                        f"updating of Parameters with stale gradient")
+                continue
+            if self._update_on_kvstore:
+                self._kvstore.pull(i, datas, priority=-i)
+            else:
+                for upd, d, g in zip(updates, datas, p.list_grad()):
+                    upd.append((i, g, d))
+            for lf in leaves:
+                lf.fresh = False
+        if self._update_on_kvstore:
+            return
+        for updater, upd in zip(self._updaters, updates):
+            if upd:
+                idx, grads, weights = zip(*upd)
+                updater(list(idx), list(grads), list(weights))
+
+    # -- states ---------------------------------------------------------------------------------------
+    def save_states(self, fname: str) -> None:
+        """Save the optimizer states (momentum ...)."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+        else:
+            with open(fname, "wb") as f:
+                f.write(self._updaters[0].get_states(dump_optimizer=True))
+
+    def load_states(self, fname: str) -> None:
+        """Load what ``save_states`` wrote."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+        else:
+            with open(fname, "rb") as f:
+                states = f.read()
+            for updater in self._updaters:
+                updater.set_states(states)
+                updater.optimizer = self._updaters[0].optimizer
+            self._optimizer = self._updaters[0].optimizer
+        self._optimizer.param_dict = dict(enumerate(self._params))
