@@ -148,6 +148,11 @@ class DataIter:
         except AttributeError:
             raise NotImplementedError(f"{type(self).__name__} does not implement provide_data") from None
 
+    @provide_data.setter
+    def provide_data(self, value: list[DataDesc]) -> None:
+        # MXNet's DataIter has no such property: subclasses assign plain attributes
+        self._provide_data = value
+
     @property
     def provide_label(self) -> list[DataDesc]:
         """``DataDesc`` of each label input."""
@@ -155,6 +160,10 @@ class DataIter:
             return self._provide_label  # type: ignore[attr-defined]
         except AttributeError:
             raise NotImplementedError(f"{type(self).__name__} does not implement provide_label") from None
+
+    @provide_label.setter
+    def provide_label(self, value: list[DataDesc]) -> None:
+        self._provide_label = value
 
     def close(self) -> None:
         """Release threads and files held by the iterator (idempotent)."""
