@@ -110,7 +110,7 @@ def subcommands() -> dict[str, Subcommand]:
     try:
         eps = metadata.entry_points(group=COMMANDS_ENTRY_POINT_GROUP)
     except Exception:  # noqa: BLE001 - broken metadata must not break the CLI
-        eps = ()
+        eps = ()  # type: ignore[assignment]
     for ep in eps:
         if ep.name not in out:
             dist = getattr(getattr(ep, "dist", None), "name", None)

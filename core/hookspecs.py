@@ -83,7 +83,7 @@ def plexnet_register_data_iters(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def plexnet_engine_observers() -> Sequence[Any]:
+def plexnet_engine_observers() -> Sequence[Any]:  # type: ignore[empty-body]  # a specification
     """Return objects that observe engine operations (a profiler).
 
     Each observer has ``on_start(name: str, ctx, worker: str) -> Any`` and

@@ -78,15 +78,9 @@ class EvalMetric:
 
     def update_dict(self, label: dict, pred: dict) -> None:
         """Update with name -> array dicts of labels and outputs."""
-        if self.output_names is not None:
-            pred = [pred[name] for name in self.output_names]
-        else:
-            pred = list(pred.values())
-        if self.label_names is not None:
-            label = [label[name] for name in self.label_names]
-        else:
-            label = list(label.values())
-        self.update(label, pred)
+        preds = [pred[n] for n in self.output_names] if self.output_names is not None else list(pred.values())
+        labels = [label[n] for n in self.label_names] if self.label_names is not None else list(label.values())
+        self.update(labels, preds)
 
     def update(self, labels: Any, preds: Any) -> None:
         """Accumulate a batch: ``labels`` and ``preds`` are lists of arrays."""
@@ -94,9 +88,9 @@ class EvalMetric:
 
     def reset(self) -> None:
         """Clear local and global counters."""
-        self.num_inst = 0
+        self.num_inst: float = 0
         self.sum_metric = 0.0
-        self.global_num_inst = 0
+        self.global_num_inst: float = 0
         self.global_sum_metric = 0.0
 
     def reset_local(self) -> None:

@@ -61,7 +61,7 @@ class TopKAccuracy(EvalMetric):
             check_label_shapes(label, pred)
             num_samples = pred.shape[0]
             if pred.ndim == 1:
-                n = int((numpy.argpartition(pred, -self.top_k).flat == label.flat).sum())
+                n = int(numpy.count_nonzero(numpy.argpartition(pred, -self.top_k).flat == label.flat))
                 self._add(n, 0)
             else:
                 num_classes = pred.shape[1]
@@ -69,7 +69,7 @@ class TopKAccuracy(EvalMetric):
                 # argpartition as MXNet: only membership in the top k matters
                 part = numpy.argpartition(pred, -top_k)
                 for j in range(top_k):
-                    n = int((part[:, num_classes - 1 - j].flat == label.flat).sum())
+                    n = int(numpy.count_nonzero(part[:, num_classes - 1 - j].flat == label.flat))
                     self._add(n, 0)
             self.num_inst += num_samples
             self.global_num_inst += num_samples
@@ -248,6 +248,9 @@ class MCC(_BinaryStatsMetric):
 @register
 class PCC(EvalMetric):
     """Multiclass Matthews correlation (from the confusion matrix)."""
+
+    lcm: numpy.ndarray  # local and global confusion matrices, k x k
+    gcm: numpy.ndarray
 
     def __init__(self, name: str = "pcc", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, has_global_stats: bool = True) -> None:

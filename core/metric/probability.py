@@ -25,7 +25,7 @@ class Perplexity(EvalMetric):
     def update(self, labels: Any, preds: Any) -> None:
         labels, preds = _wrap(labels, preds)
         loss = 0.0
-        num = 0
+        num = 0.0
         for label, pred in zip(labels, preds):
             pred = _np(pred)
             label = _np(label)

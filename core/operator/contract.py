@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..context import Context, RunContext
     from ..resource import Resource, ResourceRequest
 
-__all__ = ["OpReqType", "assign", "OpContext", "Operator", "OperatorProperty", "ShapeList"]
+__all__ = ["OpReqType", "assign", "OpContext", "Operator", "OperatorProperty", "ShapeList",
+           "uniform_types"]
 
 ShapeList = list  # list[tuple[int, ...] | None]
 
@@ -102,6 +103,17 @@ class Operator:
         raise NotImplementedError(f"{type(self).__name__} has no backward")
 
 
+def uniform_types(in_type: Sequence[Any], free: Sequence[int] = ()) -> tuple[list[Any], Any]:
+    """MXNet's uniform-type rule: ``(input types, the type)`` where every input but those
+    in ``free`` gets the first known type among them (a ``free`` input keeps its own,
+    or takes that type when unknown). Mismatches are left for the caller to report."""
+    known = next((t for i, t in enumerate(in_type) if t is not None and i not in free), None)
+    if known is None:
+        known = next((t for t in in_type if t is not None), None)
+    ins = [t if (i in free and t is not None) or known is None else known for i, t in enumerate(in_type)]
+    return ins, known
+
+
 class OperatorProperty:
     """Semantics of an operator: parameters, arguments, inference, dependencies.
 
@@ -114,6 +126,9 @@ class OperatorProperty:
     param_cls: ClassVar[type[Params] | None] = None
     #: keyword arguments accepted besides the param struct (e.g. MXNet's ``name``)
     extra_kwargs: ClassVar[tuple[str, ...]] = ()
+    #: indices of arguments whose dtype need not match the others' (the default
+    #: ``infer_type`` leaves them alone: e.g. ``broadcast_like``'s ``rhs``, read for its shape)
+    free_dtype_inputs: ClassVar[tuple[int, ...]] = ()
 
     def __init__(self) -> None:
         self.param: Any = None
@@ -148,7 +163,7 @@ class OperatorProperty:
         return self.num_outputs()
 
     # -- inference ----------------------------------------------------------------------------
-    def infer_shape(self, in_shape: ShapeList) -> tuple[ShapeList, ShapeList, ShapeList]:
+    def infer_shape(self, in_shape: ShapeList[Any]) -> tuple[ShapeList[Any], ShapeList[Any], ShapeList[Any]]:
         """Return ``(in_shapes, out_shapes, aux_shapes)``.
 
         ``in_shape`` entries are tuples or ``None`` (unknown). Fill in what can be
@@ -166,16 +181,21 @@ class OperatorProperty:
 
     def infer_type(self, in_type: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
         """Return ``(in_types, out_types, aux_types)`` as numpy dtypes (``None`` unknown).
-        Default: everything has the first known input's type."""
-        known = next((t for t in in_type if t is not None), None)
-        ins = [known if t is None else t for t in in_type]
+
+        Default, MXNet's rule for operators that state none ("This layer requires uniform
+        type"): every input, output and auxiliary state has the first known input's type.
+        An input given another type is reported by the caller (symbolic inference and
+        the imperative call both compare what is returned here with what was given):
+        plexnet never promotes silently. Inputs listed in ``free_dtype_inputs`` (read
+        for their shape only) keep their own type."""
+        ins, known = uniform_types(in_type, self.free_dtype_inputs)
         return ins, [known] * self.num_outputs(), [known] * len(self.list_auxiliary_states())
 
     # -- resources ------------------------------------------------------------------------------
-    def forward_resource(self, in_shape: ShapeList) -> list["ResourceRequest"]:
+    def forward_resource(self, in_shape: ShapeList[Any]) -> list["ResourceRequest"]:
         return []
 
-    def backward_resource(self, in_shape: ShapeList) -> list["ResourceRequest"]:
+    def backward_resource(self, in_shape: ShapeList[Any]) -> list["ResourceRequest"]:
         return []
 
     # -- memory planning hints -------------------------------------------------------------------
@@ -200,7 +220,8 @@ class OperatorProperty:
     # -- implementation ---------------------------------------------------------------------------
     def create_operator(self, ctx: "Context") -> Operator:
         """An ``Operator`` for ``ctx``, chosen from the registry's implementations."""
-        return registries().operators.create_operator(self, ctx)
+        op: Operator = registries().operators.create_operator(self, ctx)
+        return op
 
     def is_stateless(self) -> bool:
         """True if one Operator instance may be shared by every call with equal params."""

@@ -39,11 +39,11 @@ _pool: ThreadPoolExecutor | None = None
 class CustomOp:
     """Base class of a custom operator's computation (MXNet ``mx.operator.CustomOp``)."""
 
-    def forward(self, is_train: bool, req: list[str], in_data: list, out_data: list, aux: list) -> None:
+    def forward(self, is_train: bool, req: list[str], in_data: list[Any], out_data: list[Any], aux: list[Any]) -> None:
         raise NotImplementedError
 
-    def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list,
-                 aux: list) -> None:
+    def backward(self, req: list[str], out_grad: list[Any], in_data: list[Any], out_data: list[Any], in_grad: list[Any],
+                 aux: list[Any]) -> None:
         raise NotImplementedError
 
     def assign(self, dst: Any, req: str, src: Any) -> None:
@@ -65,10 +65,10 @@ class CustomOpProp:
     def __init__(self, need_top_grad: bool = True) -> None:
         self.need_top_grad_ = need_top_grad
 
-    def infer_shape(self, in_shape: list) -> tuple:
+    def infer_shape(self, in_shape: list[Any]) -> tuple[Any, ...]:
         return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
 
-    def infer_type(self, in_type: list) -> tuple:
+    def infer_type(self, in_type: list[Any]) -> tuple[Any, ...]:
         return (in_type, [in_type[0]] * len(self.list_outputs()),
                 [in_type[0]] * len(self.list_auxiliary_states()))
 
@@ -81,11 +81,11 @@ class CustomOpProp:
     def list_auxiliary_states(self) -> list[str]:
         return []
 
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
+    def declare_backward_dependency(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any]) -> list[Any]:
         deps = list(out_grad) if self.need_top_grad_ else []
         return deps + list(in_data) + list(out_data)
 
-    def create_operator(self, ctx: Any, in_shapes: list, in_dtypes: list) -> CustomOp:
+    def create_operator(self, ctx: Any, in_shapes: list[Any], in_dtypes: list[Any]) -> CustomOp:
         return CustomOp()
 
 
@@ -123,8 +123,8 @@ class CustomProperty(OperatorProperty):
             self.user = cls(**self.kwargs)
         except TypeError as e:
             raise ParamError(f"Custom[{self.op_type}]: bad arguments {self.kwargs}: {e}") from None
-        self._shapes: list | None = None
-        self._types: list | None = None
+        self._shapes: list[Any] | None = None
+        self._types: list[Any] | None = None
 
     def get_params(self) -> dict[str, str]:
         return {"op_type": self.op_type, **self.kwargs}
@@ -138,10 +138,19 @@ class CustomProperty(OperatorProperty):
     def list_auxiliary_states(self) -> list[str]:
         return list(self.user.list_auxiliary_states())
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
+    def infer_shape(self, in_shape: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
         n_out, n_aux = len(self.list_outputs()), len(self.list_auxiliary_states())
         if any(s is None for s in in_shape):
-            return list(in_shape), [None] * n_out, [None] * n_aux
+            # as MXNet: the user's infer_shape sees unknown shapes as [] and may fill them
+            # in from the known ones (a label's shape from the data's)
+            try:
+                res = self.user.infer_shape([list(s) if s is not None else [] for s in in_shape])
+                ins = [tuple(int(d) for d in s) or None for s in res[0]]
+                outs = [tuple(int(d) for d in s) or None for s in res[1]]
+                aux = [tuple(int(d) for d in s) or None for s in (res[2] if len(res) > 2 else [])]
+            except Exception:  # noqa: BLE001 - user code that needs every shape: wait for them
+                return list(in_shape), [None] * n_out, [None] * n_aux
+            return ins, outs, aux
         try:
             res = self.user.infer_shape([list(s) for s in in_shape])
         except Exception as e:  # noqa: BLE001 - user code
@@ -153,7 +162,7 @@ class CustomProperty(OperatorProperty):
         self._shapes = ins
         return ins, [tuple(int(d) for d in s) for s in outs], [tuple(int(d) for d in s) for s in aux]
 
-    def infer_type(self, in_type: list) -> tuple[list, list, list]:
+    def infer_type(self, in_type: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
         if any(t is None for t in in_type):
             return super().infer_type(in_type)
         res = self.user.infer_type([np.dtype(t).type for t in in_type])
@@ -162,7 +171,7 @@ class CustomProperty(OperatorProperty):
         self._types = ins
         return ins, outs, aux
 
-    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
+    def declare_backward_dependency(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any]) -> list[Any]:
         return list(self.user.declare_backward_dependency(out_grad, in_data, out_data))
 
     def need_top_grad(self) -> bool:
@@ -185,7 +194,7 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
-def _wrap(arrays: Sequence[Any], ctx: Any) -> list:
+def _wrap(arrays: Sequence[Any], ctx: Any) -> list[Any]:
     from ..ndarray.ndarray import from_numpy_view
     return [None if a is None else from_numpy_view(a, ctx) for a in arrays]
 
@@ -199,7 +208,7 @@ class CustomOperator(Operator):
         self.op_type = op_type
         self.user_op = user_op
 
-    def _run(self, ctx: OpContext, body: Any, written: list, on_complete: Any) -> None:
+    def _run(self, ctx: OpContext, body: Any, written: list[Any], on_complete: Any) -> None:
         from .. import engine
 
         def job() -> None:

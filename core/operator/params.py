@@ -56,7 +56,7 @@ def _shape_item(tok: str) -> int | None:
         return int(f)
 
 
-class Shape(tuple):
+class Shape(tuple):  # type: ignore[type-arg]  # a tuple of ints, built by __new__
     """A tuple of ints; parses ``"(2, 2)"``, ``"[2,2]"``, ``"2"``, ``2``, ``(2, 2)``.
 
     Strings longer than ``MAX_SHAPE_CHARS`` and more than ``MAX_SHAPE_DIMS`` dimensions are
@@ -136,7 +136,7 @@ def _parse_str(v: Any) -> str:
 
 def _parse_dtype(v: Any) -> str:
     import numpy as np
-    return np.dtype(v).name
+    return str(np.dtype(v).name)
 
 
 _PARSERS: dict[Any, Callable[[Any], Any]] = {
@@ -251,11 +251,11 @@ class Params:
         """MXNet's string form of every field (symbol JSON ``attrs``)."""
         return {k: ("None" if v is None else str(v)) for k, v in self.to_dict().items()}
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return tuple((k, v) for k, v in self.to_dict().items())
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.key() == other.key()  # type: ignore[union-attr]
+        return type(self) is type(other) and self.key() == other.key()
 
     def __hash__(self) -> int:
         return hash((type(self), self.key()))

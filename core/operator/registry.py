@@ -69,8 +69,8 @@ class OpRegistry(Registry[type]):
         self._aliases: dict[str, str] = {}
         self._refused: dict[str, set[str]] = {}  # plugin -> operator names it lost
         self._forced: dict[tuple[str, str], str] = {}
-        self._op_cache: dict[tuple, Operator] = {}
-        self._prop_cache: dict[tuple, OperatorProperty] = {}
+        self._op_cache: dict[tuple[Any, ...], Operator] = {}
+        self._prop_cache: dict[tuple[Any, ...], OperatorProperty] = {}
         self._select_cache: dict[tuple[str, str], ImplRecord] = {}
         self._gen = 0
         self._cache_lock = threading.Lock()
@@ -193,7 +193,7 @@ class OpRegistry(Registry[type]):
         """A property instance for ``name`` initialised with ``kwargs`` (cached when hashable)."""
         kwargs = kwargs or {}
         try:
-            key: tuple | None = (name, tuple(sorted(kwargs.items())))
+            key: tuple[Any, ...] | None = (name, tuple(sorted(kwargs.items())))
             hash(key)
         except TypeError:
             key = None

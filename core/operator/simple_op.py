@@ -33,7 +33,7 @@ from enum import IntEnum
 from typing import Any, Callable, Sequence
 
 from ..base import ShapeError
-from .contract import OpContext, Operator, OperatorProperty, OpReqType
+from .contract import OpContext, Operator, OperatorProperty, OpReqType, uniform_types
 from .params import Field, Params
 
 __all__ = ["SimpleOp", "SimpleOpInplaceOption", "EnvArguments", "GRAD_KINDS"]
@@ -69,7 +69,7 @@ class SimpleOp:
             raise ValueError(f"SimpleOp {name!r}: nin must be 1 or 2, got {nin}")
         self.name = name
         self.nin = nin
-        self.shape_fn: Callable[..., tuple] | None = None
+        self.shape_fn: Callable[..., tuple[Any, ...]] | None = None
         self.function: Callable[..., None] | None = None
         self.inplace = SimpleOpInplaceOption.kNoInplace
         self.gradient: Callable[..., None] | None = None
@@ -83,7 +83,7 @@ class SimpleOp:
         self.type_fn: Callable[..., Any] | None = None
 
     # -- MXNet's registration chain ------------------------------------------------------
-    def set_shape_function(self, fn: Callable[..., tuple]) -> "SimpleOp":
+    def set_shape_function(self, fn: Callable[..., tuple[Any, ...]]) -> "SimpleOp":
         self.shape_fn = fn
         return self
 
@@ -134,7 +134,7 @@ class SimpleOp:
         return self
 
     # -- derived pieces ---------------------------------------------------------------------
-    def out_shape(self, shapes: Sequence[tuple], env: EnvArguments) -> tuple:
+    def out_shape(self, shapes: Sequence[tuple[Any, ...]], env: EnvArguments) -> tuple[Any, ...]:
         """Output shape for known input shapes (raises ShapeError on a conflict)."""
         if self.shape_fn is not None:
             try:
@@ -192,7 +192,7 @@ class SimpleOperator(Operator):
             raise NotImplementedError(f"operator {op.name!r} has no gradient")
         env = op.make_env(self.param, ctx.requested)
         kind = op.grad_kind
-        extra: tuple = ()
+        extra: tuple[Any, ...] = ()
         if kind == "out_value":
             extra = (out_data[0],)
         elif kind == "in_data":
@@ -214,44 +214,44 @@ def _make_property(op: SimpleOp) -> type[OperatorProperty]:
         def list_arguments(self) -> list[str]:
             return list(args)
 
-        def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
+        def infer_shape(self, in_shape: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
             if op.nin == 2 and op.shape_fn is None:
                 known = next((s for s in in_shape if s is not None), None)
                 ins = [tuple(s) if s is not None else known for s in in_shape]
                 if known is None:
                     return ins, [None], []
-                return ins, [op.out_shape(ins, op.make_env(self.param))], []
+                return ins, [op.out_shape(ins, op.make_env(self.param))], []  # type: ignore[arg-type]  # known is not None
             if any(s is None for s in in_shape):
                 return list(in_shape), [None], []
             return [tuple(s) for s in in_shape], [op.out_shape(in_shape, op.make_env(self.param))], []
 
-        def infer_type(self, in_type: list) -> tuple[list, list, list]:
-            known = next((t for t in in_type if t is not None), None)
-            ins = [known if t is None else t for t in in_type]
+        def infer_type(self, in_type: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+            ins, known = uniform_types(in_type)  # MXNet's ElemwiseType: no silent promotion
             if op.type_fn is not None and all(t is not None for t in ins):
                 return ins, [op.type_fn(*ins)], []
             return ins, [known], []
 
-        def forward_resource(self, in_shape: list) -> list:
+        def forward_resource(self, in_shape: list[Any]) -> list[Any]:
             return list(op.resources)
 
-        def backward_resource(self, in_shape: list) -> list:
+        def backward_resource(self, in_shape: list[Any]) -> list[Any]:
             return list(op.resources)
 
-        def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
+        def declare_backward_dependency(self, out_grad: list[Any], in_data: list[Any],
+                                        out_data: list[Any]) -> list[Any]:
             if op.grad_kind == "out_value":
                 return [out_grad[0], out_data[0]]
             if op.grad_kind == "in_data":
                 return [out_grad[0], *in_data]
             return [out_grad[0]]
 
-        def forward_inplace_option(self, in_data: list, out_data: list) -> list:
+        def forward_inplace_option(self, in_data: list[Any], out_data: list[Any]) -> list[Any]:
             if op.inplace in (I.kInplaceInOut, I.kInplaceLhsOut):
                 return [(in_data[0], out_data[0])]
             return []
 
-        def backward_inplace_option(self, out_grad: list, in_data: list, out_data: list,
-                                    in_grad: list) -> list:
+        def backward_inplace_option(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                                    in_grad: list[Any]) -> list[Any]:
             if op.grad_inplace in (I.kInplaceOutIn, I.kInplaceOutLhs):
                 return [(out_grad[0], in_grad[0])]
             return []

@@ -80,7 +80,7 @@ class Storage:
         b = _backend_resolver(ctx)
         custom = b.create_storage_manager(ctx.device_id)
         if custom is not None:
-            return custom
+            return custom  # type: ignore[no-any-return]  # a backend's own StorageManager
         did = ctx.device_id
         alloc = lambda n: b.raw_alloc(n, did)  # noqa: E731
         free = lambda buf: b.raw_free(buf, did)  # noqa: E731

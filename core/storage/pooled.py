@@ -7,6 +7,8 @@ power of two, ``exact`` keeps sizes as asked (larger than a page: page-rounded).
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from .base import Handle, StorageManager
 from .oom import alloc_or_raise
 
@@ -33,14 +35,14 @@ class PooledStorageManager(StorageManager):
     Blocks stay pooled until ``release_all`` (also run automatically when an allocation
     fails, see ``plexnet.storage.oom``)."""
 
-    def __init__(self, ctx, raw_alloc, raw_free=None, *, strategy: str = "round", page: int = 4096,
-                 cutoff: int = 1 << 20) -> None:
+    def __init__(self, ctx: Any, raw_alloc: Callable[[int], Any], raw_free: Callable[[Any], None] | None = None,
+                 *, strategy: str = "round", page: int = 4096, cutoff: int = 1 << 20) -> None:
         super().__init__(ctx, raw_alloc, raw_free)
         if int(page) < 1 or int(cutoff) < 0:
             raise ValueError(f"pool page ({page}) must be >= 1 and cutoff ({cutoff}) >= 0")
         round_size(1, strategy)  # validate
         self.strategy, self.page, self.cutoff = strategy, int(page), int(cutoff)
-        self._pool: dict[int, list] = {}
+        self._pool: dict[int, list[Any]] = {}
 
     def round(self, size: int) -> int:
         """The block size a request of ``size`` bytes gets."""

@@ -287,6 +287,7 @@ def _uses_random(requests: Iterable[Any]) -> bool:
 def _device_operator(prop: Any) -> Any:
     """The operator for ``DEVICE``: the CPU run's implementation (``DEVICE_IMPL='same'``),
     else the registry's choice for the device."""
+    assert DEVICE is not None
     if DEVICE_IMPL == "registry":
         return prop.create_operator(DEVICE)
     reg = plexnet.plugins.registries().operators
@@ -309,6 +310,7 @@ def _on_device(prop: Any, snap: list[list[Any]], call: Callable[..., None], requ
     from plexnet.backends import get_backend
     be = get_backend(DEVICE)
     xp = be.xp
+    assert DEVICE is not None
     dev_id = DEVICE.device_id
     cuda = getattr(xp, "cuda", None)
     if cuda is None:
@@ -343,7 +345,7 @@ def _on_device(prop: Any, snap: list[list[Any]], call: Callable[..., None], requ
                 # resources of their own per run (the engine serialises the users of one
                 # workspace; these runs are not serialised)
                 mgr = ResourceManager(global_seed=seed)
-                opctx = OpContext(bool(is_train), run_context(DEVICE, "opcheck", stream),
+                opctx = OpContext(bool(is_train), run_context(DEVICE, "opcheck", stream),  # type: ignore[arg-type]
                                   [mgr.request(DEVICE, r) for r in requests])
                 try:
                     call(op, opctx, *dev)
@@ -378,7 +380,7 @@ def _compare(name: str, phase: str, labels: list[list[str]], cpu: list[list[Any]
                 continue
             tol = DEVICE_TOL.get(name) or _device_tol(c.dtype, simulated)
             if c.dtype.kind in "fc":
-                np.testing.assert_allclose(d, c, equal_nan=True, err_msg=what, **tol)
+                np.testing.assert_allclose(d, c, equal_nan=True, err_msg=what, **tol)  # type: ignore[call-overload]
             else:
                 np.testing.assert_array_equal(d, c, err_msg=what)
 
@@ -413,16 +415,16 @@ def run_forward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None,
     if any(r == OpReqType.inplace for r in reqs):
         nin = len(ins)
         pairs = prop.forward_inplace_option(list(range(nin)), list(range(nin, nin + nout)))
-        for o, r in enumerate(reqs):
+        for oi, r in enumerate(reqs):
             if r != OpReqType.inplace:
                 continue
-            src = [i for i, oo in pairs if oo - nin == o]
+            src = [i for i, oo in pairs if oo - nin == oi]
             if not src:
-                raise ValueError(f"{name}: req 'inplace' for output {o} but forward_inplace_option "
+                raise ValueError(f"{name}: req 'inplace' for output {oi} but forward_inplace_option "
                                  f"declares {pairs}")
-            assert ins[src[0]].shape == outs[o].shape and ins[src[0]].dtype == outs[o].dtype, \
-                f"{name}: in-place pair {src[0]}->{o} differs in shape or dtype"
-            outs[o] = ins[src[0]]
+            assert ins[src[0]].shape == outs[oi].shape and ins[src[0]].dtype == outs[oi].dtype, \
+                f"{name}: in-place pair {src[0]}->{oi} differs in shape or dtype"
+            outs[oi] = ins[src[0]]
     aliased = {id(o) for o in outs}
     saved = [x.copy() for x in ins] if check_inputs else None
     requests = prop.forward_resource([x.shape for x in ins])
@@ -439,7 +441,7 @@ def run_forward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None,
             _compare(prop.op_name, "forward", labels, [ins, outs, auxs], dev, values=not _uses_random(requests))
         if devs:
             MIRROR.runs[prop.op_name] += 1
-    if check_inputs:
+    if saved is not None:
         for a, x, s in zip(prop.list_arguments(), ins, saved):
             if id(x) not in aliased:
                 np.testing.assert_array_equal(x, s, err_msg=f"{name}: forward modified input {a!r}")
@@ -518,10 +520,10 @@ def run_backward(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None
                      values=not _uses_random(requests))
         if devs:
             MIRROR.runs[prop.op_name] += 1
-    if check_inputs:
-        labels = ([f"out_grad[{i}]" for i in og_ids] + [f"in_data {a!r}" for a in prop.list_arguments()]
-                  + [f"out_data {o!r}" for o in prop.list_outputs()])
-        for lab, a, s in zip(labels, g_og + g_in + g_out, saved):
+    if saved is not None:
+        names = ([f"out_grad[{i}]" for i in og_ids] + [f"in_data {a!r}" for a in prop.list_arguments()]
+                 + [f"out_data {o!r}" for o in prop.list_outputs()])
+        for lab, a, s in zip(names, g_og + g_in + g_out, saved):
             if a is not None and id(a) not in aliased:
                 np.testing.assert_array_equal(a, s, err_msg=f"{name}: backward modified {lab}")
     res = Grads(igrads)
@@ -634,8 +636,9 @@ def check_req(name: str, inputs: Any, kwargs: Mapping[str, Any] | None = None, r
     aux_given = None if aux is None else [np.array(a, copy=True)
                                           for a in (aux.values() if isinstance(aux, Mapping) else aux)]
     fresh_aux = lambda: None if aux_given is None else [a.copy() for a in aux_given]  # noqa: E731
-    kw = dict(is_train=is_train, seed=seed, aux_init=aux_init)
+    kw: dict[str, Any] = dict(is_train=is_train, seed=seed, aux_init=aux_init)
     done: list[str] = []
+    got: Any
     rng = np.random.default_rng(seed + 7)
     if forward:
         ref = run_forward(name, ins, kwargs, fresh_aux(), **kw)
