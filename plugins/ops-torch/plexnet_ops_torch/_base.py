@@ -1,0 +1,116 @@
+"""Loading torch, zero-copy views of numpy arrays as tensors, storing by ``req``, and the
+base class of every torch operator (the ops-basic implementation as its fallback)."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from plexnet.operator import Operator, OpReqType
+
+NULL, WRITE, INPLACE, ADD = OpReqType.null, OpReqType.write, OpReqType.inplace, OpReqType.add
+#: dtypes the torch kernels take here (others run the ops-basic implementation)
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+torch: Any = None
+_reason: str | None = None
+_checked = False
+_lock = threading.Lock()
+
+
+def load() -> bool:
+    """Import torch once; False (with ``reason()``) when it cannot be imported."""
+    global torch, _reason, _checked
+    if _checked:
+        return torch is not None
+    with _lock:
+        if not _checked:
+            try:
+                import torch as _t
+                torch = _t
+            except Exception as e:  # noqa: BLE001 - any import failure makes the plugin unavailable
+                _reason = f"torch cannot be imported ({type(e).__name__}: {e}); pip install torch"
+            _checked = True
+    return torch is not None
+
+
+def available() -> bool:
+    """The registry's availability probe."""
+    return load()
+
+
+available.reason = lambda: _reason  # type: ignore[attr-defined]
+
+
+def T(a: Any) -> Any:
+    """``a`` (a numpy array) as a tensor sharing its memory; a read-only array is copied
+    (torch tensors are always writable)."""
+    if not a.flags.writeable:
+        a = a.copy()
+    return torch.from_numpy(a)
+
+
+def store(out: Any, req: OpReqType, value: Any) -> None:
+    """``out (req)= value`` for a numpy ``out`` and a tensor ``value``."""
+    if req == NULL:
+        return
+    o = torch.from_numpy(out)
+    if req == ADD:
+        o.add_(value)
+    elif o.data_ptr() != value.data_ptr() or o.stride() != value.stride():
+        o.copy_(value)
+
+
+def ok_arrays(arrays: Sequence[Any]) -> bool:
+    """Every array is a numpy array of one dtype torch runs here."""
+    dt = None
+    for a in arrays:
+        if a is None:
+            continue
+        if not isinstance(a, np.ndarray) or a.dtype not in DTYPES:
+            return False
+        if dt is None:
+            dt = a.dtype
+        elif a.dtype != dt:
+            return False
+    return True
+
+
+class TorchOp(Operator):
+    """An operator that runs through torch where it can and through the ops-basic (xp)
+    implementation ``fallback(prop)`` otherwise; subclasses say which inputs they handle
+    with ``supports`` (decided per call from the parameters and the arrays)."""
+
+    #: builds the ops-basic operator from the property's parameters
+    fallback: Callable[[Any], Operator]
+
+    def __init__(self, prop: Any) -> None:
+        self.prop = prop
+        self.p = prop.param
+        self._xp: Operator | None = None
+
+    @property
+    def xp_op(self) -> Operator:
+        if self._xp is None:
+            self._xp = type(self).fallback(self.p)
+        return self._xp
+
+    def supports(self, ctx: Any, arrays: Sequence[Any]) -> bool:
+        return ok_arrays(arrays)
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        if not self.supports(ctx, list(in_data) + list(out_data)):
+            return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
+        self.torch_forward(ctx, in_data, req, out_data, aux_states)
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        if not self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)):
+            return self.xp_op.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
+        self.torch_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
+
+    def torch_forward(self, ctx, in_data, req, out_data, aux_states) -> None:
+        raise NotImplementedError
+
+    def torch_backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states) -> None:
+        raise NotImplementedError
