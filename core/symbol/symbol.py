@@ -739,6 +739,14 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
             # MXNet gives the automatic variable the node's attributes
             e = Entry(Node(None, f"{node_name}_{n}", dict(attrs)), 0)
         inputs.append(e)
+    var_attrs = getattr(prop, "input_var_attrs", None)
+    if var_attrs is not None:  # MXNet's FSetInputVarAttrOnCompose (PReLU's gamma init)
+        for n, extra in var_attrs().items():
+            if n in arg_names:
+                var = inputs[arg_names.index(n)][0]
+                if var.op is None:
+                    for k, v in extra.items():
+                        var.attrs.setdefault(k, v)
     node = Node(op_name, node_name, attrs, inputs, prop)
     return Symbol([Entry(node, i) for i in range(prop.num_visible_outputs())])
 

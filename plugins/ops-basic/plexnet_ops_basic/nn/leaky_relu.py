@@ -162,6 +162,11 @@ class LeakyReLUProp(OperatorProperty):
     def list_arguments(self):
         return ["data", "gamma"] if self.param.act_type == "prelu" else ["data"]
 
+    def input_var_attrs(self) -> dict:
+        """Attributes given to input variables on composition (MXNet's
+        ``FSetInputVarAttrOnCompose``): PReLU's gamma starts at 0.25."""
+        return {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}} if self.param.act_type == "prelu" else {}
+
     def list_outputs(self):
         return ["output", "mask"] if self.param.act_type == "rrelu" else ["output"]
 
