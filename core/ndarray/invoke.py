@@ -235,6 +235,9 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
 
     reads = [x._chunk.var for x in inputs[:n_args]]
     writes = [o._chunk.var for o in outs] + [x._chunk.var for x in inputs[n_args:]] + [r.var for r in requested]
+    mutated = getattr(prop, "mutate_inputs", None)  # inputs an operator updates in place (MXNet's FMutateInputs)
+    if mutated is not None:
+        writes += [inputs[i]._chunk.var for i in mutated()]
     if op.is_async:
         def run_async(rc: Any, on_complete: Any) -> None:
             op.forward_async(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data, on_complete)

@@ -40,7 +40,8 @@ def test_matches_mxnet(case: dict) -> None:
     prop = make_prop(op, kw)
     nvis = prop.num_visible_outputs()
     assert nvis == case["nout"], f"{op}: {nvis} visible outputs, MXNet gives {case['nout']}"
-    outs = run_forward(op, inputs, kw)
+    # fused optimizer updates write their states in place (MXNet's FMutateInputs)
+    outs = run_forward(op, inputs, kw, check_inputs=not hasattr(prop, "mutate_inputs"))
     for i in range(nvis):
         _close(outs[i], DATA[f"{key}/out/{i}"], f"{op} {kw}: output {i}")
     if case["grad"]:

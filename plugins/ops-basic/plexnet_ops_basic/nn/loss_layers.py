@@ -168,7 +168,7 @@ class KLSparseRegProp(FnProp):
 class _KLSparseRegOp(FnOp):
     def backward(self, ctx: Any, out_grad: Any, in_data: Any, out_data: Any, req: Any, in_grad: Any,
                  aux: Any) -> None:
-        xp, p = ctx.xp, self.param
+        p = self.param
         x = in_data[0]
         axes = (0,) + tuple(range(2, x.ndim))
         ma = aux[0]
