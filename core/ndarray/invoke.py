@@ -35,6 +35,20 @@ __all__ = ["invoke", "_invoke", "_binary", "_unary"]
 
 _WRITE = OpReqType.write
 _default_infer_type = OperatorProperty.infer_type
+
+
+def _check_input_types(name: str, prop: Any, expected: Sequence[Any], inputs: Sequence[Any]) -> None:
+    """MXNet's infer_type rule in imperative calls: an input whose dtype differs from
+    what the operator requires is an error naming the operator and the arguments
+    (no silent promotion)."""
+    for i, (t, x) in enumerate(zip(expected, inputs)):
+        if t is not None and np.dtype(t) != x._data.dtype:
+            from ..executor.graph import InferTypeError
+            names = prop.list_arguments()
+            given = ", ".join(f"{n}={y._data.dtype.name}" for n, y in zip(names, inputs))
+            raise InferTypeError(f"{name}: argument {names[i]!r} has dtype {x._data.dtype.name}, the operator "
+                                 f"requires {np.dtype(t).name} (input types: {given}); plexnet, like MXNet, "
+                                 f"does not promote: cast the inputs first (astype)")
 _INLINE = FnProperty.INLINE
 #: element-wise results up to this size may run on the calling thread (FnProperty.INLINE)
 INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
@@ -91,12 +105,13 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
         if oc.ctx is not ctx and oc.ctx != ctx:
             _check_ctx(name, a, o)
         ad, od = a._data, o._data
+        if ad.dtype != od.dtype:  # MXNet's ElemwiseType: no silent promotion
+            _check_input_types(name, hit[1], [ad.dtype] * 2, [a, o])
         shape = ad.shape
         if shape != od.shape:
             shape = op.out_shape((shape, od.shape), env)
         if out is None:
-            dt = ad.dtype
-            out = _new(shape, ctx, dt if dt == od.dtype else np.result_type(dt, od.dtype))
+            out = _new(shape, ctx, ad.dtype)
         elif out._data.shape != shape:
             raise ShapeError(f"{name}: in-place result shape {shape} differs from the target's {out.shape}")
         elif _AG.recording:
@@ -206,6 +221,7 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
         if s is not None and tuple(s) != x.shape:
             raise ShapeError(f"{name}: auxiliary state {a!r} has shape {x.shape}, expected {tuple(s)}")
     _itypes, otypes, atypes = prop.infer_type([x._data.dtype for x in inputs[:n_args]])
+    _check_input_types(name, prop, _itypes, inputs[:n_args])
     if type(prop).infer_type is not _default_infer_type:  # the operator states its aux dtypes
         for a, t, x in zip(aux_names, atypes, inputs[n_args:]):
             if t is not None and np.dtype(t) != x._data.dtype:

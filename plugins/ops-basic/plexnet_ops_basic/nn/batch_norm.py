@@ -11,6 +11,8 @@ gradient) without writing into the gamma array.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from plexnet.base import ShapeError
 from plexnet.operator import Field, Operator, OpReqType, Params
 
@@ -105,6 +107,15 @@ class BatchNormProp(NormProp):
 
     def list_auxiliary_states(self):
         return ["moving_mean", "moving_var"]
+
+    def infer_type(self, in_type):
+        """MXNet's BatchNormType: gamma, beta, the statistics and the moving averages
+        are float32 for float16 data, else the data's type (no other mixing)."""
+        d = in_type[0]
+        if d is None:
+            return super().infer_type(in_type)
+        p = np.float32 if np.dtype(d) == np.float16 else d
+        return [d] + [p] * (len(in_type) - 1), [d, p, p], [p, p]
 
     def check_data(self, d):
         op = self.op_name

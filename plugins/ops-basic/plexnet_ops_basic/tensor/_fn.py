@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from plexnet.operator import OperatorProperty
+from plexnet.operator.contract import uniform_types
 
 from ._common import NULL, XpOperator, fill_zero, register_op, shape_error, store
 
@@ -58,8 +59,7 @@ class FnProp(OperatorProperty):
         return [t] * len(self.list_outputs())
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
-        t = next((t for t in in_type if t is not None), None)
-        ins = [x if x is not None else t for x in in_type]
+        ins, _ = uniform_types(in_type, self.free_dtype_inputs)  # no silent promotion
         return ins, self.out_types(ins), []
 
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:

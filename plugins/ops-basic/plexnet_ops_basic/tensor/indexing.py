@@ -65,7 +65,12 @@ class SliceParam(Params):
 
 
 def slice_key(op: str, shape: tuple, begin: Any, end: Any, step: Any) -> tuple[tuple, tuple]:
-    """``(index tuple, output shape)`` for Python-style slicing per axis."""
+    """``(index tuple, output shape)`` for Python-style slicing per axis.
+
+    As MXNet 1.9.1 (tests/fixtures/mxnet_slice_edges.json): an end beyond the axis is
+    clipped, so is a begin before its start; an empty range with a positive step
+    (``begin >= end`` after that) is an error, while a negative step may give an empty
+    axis."""
     if len(begin) > len(shape):
         raise shape_error(op, f"'begin'={tuple(begin)} has more entries than input shape {shape} has dims")
     key, out = [], []
@@ -74,6 +79,9 @@ def slice_key(op: str, shape: tuple, begin: Any, end: Any, step: Any) -> tuple[t
             s = step[i] if len(step) and step[i] is not None else 1
             sl = slice(begin[i], end[i], s)
             n = len(range(*sl.indices(d)))
+            if n == 0 and s > 0 and d > 0:
+                raise shape_error(op, f"empty range on axis {i}: begin={begin[i]}, end={end[i]} for size {d} "
+                                      f"(input shape {shape}); MXNet 1.x does not create zero-size slices")
             key.append(sl)
             out.append(n)
         else:
@@ -114,7 +122,7 @@ class SliceAxisProp(SliceProp):
         n = s[ax]
         b = p.begin + n if p.begin < 0 else p.begin
         e = n if p.end is None else (p.end + n if p.end < 0 else p.end)
-        if not (0 <= b <= n and 0 <= e <= n and b <= e):
+        if not (0 <= b <= n and 0 <= e <= n and b < e):  # MXNet: begin < end, no empty slice
             raise shape_error(self.op_name, f"invalid range begin={p.begin}, end={p.end} for axis {p.axis} of "
                                             f"size {n} (input shape {s})")
         key = tuple(slice(b, e) if i == ax else slice(None) for i in range(len(s)))

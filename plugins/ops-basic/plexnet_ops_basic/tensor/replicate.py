@@ -196,6 +196,7 @@ class BroadcastLikeParam(Params):
 class BroadcastLikeProp(OperatorProperty):
     """Broadcast ``lhs`` to the shape of ``rhs`` (or to its ``rhs_axes`` sizes)."""
     param_cls = BroadcastLikeParam
+    free_dtype_inputs = (1,)  # rhs gives a shape only (MXNet accepts any dtype)
 
     def list_arguments(self) -> list[str]:
         return ["lhs", "rhs"]

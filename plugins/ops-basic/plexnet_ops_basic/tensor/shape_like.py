@@ -39,6 +39,7 @@ class ReshapeLikeProp(FnProp):
     ``[rhs_begin, rhs_end)``."""
     param_cls = ReshapeLikeParam
     arguments = ("lhs", "rhs")
+    free_dtype_inputs = (1,)  # rhs gives a shape only (MXNet accepts any dtype)
     deps = ("out_grad",)
     inplace = ((0, 0),)
 
@@ -68,6 +69,7 @@ class SliceLikeProp(FnProp):
     """``data[:s0, :s1, ...]`` where ``s`` is ``shape_like``'s shape on ``axes``."""
     param_cls = SliceLikeParam
     arguments = ("data", "shape_like")
+    free_dtype_inputs = (1,)  # shape_like gives a shape only (MXNet accepts any dtype)
     deps = ("out_grad", "in_data")  # the shapes of both inputs
 
     def _key(self, data: tuple, like: tuple) -> tuple:
