@@ -65,14 +65,15 @@ class TapeNode:
     """A recorded call. Subclasses implement ``push_backward`` (and, where a
     differentiable gradient exists, are known to ``higher.py``)."""
 
-    __slots__ = ("__weakref__", "ctx", "freed", "inputs", "n_args", "name", "out_data", "out_vars")
+    __slots__ = ("__weakref__", "ctx", "freed", "inputs", "n_args", "name", "out_chunks", "out_data")
 
     def __init__(self, name: str, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
         self.name = name
         self.inputs = list(inputs)
         self.n_args = n_args
         self.out_data = [o._data for o in outs]
-        self.out_vars = [o._chunk.var for o in outs]
+        # the chunks, not just their buffers: a dead chunk's storage and engine variable are recycled
+        self.out_chunks = [o._chunk for o in outs]
         self.ctx = outs[0]._chunk.ctx if outs else inputs[0]._chunk.ctx
         self.freed = False
 
@@ -84,7 +85,7 @@ class TapeNode:
         self.freed = True
         self.inputs = []
         self.out_data = []
-        self.out_vars = []
+        self.out_chunks = []
 
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         """Push the computation of the input gradients. ``out_grads`` holds one NDArray
@@ -98,13 +99,16 @@ def _scratch(x: Any) -> Any:
     return _new(x._data.shape, x._chunk.ctx, x._data.dtype)
 
 
-def _grad_buffers(node: TapeNode, targets: list) -> tuple[list, list, list]:
-    """Raw in_grad arrays, reqs and written engine vars for ``targets``."""
-    ig, req, wv = [], [], []
+def _grad_buffers(node: TapeNode, targets: list) -> tuple[list, list, list, list]:
+    """Raw in_grad arrays, reqs, written engine vars for ``targets``, and the scratch
+    arrays for unneeded gradients (the pushed function must keep them alive: a dead
+    chunk's variable is deleted and its storage recycled)."""
+    ig, req, wv, keep = [], [], [], []
     for i in range(node.n_args):
         t = targets[i]
         if t is None:
             s = _scratch(node.inputs[i])
+            keep.append(s)
             ig.append(s._data)
             req.append(_NULL)
             wv.append(s._chunk.var)
@@ -112,7 +116,7 @@ def _grad_buffers(node: TapeNode, targets: list) -> tuple[list, list, list]:
             ig.append(t[0]._data)
             req.append(t[1])
             wv.append(t[0]._chunk.var)
-    return ig, req, wv
+    return ig, req, wv, keep
 
 
 class OpNode(TapeNode):
@@ -136,21 +140,21 @@ class OpNode(TapeNode):
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         na, prop, ctx = self.n_args, self.prop, self.ctx
         ins = self.inputs
-        ig, req, wv = _grad_buffers(self, targets)
+        ig, req, wv, keep = _grad_buffers(self, targets)
         og = [g._data for g in out_grads]
         ind = [x._data for x in ins[:na]]
         aux = [x._data for x in ins[na:]]
         outd = self.out_data
         requested = [_resources().request(ctx, r) for r in prop.backward_resource([x.shape for x in ins[:na]])]
-        reads = [g._chunk.var for g in out_grads] + [x._chunk.var for x in ins[:na]] + list(self.out_vars)
+        reads = [g._chunk.var for g in out_grads] + [x._chunk.var for x in ins[:na]] + [c.var for c in self.out_chunks]
         writes = wv + [x._chunk.var for x in ins[na:]] + [r.var for r in requested]
         op = self.op
         if getattr(op, "is_async", False):
-            def run_async(rc: Any, on_complete: Any) -> None:
+            def run_async(rc: Any, on_complete: Any, keep: list = keep) -> None:
                 op.backward_async(OpContext(is_train, rc, requested), og, ind, outd, req, ig, aux, on_complete)
             _engine().push_async(run_async, ctx, reads, writes, 0, 0, f"{self.name}_backward")
         else:
-            def run(rc: Any) -> None:
+            def run(rc: Any, keep: list = keep) -> None:
                 op.backward(OpContext(is_train, rc, requested), og, ind, outd, req, ig, aux)
             _engine().push_sync(run, ctx, reads, writes, 0, 0, f"{self.name}_backward")
 
@@ -170,13 +174,13 @@ class SimpleNode(TapeNode):
         sop, env = self.sop, self.env
         if sop.gradient is None:
             raise PlexnetError(f"operator {sop.name!r} has no gradient; it cannot be differentiated")
-        ig, req, wv = _grad_buffers(self, targets)
+        ig, req, wv, keep = _grad_buffers(self, targets)
         g = out_grads[0]
         kind = sop.grad_kind
         reads = [g._chunk.var]
         if kind == "out_value":
             extra: tuple = (self.out_data[0],)
-            reads += self.out_vars
+            reads += [c.var for c in self.out_chunks]
         elif kind == "in_data":
             extra = tuple(x._data for x in self.inputs)
             reads += [x._chunk.var for x in self.inputs]
@@ -184,10 +188,10 @@ class SimpleNode(TapeNode):
             extra = ()
         gd, fn = g._data, sop.gradient
         if sop.nin == 1:
-            def run(rc: Any) -> None:
+            def run(rc: Any, keep: list = keep) -> None:
                 fn(gd, *extra, env, ig[0], req[0], rc)
         else:
-            def run(rc: Any) -> None:
+            def run(rc: Any, keep: list = keep) -> None:
                 fn(gd, *extra, env, ig[0], ig[1], req[0], req[1], rc)
         _engine().push_sync(run, self.ctx, reads, wv, 0, 0, f"{self.name}_backward")
 

@@ -307,18 +307,19 @@ class LayerNorm(HybridBlock):
 
 
 class GroupNorm(HybridBlock):
-    """Group normalisation: channels split into ``num_groups`` groups."""
+    """Group normalisation: channels split into ``num_groups`` groups (gamma/beta per group)."""
 
     def __init__(self, num_groups: int = 1, epsilon: float = 1e-5, center: bool = True, scale: bool = True,
-                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones", in_channels: int = 0,
-                 prefix: str | None = None, params: Any = None) -> None:
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones", prefix: str | None = None,
+                 params: Any = None) -> None:
         super().__init__(prefix=prefix, params=params)
         self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center, "scale": scale}
         self._num_groups = num_groups
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
+        # one scale/shift per group, as in MXNet 1.x
+        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(num_groups,),
                                      init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
+        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(num_groups,),
                                     init=beta_initializer, allow_deferred_init=True)
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:

@@ -1,0 +1,151 @@
+"""Gluon train-step benchmark: plexnet vs Apache MXNet 1.9.1, in one sitting.
+
+A Gluon MLP and LeNet train step (forward under ``autograd.record``, softmax
+cross-entropy loss, backward, ``Trainer.step`` with SGD), imperative and hybridized,
+plus the same network through ``Module`` (the symbolic path). Each library runs in its
+own subprocess (MXNet from ``--mxnet-python``, with ``OPENBLAS_CORETYPE=SkylakeX``);
+the runs alternate between the libraries ``--rounds`` times and the median of each
+configuration's per-round best is reported, as ratios plexnet / MXNet.
+
+    python bench/gluon_bench.py                 # both libraries, ratios
+    python bench/gluon_bench.py --lib plexnet   # one library, JSON lines
+
+Targets (issue 16): hybridized <= 0.8x MXNet's hybridized; imperative <= 0.7x MXNet's
+imperative; plexnet hybridized within 1.1x of plexnet's Module on the same network.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+CONFIGS = [("mlp", "imperative"), ("mlp", "hybridized"), ("mlp", "module"),
+           ("lenet", "imperative"), ("lenet", "hybridized"), ("lenet", "module")]
+
+
+def _gluon_net(mx, kind):
+    nn = mx.gluon.nn
+    net = nn.HybridSequential()
+    with net.name_scope():
+        if kind == "mlp":
+            net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"), nn.Dense(10))
+        else:
+            net.add(nn.Conv2D(8, 5, activation="tanh"), nn.MaxPool2D(2, 2), nn.Conv2D(16, 5, activation="tanh"),
+                    nn.MaxPool2D(2, 2), nn.Flatten(), nn.Dense(64, activation="tanh"), nn.Dense(10))
+    return net
+
+
+def _symbol(mx, kind):
+    s = mx.sym
+    x = s.Variable("data")
+    if kind == "mlp":
+        h = s.Activation(s.FullyConnected(x, num_hidden=256, name="fc1"), act_type="relu")
+        h = s.Activation(s.FullyConnected(h, num_hidden=128, name="fc2"), act_type="relu")
+        h = s.FullyConnected(h, num_hidden=10, name="fc3")
+    else:
+        h = s.Activation(s.Convolution(x, kernel=(5, 5), num_filter=8, name="c1"), act_type="tanh")
+        h = s.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        h = s.Activation(s.Convolution(h, kernel=(5, 5), num_filter=16, name="c2"), act_type="tanh")
+        h = s.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        h = s.Activation(s.FullyConnected(s.Flatten(h), num_hidden=64, name="fc1"), act_type="tanh")
+        h = s.FullyConnected(h, num_hidden=10, name="fc2")
+    return s.SoftmaxOutput(h, name="softmax")
+
+
+def run_one(lib: str, kind: str, mode: str, steps: int, batch: int) -> float:
+    """Seconds per train step (best of three timed blocks of ``steps``)."""
+    import numpy as np
+    mx = __import__(lib)
+    rng = np.random.RandomState(0)
+    shape = (batch, 784) if kind == "mlp" else (batch, 1, 28, 28)
+    x = mx.nd.array(rng.rand(*shape).astype(np.float32))
+    y = mx.nd.array(rng.randint(0, 10, batch).astype(np.float32))
+    if mode == "module":
+        mod = mx.mod.Module(_symbol(mx, kind), context=mx.cpu())
+        mod.bind([("data", shape)], [("softmax_label", (batch,))])
+        mod.init_params(mx.init.Xavier())
+        mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.01})
+        batch_ = mx.io.DataBatch([x], [y])
+
+        def step():
+            mod.forward(batch_, is_train=True)
+            mod.backward()
+            mod.update()
+    else:
+        net = _gluon_net(mx, kind)
+        net.initialize(mx.init.Xavier(), ctx=mx.cpu())
+        if mode == "hybridized":
+            net.hybridize(static_alloc=True, static_shape=True)
+        loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        if mode == "hybridized":
+            loss_fn.hybridize(static_alloc=True, static_shape=True)
+        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
+        ag = mx.autograd
+
+        def step():
+            with ag.record():
+                loss = loss_fn(net(x), y)
+            loss.backward()
+            trainer.step(batch)
+    for _ in range(5):
+        step()
+    mx.nd.waitall()
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(steps):
+            step()
+        mx.nd.waitall()
+        best = min(best, (time.perf_counter() - t) / steps)
+    return best
+
+
+def _child(lib: str, python: str, steps: int, batch: int) -> dict:
+    env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX", MXNET_ENGINE_TYPE=os.environ.get("MXNET_ENGINE_TYPE",
+                                                                                            "ThreadedEnginePerDevice"))
+    cmd = [python, os.path.abspath(__file__), "--lib", lib, "--steps", str(steps), "--batch", str(batch)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"{lib} run failed:\n{out.stderr[-3000:]}")
+    res = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            res[(d["net"], d["mode"])] = d["s_per_step"]
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", choices=["plexnet", "mxnet"])
+    ap.add_argument("--mxnet-python", default="/work/mxvenv/bin/python")
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if a.lib:
+        for kind, mode in CONFIGS:
+            s = run_one(a.lib, kind, mode, a.steps, a.batch)
+            print(json.dumps({"lib": a.lib, "net": kind, "mode": mode, "s_per_step": s}), flush=True)
+        return
+    runs: dict = {"plexnet": [], "mxnet": []}
+    for r in range(a.rounds):
+        for lib, py in (("plexnet", sys.executable), ("mxnet", a.mxnet_python)):
+            runs[lib].append(_child(lib, py, a.steps, a.batch))
+        print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
+    med = {lib: {c: statistics.median(run[c] for run in rs) for c in CONFIGS} for lib, rs in runs.items()}
+    print(f"{'net':6} {'mode':11} {'plexnet ms':>11} {'mxnet ms':>10} {'ratio':>7}")
+    for c in CONFIGS:
+        p, m = med["plexnet"][c] * 1e3, med["mxnet"][c] * 1e3
+        print(f"{c[0]:6} {c[1]:11} {p:11.3f} {m:10.3f} {p / m:7.2f}")
+    for kind in ("mlp", "lenet"):
+        h, mod = med["plexnet"][(kind, "hybridized")], med["plexnet"][(kind, "module")]
+        print(f"plexnet {kind}: hybridized / Module = {h / mod:.2f}")
+
+
+if __name__ == "__main__":
+    main()
