@@ -5,7 +5,9 @@ them into sub-modules: ``_linalg_gemm`` is ``mx.nd.linalg.gemm``, ``_image_resiz
 ``mx.nd.image.resize``, ``_contrib_box_nms`` is ``mx.nd.contrib.box_nms``. This module
 does the same from the operator registry, so a third-party plugin that registers
 ``_contrib_myop`` shows up as ``nd.contrib.myop`` and ``sym.contrib.myop`` with no
-further code. ``_random_*`` / ``_sample_*`` operators are reached through the
+further code. A namespace may also take MXNet's Python-level functions from a module
+(``extras_module``: ``nd.contrib.foreach``, ``isfinite`` ...), which win over operators.
+``_random_*`` / ``_sample_*`` operators are reached through the
 hand-written ``nd.random`` / ``sym.random`` modules (MXNet dispatches there on whether
 the distribution parameters are arrays).
 
@@ -69,16 +71,28 @@ class OpNamespace(types.ModuleType):
     (they win over operators of the same name)."""
 
     def __init__(self, fullname: str, prefixes: tuple[str, ...], lookup: Callable[[str], Any],
-                 extras: dict[str, Any] | None = None, doc: str | None = None) -> None:
+                 extras: dict[str, Any] | None = None, doc: str | None = None,
+                 extras_module: str | None = None) -> None:
         super().__init__(fullname, doc)
         self._prefixes = prefixes
         self._lookup = lookup
         self._extras = dict(extras or {})
+        self._extras_module = extras_module
+
+    def _python_functions(self) -> dict[str, Any]:
+        """``extras`` plus the ``__all__`` of ``extras_module`` (imported on first use):
+        MXNet's Python-level functions of the namespace (``contrib.foreach`` ...)."""
+        if self._extras_module is not None:
+            import importlib
+            mod = importlib.import_module(self._extras_module)
+            self._extras.update({n: getattr(mod, n) for n in mod.__all__ if n not in self._extras})
+            self._extras_module = None
+        return self._extras
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        extra = self._extras.get(name)
+        extra = self._python_functions().get(name)
         if extra is not None:
             return extra
         for p in self._prefixes:
@@ -90,14 +104,14 @@ class OpNamespace(types.ModuleType):
                              f"is the plugin that provides it installed? `plexnet plugins` lists what is)")
 
     def __dir__(self) -> list[str]:
-        return sorted(set(names_with_prefix(self._prefixes)) | set(self._extras))
+        return sorted(set(names_with_prefix(self._prefixes)) | set(self._python_functions()))
 
 
 _namespaces: dict[tuple[str, str], OpNamespace] = {}
 
 
 def namespace(parent: str, sub: str, lookup: Callable[[str], Any],
-              extras: dict[str, Any] | None = None) -> OpNamespace:
+              extras: dict[str, Any] | None = None, extras_module: str | None = None) -> OpNamespace:
     """The (cached) ``<parent>.<sub>`` namespace, e.g. ``namespace("plexnet.ndarray",
     "linalg", nd.op_function)``; it is also entered in ``sys.modules`` so that
     ``from plexnet.ndarray import linalg`` and ``import plexnet.ndarray.linalg`` work."""
@@ -105,7 +119,7 @@ def namespace(parent: str, sub: str, lookup: Callable[[str], Any],
     ns = _namespaces.get(key)
     if ns is None:
         ns = OpNamespace(f"{parent}.{sub}", PREFIXES[sub], lookup, extras,
-                         f"MXNet's ``{sub}`` operators (registered as ``{PREFIXES[sub][0]}*``).")
+                         f"MXNet's ``{sub}`` operators (registered as ``{PREFIXES[sub][0]}*``).", extras_module)
         _namespaces[key] = ns
         sys.modules.setdefault(ns.__name__, ns)
     return ns

@@ -1,0 +1,16 @@
+"""Entry point of plexnet-ops-contrib."""
+from __future__ import annotations
+
+from typing import Any
+
+from plexnet.hookspecs import hookimpl
+
+from . import bbox, elemwise, fft, resample
+
+PLEXNET_API_VERSION = "1.0"
+
+
+@hookimpl
+def plexnet_register_operators(registry: Any) -> None:
+    for mod in (elemwise, bbox, resample, fft):
+        mod.register(registry)
