@@ -76,7 +76,8 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     flat_data, _ = _flatten(data, "foreach data")
     _flatten(init_states, "foreach init_states")
     steps = flat_data[0].shape[0]
-    states, per_step, out_fmt = init_states, [], None
+    states, out_fmt = init_states, None
+    per_step: list[list[NDArray]] = []
     for i in range(steps):
         items = data[i] if isinstance(data, NDArray) else [d[i] for d in data]
         outs, states = body(items, states)
@@ -101,7 +102,8 @@ def while_loop(cond: Callable[..., Any], func: Callable[..., tuple[Any, Any]], l
     lv = [loop_vars] if single else list(loop_vars)
     if not lv:
         raise ValueError("while_loop: loop_vars should contain at least one element")
-    steps, per_step, out_fmt = 0, [], None
+    steps, out_fmt = 0, None
+    per_step: list[list[NDArray]] = []
     while steps < max_iterations and _scalar(cond(*lv), bool, "the return value of cond"):
         step_out, new_vars = func(*lv)
         new_vars = [] if new_vars is None else ([new_vars] if isinstance(new_vars, NDArray) else list(new_vars))

@@ -144,9 +144,11 @@ class BoxNMSProp(FnProp):
             record[b, :len(keep), 0] = keep.astype(data.dtype)
         if p.in_format != p.out_format:
             c = out[..., cs:cs + 4]
-            conv = _corners(xp, c, "center") if p.out_format == "corner" else xp.stack(
-                [(c[..., 0] + c[..., 2]) / 2, (c[..., 1] + c[..., 3]) / 2, c[..., 2] - c[..., 0], c[..., 3] - c[..., 1]],
-                axis=-1)
+            if p.out_format == "corner":
+                conv = _corners(xp, c, "center")
+            else:
+                conv = xp.stack([(c[..., 0] + c[..., 2]) / 2, (c[..., 1] + c[..., 3]) / 2,
+                                 c[..., 2] - c[..., 0], c[..., 3] - c[..., 1]], axis=-1)
             out[..., cs:cs + 4] = xp.where((c[..., :1] < 0), c, conv)
         return [out.reshape(data.shape), record.reshape(data.shape[:-1] + (1,))]
 
