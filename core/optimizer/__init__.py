@@ -2,8 +2,10 @@
 
 ``create(name, **kwargs)`` instantiates any registered optimizer: the built-ins (an
 internal plugin, ``plexnet.optimizer.builtin``: ``sgd``, ``nag``, ``adam``, ``adagrad``,
-``rmsprop``), those of installed plugins (hook ``plexnet_register_optimizers``) and user
-classes decorated with ``@Optimizer.register``.
+``rmsprop``, and from ``more``: ``signum``, ``ftml``, ``ftrl``, ``lars``, ``lbsgd``, ``lamb``,
+``dcasgd``, ``sgld``, ``ccsgd``, ``adamax``, ``nadam``, ``adadelta``, ``test``), those of
+installed plugins (hook ``plexnet_register_optimizers``) and user classes decorated with
+``@Optimizer.register``.
 
 ``plexnet.optimizer.kernels`` holds the update arithmetic (MXNet's fused optimizer
 kernels written against ``xp``), shared by these classes and by the ``sgd_update``,
@@ -13,8 +15,16 @@ from __future__ import annotations
 
 from . import kernels
 from .builtin import NAG, SGD, AdaGrad, Adam, RMSProp
+from .more import DCASGD, FTML, LAMB, LARS, LBSGD, SGLD, AdaDelta, Adamax, Ftrl, Nadam, Signum, Test, ccSGD
 from .optimizer import (Optimizer, Updater, create, from_config, get_updater, list_optimizers, lookup,
                         register)
 
 __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup", "list_optimizers",
-           "from_config", "kernels", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp"]
+           "from_config", "kernels", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Signum", "FTML", "Ftrl", "LARS",
+           "LBSGD", "LAMB", "DCASGD", "SGLD", "ccSGD", "Adamax", "Nadam", "AdaDelta", "Test", "NDabs"]
+
+
+def NDabs(*args: object, **kwargs: object) -> object:  # noqa: N802 - MXNet exposes nd.abs under this name here
+    """``mx.nd.abs`` (MXNet's optimizer module imports it as ``NDabs``)."""
+    from ..ndarray import op_function
+    return op_function("abs")(*args, **kwargs)

@@ -160,5 +160,6 @@ BUILTIN_OPTIMIZERS: dict[str, type] = {"sgd": SGD, "nag": NAG, "adam": Adam, "ad
 
 @hookimpl
 def plexnet_register_optimizers(register: Any) -> None:
-    for name, cls in BUILTIN_OPTIMIZERS.items():
+    from .more import MORE_OPTIMIZERS  # the rest of MXNet's optimizers (more.py imports SGD from here)
+    for name, cls in {**BUILTIN_OPTIMIZERS, **MORE_OPTIMIZERS}.items():
         register(name, cls)
