@@ -34,6 +34,8 @@ def _make_function(name: str) -> Any:
         return create(name, args, kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = registries().operators.function_doc(name, f"The {name} operator (symbolic).")
+    from ..operator.signature import operator_signature  # help() and IDEs show the parameters
+    fn.__signature__ = operator_signature(registries().operators.property_class(name), "sym")  # type: ignore[attr-defined]
     return fn
 
 
