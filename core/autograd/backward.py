@@ -20,7 +20,10 @@ from typing import Any
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..operator.contract import OpReqType
-from .tape import Leaf, describe
+from .tape import Leaf, SimpleNode, describe, small_prop
+
+#: operators whose gradient is the output gradient unchanged
+IDENTITY_GRAD = frozenset(("_plus_scalar", "_minus_scalar", "_copy", "identity"))
 
 __all__ = ["run_backward"]
 
@@ -33,8 +36,9 @@ def _new_like(x: Any) -> Any:
 
 
 def _fill(x: Any, value: float) -> None:
-    d = x._data
-    _engine().push_sync(lambda rc: d.fill(value), x._chunk.ctx, (), (x._chunk.var,), 0, 0, "autograd_fill")
+    d, ctx = x._data, x._chunk.ctx
+    _engine().push_sync(lambda rc: d.fill(value), ctx, (), (x._chunk.var,), small_prop(d.nbytes, ctx), 0,
+                        "autograd_fill")
 
 
 def _copy_into(dst: Any, src: Any, req: OpReqType) -> None:
@@ -45,7 +49,9 @@ def _copy_into(dst: Any, src: Any, req: OpReqType) -> None:
     else:
         def run(rc: Any) -> None:
             d[...] = s
-    _engine().push_sync(run, dst._chunk.ctx, (src._chunk.var,), (dst._chunk.var,), 0, 0, "autograd_accumulate")
+    ctx = dst._chunk.ctx
+    _engine().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
+                        "autograd_accumulate")
 
 
 def _topo(heads: Sequence[Any]) -> list:
@@ -140,108 +146,103 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             for node in order:
                 node.free()
         return res
-    acc: dict[tuple[int, int], list] = {}   # (node id, index) -> [buffer NDArray]
-    results: list = [None] * len(variables) if variables is not None else []
+    acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
     for h, g in zip(heads, head_grads):
         n, k = h._ag
         key = (id(n), k)
-        if isinstance(n, Leaf):
-            if want is not None:
-                if id(n) not in want:
-                    continue
-                buf = results[want[id(n)]]
-                if buf is None:
-                    buf = results[want[id(n)]] = _new_like(h)
-                    _fill(buf, 1.0) if g is None else _copy_into(buf, g, _WRITE)
-                else:
-                    _add_seed(buf, g)
-            elif n.req != _NULL:
-                if g is None:
-                    g = _new_like(h)
-                    _fill(g, 1.0)
-                _copy_into(n.grad, g, n.req if key not in acc else _ADD)
-                n.fresh = True
-                acc[key] = [n.grad]
+        if n.__class__ is Leaf and (n.req == _NULL if want is None else id(n) not in want):
             continue
         cur = acc.get(key)
-        if cur is None:
-            buf = _new_like(h)
-            _fill(buf, 1.0) if g is None else _copy_into(buf, g, _WRITE)
-            acc[key] = [buf]
+        if cur is not None:
+            _add_seed(cur, g)
+        elif n.__class__ is Leaf and want is None:
+            if g is None:
+                g = _new_like(h)
+                _fill(g, 1.0)
+            _copy_into(n.grad, g, n.req)
+            n.fresh = True
+            acc[key] = n.grad
         else:
-            _add_seed(cur[0], g)
+            buf = acc[key] = _new_like(h)
+            _fill(buf, 1.0) if g is None else _copy_into(buf, g, _WRITE)
     for node in reversed(order):
         nid = id(node)
         if nid not in need:
             continue
-        ogs = []
-        for k in range(node.num_visible()):
-            cur = acc.pop((nid, k), None)
-            if cur is None:  # an output nobody differentiated: zero gradient
-                ogs.append(_zeros_of(node, k))
-            else:
-                ogs.append(cur[0])
+        nvis = node.nvis
+        if nvis == 1:
+            cur = acc.pop((nid, 0), None)
+            ogs = [cur if cur is not None else _zeros_of(node, 0)]
+        else:
+            ogs = []
+            for k in range(nvis):
+                cur = acc.pop((nid, k), None)
+                ogs.append(cur if cur is not None else _zeros_of(node, k))
+        n_args = node.n_args
+        ins = node.inputs
+        if n_args == 1 and node.__class__ is SimpleNode and node.sop.name in IDENTITY_GRAD:
+            # the gradient is the output gradient itself: hand the buffer on, no operation
+            ag = ins[0]._ag
+            if ag is not None and ag[0].__class__ is not Leaf and id(ag[0]) in need:
+                key = (id(ag[0]), ag[1])
+                cur = acc.get(key)
+                if cur is None:
+                    acc[key] = ogs[0]
+                else:
+                    _copy_into(cur, ogs[0], _ADD)
+                continue
         targets: list = []
-        privates: list = []
-        seen_here: set = set()
-        for x in node.inputs[:node.n_args]:
+        privates: list | None = None
+        keys: list | None = [] if n_args > 1 else None
+        for i in range(n_args):
+            x = ins[i]
             ag = x._ag
             if ag is None:
                 targets.append(None)
                 continue
-            n, k = ag
-            if isinstance(n, Leaf):
-                if want is not None:
-                    if id(n) not in want:
-                        targets.append(None)
-                        continue
-                    pos = want[id(n)]
-                    if id(n) in seen_here:
-                        p = _new_like(x)
-                        privates.append((p, results[pos]))
-                        targets.append((p, _WRITE))
-                    elif results[pos] is None:
-                        results[pos] = _new_like(x)
-                        targets.append((results[pos], _WRITE))
-                    else:
-                        targets.append((results[pos], _ADD))
-                    seen_here.add(id(n))
-                    continue
-                if n.req == _NULL:
+            n = ag[0]
+            if n.__class__ is Leaf:
+                if n.req == _NULL if want is None else id(n) not in want:
                     targets.append(None)
                     continue
             elif id(n) not in need:
                 targets.append(None)
                 continue
-            key = (id(n), k)
+            key = (id(n), ag[1])
             cur = acc.get(key)
-            if key in seen_here:
-                p = _new_like(x)
-                privates.append((p, cur[0]))
-                targets.append((p, _WRITE))
-            elif cur is None:
-                if isinstance(n, Leaf):
-                    n.fresh = True
-                    acc[key] = [n.grad]
-                    targets.append((n.grad, n.req))
-                else:
-                    b = _new_like(x)
-                    acc[key] = [b]
-                    targets.append((b, _WRITE))
+            if keys is not None:
+                if key in keys:  # the same array twice in one call: a private buffer, added after
+                    p = _new_like(x)
+                    if privates is None:
+                        privates = []
+                    privates.append((p, key))
+                    targets.append((p, _WRITE))
+                    continue
+                keys.append(key)
+            if cur is not None:
+                targets.append((cur, _ADD))
+            elif n.__class__ is Leaf and want is None:
+                n.fresh = True
+                acc[key] = n.grad
+                targets.append((n.grad, n.req))
             else:
-                targets.append((cur[0], _ADD))
-            seen_here.add(key)
+                b = acc[key] = _new_like(x)
+                targets.append((b, _WRITE))
         node.push_backward(ogs, targets, train_mode)
-        for p, dst in privates:
-            _copy_into(dst, p, _ADD)
+        if privates:
+            for p, key in privates:
+                _copy_into(acc[key], p, _ADD)
     if not retain_graph:
         for node in order:
             node.free()
     if variables is not None:
-        for i, r in enumerate(results):
+        results = []
+        for v in variables:
+            r = acc.get((id(v._ag[0]), 0))
             if r is None:  # not reached: zero gradient
-                r = results[i] = _new_like(variables[i])
+                r = _new_like(v)
                 _fill(r, 0.0)
+            results.append(r)
         return results
     return None
 

@@ -154,7 +154,7 @@ def _node_grads(node: Any, ogs: list) -> list:
         return node.user_grads(ogs)
     if isinstance(node, (OpNode, SimpleNode)):
         fn = DIFFERENTIABLE.get(node.name)
-        if fn is not None and node.num_visible() == 1:
+        if fn is not None and node.nvis == 1:
             return fn(node, ogs[0], *node.inputs[:node.n_args])
     raise PlexnetError(f"grad(create_graph=True): operator {node.name!r} has no differentiable gradient in "
                        f"plexnet (second-order gradients cover: {', '.join(sorted(DIFFERENTIABLE))}, and "
@@ -187,7 +187,7 @@ def diff_backward(heads: Sequence[Any], head_grads: Sequence[Any], order: list, 
             if nid not in need:
                 continue
             ogs = []
-            for k in range(node.num_visible()):
+            for k in range(node.nvis):
                 g = acc.pop((nid, k), None)
                 if g is None:
                     d = node.out_data[k]

@@ -14,11 +14,13 @@ small object and a loop over its outputs.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from ..base import PlexnetError
 from ..engine import get as _engine
+from ..engine.base import FnProperty
 from ..operator.contract import OpContext, OpReqType
 from ..resource import get as _resources
 from .state import STATE
@@ -65,7 +67,7 @@ class TapeNode:
     """A recorded call. Subclasses implement ``push_backward`` (and, where a
     differentiable gradient exists, are known to ``higher.py``)."""
 
-    __slots__ = ("__weakref__", "ctx", "freed", "inputs", "n_args", "name", "out_chunks", "out_data")
+    __slots__ = ("__weakref__", "ctx", "freed", "inputs", "n_args", "name", "nvis", "out_chunks", "out_data")
 
     def __init__(self, name: str, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
         self.name = name
@@ -74,11 +76,10 @@ class TapeNode:
         self.out_data = [o._data for o in outs]
         # the chunks, not just their buffers: a dead chunk's storage and engine variable are recycled
         self.out_chunks = [o._chunk for o in outs]
+        #: outputs that receive gradients (a hidden output such as BatchNorm's mean does not)
+        self.nvis = len(outs)
         self.ctx = outs[0]._chunk.ctx if outs else inputs[0]._chunk.ctx
         self.freed = False
-
-    def num_visible(self) -> int:
-        return len(self.out_data)
 
     def free(self) -> None:
         """Drop what backward needed (after a backward without ``retain_graph``)."""
@@ -94,44 +95,48 @@ class TapeNode:
         raise NotImplementedError
 
 
-def _scratch(x: Any) -> Any:
-    from ..ndarray.ndarray import _new
-    return _new(x._data.shape, x._chunk.ctx, x._data.dtype)
-
-
-def _grad_buffers(node: TapeNode, targets: list) -> tuple[list, list, list, list]:
-    """Raw in_grad arrays, reqs, written engine vars for ``targets``, and the scratch
-    arrays for unneeded gradients (the pushed function must keep them alive: a dead
-    chunk's variable is deleted and its storage recycled)."""
-    ig, req, wv, keep = [], [], [], []
+def _grad_buffers(node: TapeNode, targets: list) -> tuple[list, list, list]:
+    """Raw in_grad arrays, reqs and written engine vars for ``targets``. A gradient
+    nobody needs gets a scratch buffer, allocated inside the pushed function
+    (``_materialize``): private to that operation, it needs no engine variable."""
+    ig, req, wv = [], [], []
     for i in range(node.n_args):
         t = targets[i]
         if t is None:
-            s = _scratch(node.inputs[i])
-            keep.append(s)
-            ig.append(s._data)
+            d = node.inputs[i]._data
+            ig.append((d.shape, d.dtype))
             req.append(_NULL)
-            wv.append(s._chunk.var)
         else:
             ig.append(t[0]._data)
             req.append(t[1])
             wv.append(t[0]._chunk.var)
-    return ig, req, wv, keep
+    return ig, req, wv
+
+
+def _materialize(ig: list, xp: Any) -> list:
+    return [xp.empty(*a) if a.__class__ is tuple else a for a in ig]
+
+
+_INLINE = FnProperty.INLINE
+#: element-wise gradients up to this size run on the calling thread, as nd's forward ones
+INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
+
+
+def small_prop(nbytes: int, ctx: Any) -> int:
+    """INLINE for small CPU element-wise work (cheaper than a worker hand-off)."""
+    return _INLINE if nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0
 
 
 class OpNode(TapeNode):
     """A call through an ``OperatorProperty``; backward is the operator's own."""
 
-    __slots__ = ("nvis", "op", "prop")
+    __slots__ = ("op", "prop")
 
     def __init__(self, prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
         TapeNode.__init__(self, prop.op_name, inputs, n_args, outs)
         self.prop = prop
         self.op = op
         self.nvis = prop.num_visible_outputs()
-
-    def num_visible(self) -> int:
-        return self.nvis
 
     def free(self) -> None:
         TapeNode.free(self)
@@ -140,7 +145,7 @@ class OpNode(TapeNode):
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         na, prop, ctx = self.n_args, self.prop, self.ctx
         ins = self.inputs
-        ig, req, wv, keep = _grad_buffers(self, targets)
+        ig, req, wv = _grad_buffers(self, targets)
         og = [g._data for g in out_grads]
         ind = [x._data for x in ins[:na]]
         aux = [x._data for x in ins[na:]]
@@ -150,12 +155,13 @@ class OpNode(TapeNode):
         writes = wv + [x._chunk.var for x in ins[na:]] + [r.var for r in requested]
         op = self.op
         if getattr(op, "is_async", False):
-            def run_async(rc: Any, on_complete: Any, keep: list = keep) -> None:
-                op.backward_async(OpContext(is_train, rc, requested), og, ind, outd, req, ig, aux, on_complete)
+            def run_async(rc: Any, on_complete: Any) -> None:
+                op.backward_async(OpContext(is_train, rc, requested), og, ind, outd, req, _materialize(ig, rc.xp),
+                                  aux, on_complete)
             _engine().push_async(run_async, ctx, reads, writes, 0, 0, f"{self.name}_backward")
         else:
-            def run(rc: Any, keep: list = keep) -> None:
-                op.backward(OpContext(is_train, rc, requested), og, ind, outd, req, ig, aux)
+            def run(rc: Any) -> None:
+                op.backward(OpContext(is_train, rc, requested), og, ind, outd, req, _materialize(ig, rc.xp), aux)
             _engine().push_sync(run, ctx, reads, writes, 0, 0, f"{self.name}_backward")
 
 
@@ -174,7 +180,7 @@ class SimpleNode(TapeNode):
         sop, env = self.sop, self.env
         if sop.gradient is None:
             raise PlexnetError(f"operator {sop.name!r} has no gradient; it cannot be differentiated")
-        ig, req, wv, keep = _grad_buffers(self, targets)
+        ig, req, wv = _grad_buffers(self, targets)
         g = out_grads[0]
         kind = sop.grad_kind
         reads = [g._chunk.var]
@@ -188,12 +194,14 @@ class SimpleNode(TapeNode):
             extra = ()
         gd, fn = g._data, sop.gradient
         if sop.nin == 1:
-            def run(rc: Any, keep: list = keep) -> None:
-                fn(gd, *extra, env, ig[0], req[0], rc)
+            def run(rc: Any) -> None:
+                g0 = ig[0]
+                fn(gd, *extra, env, rc.xp.empty(*g0) if g0.__class__ is tuple else g0, req[0], rc)
         else:
-            def run(rc: Any, keep: list = keep) -> None:
-                fn(gd, *extra, env, ig[0], ig[1], req[0], req[1], rc)
-        _engine().push_sync(run, self.ctx, reads, wv, 0, 0, f"{self.name}_backward")
+            def run(rc: Any) -> None:
+                g0, g1 = _materialize(ig, rc.xp)
+                fn(gd, *extra, env, g0, g1, req[0], req[1], rc)
+        _engine().push_sync(run, self.ctx, reads, wv, small_prop(gd.nbytes, self.ctx), 0, self.name + "_backward")
 
 
 def record_op(prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
@@ -256,7 +264,8 @@ class ViewNode(TapeNode):
                 if req != _ADD:
                     dst.fill(0)
                 dst[key] += gd
-        _engine().push_sync(run, self.ctx, (g._chunk.var,), (t[0]._chunk.var,), 0, 0, f"{self.name}_backward")
+        _engine().push_sync(run, self.ctx, (g._chunk.var,), (t[0]._chunk.var,), small_prop(gd.nbytes, self.ctx), 0,
+                            f"{self.name}_backward")
 
 
 def record_view(src: Any, out: Any, key: Any) -> Any:
