@@ -10,7 +10,7 @@ from plexnet.operator import Operator, OperatorProperty, OpReqType
 
 __all__ = ["NULL", "WRITE", "INPLACE", "ADD", "store", "accumulate", "sum_to", "norm_axis",
            "norm_axes", "shape_error", "XpOperator", "OneInputProp", "register_op", "prod", "special",
-           "need_special", "DeviceUnsupported",
+           "need_special", "DeviceUnsupported", "int_factor",
            "fill_zero", "dtype_name"]
 
 # OpReqType values as plain ints: cheap to compare on the NDArray fast path.
@@ -34,6 +34,16 @@ def fill_zero(out: Any, req: Any) -> None:
     """Zero gradient: write zeros (``add`` leaves ``out`` as it is)."""
     if req and req != ADD:
         out[...] = 0
+
+
+def int_factor(xp: Any, f: Any, dtype: Any) -> Any:
+    """A derivative factor as MXNet evaluates it for an integer ``dtype``: in that dtype,
+    so a fractional factor truncates toward zero (``d sqrt = 0.5 / y`` is 0 for ``y > 0``,
+    ``d(a / b) / da = 1 / b`` is 0 unless ``|b| = 1``); floats pass through."""
+    if getattr(f, "dtype", None) is None or f.dtype.kind != "f" or np.dtype(dtype).kind not in "iu":
+        return f
+    with np.errstate(invalid="ignore", over="ignore"):
+        return xp.trunc(f).astype(dtype)
 
 
 def prod(shape: Sequence[int]) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 from plexnet.operator.shape_utils import broadcast_shape
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, store, sum_to
+from ._common import ADD, fill_zero, int_factor, store, sum_to
 
 __all__ = ["BINARY", "binary_ufunc_forward", "make_binary_gradient", "register"]
 
@@ -68,16 +68,22 @@ def make_binary_gradient(kind: str, dl: Any, dr: Any) -> Callable[..., None]:
     def grad_in(out_grad: Any, lhs: Any, rhs: Any, env: Any, lg: Any, rg: Any, req_l: Any, req_r: Any,
                 ctx: Any) -> None:
         xp = ctx.xp
+        if out_grad.dtype.kind in "iu":  # the factors in the integer dtype, as MXNet (gradients are linear in g)
+            one = xp.ones(1)
+            fl = lambda xp, g, l, r: g * int_factor(xp, dl(xp, one, l, r), g.dtype)  # noqa: E731
+            fr = lambda xp, g, l, r: g * int_factor(xp, dr(xp, one, l, r), g.dtype)  # noqa: E731
+        else:
+            fl, fr = dl, dr
         if req_r:
-            store(xp, rg, req_r, sum_to(xp, dr(xp, out_grad, lhs, rhs), rg.shape))
+            store(xp, rg, req_r, sum_to(xp, fr(xp, out_grad, lhs, rhs), rg.shape))
         if req_l:
-            store(xp, lg, req_l, sum_to(xp, dl(xp, out_grad, lhs, rhs), lg.shape))
+            store(xp, lg, req_l, sum_to(xp, fl(xp, out_grad, lhs, rhs), lg.shape))
     return grad_in
 
 
 def _quiet(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(*a: Any) -> Any:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return fn(*a)
     return wrapped
 
@@ -92,13 +98,34 @@ def _mod(xp: Any, lhs: Any, rhs: Any, out: Any) -> Any:
 
 
 @_quiet
+def _power(xp: Any, lhs: Any, rhs: Any, out: Any) -> Any:
+    # integers as MXNet: through floating point, then cast (7 ** -2 = 0, no ValueError)
+    if lhs.dtype.kind in "iu" and rhs.dtype.kind in "iu":
+        r = xp.power(lhs.astype(np.float64), rhs)
+        if out is None:
+            return r.astype(lhs.dtype)
+        xp.copyto(out, r, casting="unsafe")
+        return out
+    return xp.power(lhs, rhs, out=out, casting="unsafe") if out is not None else xp.power(lhs, rhs)
+
+
+@_quiet
 def _mod_rgrad(xp: Any, g: Any, lhs: Any, rhs: Any) -> Any:
     return -g * xp.floor(lhs / rhs)
 
 
+def _fpow(xp: Any, a: Any, b: Any) -> Any:
+    return xp.power(a.astype(np.float64) if a.dtype.kind in "iub" else a, b)
+
+
+@_quiet
+def _power_lgrad(xp: Any, g: Any, lhs: Any, rhs: Any) -> Any:
+    return g * rhs * _fpow(xp, lhs, rhs - 1)
+
+
 @_quiet
 def _power_rgrad(xp: Any, g: Any, lhs: Any, rhs: Any) -> Any:
-    return g * xp.power(lhs, rhs) * xp.log(lhs)
+    return g * _fpow(xp, lhs, rhs) * xp.log(lhs)
 
 
 def _hypot_grad(side: int) -> Callable[..., Any]:
@@ -132,8 +159,8 @@ BINARY: list[tuple[str, str, Any, tuple, tuple[str, ...], tuple[str, ...], str]]
      "lhs / rhs (integer types truncate toward zero, as MXNet)"),
     ("broadcast_mod", "_mod", _mod, (IN, lambda xp, g, l, r: g, _mod_rgrad), (), ("_Mod",),
      "lhs mod rhs with the sign of rhs; x mod 0 = 0"),
-    ("broadcast_power", "_power", "power",
-     (IN, lambda xp, g, l, r: g * r * xp.power(l, r - 1), _power_rgrad), (), ("_Power",), "lhs ** rhs"),
+    ("broadcast_power", "_power", _power,
+     (IN, _power_lgrad, _power_rgrad), (), ("_Power",), "lhs ** rhs"),
     ("broadcast_maximum", "_maximum", "maximum",
      (IN, lambda xp, g, l, r: g * (l >= r), lambda xp, g, l, r: g * (l < r)), (), ("_Maximum",),
      "elementwise maximum"),

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, need_special, special, store
+from ._common import ADD, fill_zero, int_factor, need_special, special, store
 
 ZERO = ("out_grad", None)
 IDENT = ("out_grad", "ident")
@@ -67,14 +67,18 @@ def make_gradient(kind: str, d: Any, name: str) -> Callable[..., None]:
     if kind == "out_grad":
         def grad_og(out_grad: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
             if req:
-                store(ctx.xp, in_grad, req, d(ctx.xp, out_grad))
+                xp = ctx.xp
+                if in_grad.dtype.kind in "iu":  # the factor in the integer dtype, as MXNet
+                    store(xp, in_grad, req, out_grad * int_factor(xp, d(xp, xp.ones(1)), in_grad.dtype))
+                else:
+                    store(xp, in_grad, req, d(xp, out_grad))
         return grad_og
 
     def grad(out_grad: Any, v: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:
         if not req:
             return
         xp = ctx.xp
-        f = d(xp, v)
+        f = int_factor(xp, d(xp, v), in_grad.dtype)
         if req == ADD:
             xp.add(in_grad, out_grad * f, out=in_grad, casting="unsafe")
         else:
