@@ -10,7 +10,8 @@
 * ``boolean_mask(data, index, axis=0)``: the rows of ``data`` whose ``index`` is non-zero;
   the result's shape depends on values, so the call waits for ``index`` and then takes
   the rows (the gradient scatters back through ``take``).
-* ``rand_zipfian(true_classes, num_sampled, range_max)``: log-uniform candidate sampling.
+* ``rand_zipfian(true_classes, num_sampled, range_max)``: log-uniform candidate sampling;
+  ``uniform`` is ``nd.random.uniform`` (MXNet's contrib module re-exports it).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from . import op_function
 from .ndarray import NDArray, array
 
 __all__ = ["current_context", "foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask",
-           "rand_zipfian"]
+           "rand_zipfian", "uniform"]
 
 
 def _op(name: str) -> Callable[..., Any]:
@@ -166,6 +167,12 @@ def boolean_mask(data: NDArray, index: NDArray, axis: int = 0, out: NDArray | No
 
 
 # -- sampling --------------------------------------------------------------------------------------
+def uniform(*args: Any, **kwargs: Any) -> Any:
+    """``nd.random.uniform`` (MXNet's ``nd.contrib.uniform`` is the same function)."""
+    from . import random as _random
+    return _random.uniform(*args, **kwargs)
+
+
 def rand_zipfian(true_classes: NDArray, num_sampled: int, range_max: int, ctx: Any = None) -> tuple:
     """Draw ``num_sampled`` classes from the log-uniform (Zipfian) distribution over
     ``[0, range_max)``; return them (int64) with the expected counts of ``true_classes``

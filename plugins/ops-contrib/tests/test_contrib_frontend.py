@@ -10,9 +10,11 @@ import plexnet as mx
 OPS = ["AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "allclose", "arange_like", "backward_gradientmultiplier",
        "backward_index_copy", "backward_quadratic", "bipartite_matching", "box_decode", "box_encode", "box_iou",
        "box_nms", "box_non_maximum_suppression", "div_sqrt_dim", "fft", "gradientmultiplier", "ifft", "index_array",
-       "index_copy", "quadratic", "round_ste", "sign_ste"]
+       "index_copy", "quadratic", "round_ste", "sign_ste", "interleaved_matmul_selfatt_qk",
+       "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt",
+       "MultiBoxPrior", "SparseEmbedding", "count_sketch"]
 PYTHON = ["foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask", "rand_zipfian",
-          "current_context"]
+          "current_context", "uniform"]
 
 
 def test_plugin_is_listed() -> None:
@@ -129,3 +131,20 @@ def test_fft_roundtrip_and_gradient() -> None:
 def test_errors_name_operator_and_shapes(call, pattern) -> None:
     with pytest.raises(mx.base.ShapeError, match=pattern):
         call()
+
+
+def test_count_sketch_doc_example_and_gradient() -> None:
+    from opcheck import check_gradient
+    x = mx.nd.array([[1.2, 2.5, 3.4], [3.2, 5.7, 6.6]])
+    h, s = mx.nd.array([[0, 3, 4]]), mx.nd.array([[1, -1, 1]])
+    out = mx.nd.contrib.count_sketch(x, h, s, out_dim=5).asnumpy()
+    np.testing.assert_allclose(out, [[1.2, 0, 0, -2.5, 3.4], [3.2, 0, 0, -5.7, 6.6]], rtol=1e-6)
+    check_gradient("_contrib_count_sketch", [np.random.default_rng(0).normal(size=(2, 3)), np.array([[0.0, 3, 3]]),
+                                             np.array([[1.0, -1, 1]])], {"out_dim": 5}, wrt=["data"])
+
+
+def test_contrib_uniform_is_the_random_sampler() -> None:
+    mx.random.seed(3)
+    a = mx.nd.contrib.uniform(0, 1, shape=(4,)).asnumpy()
+    mx.random.seed(3)
+    np.testing.assert_array_equal(a, mx.nd.random.uniform(0, 1, shape=(4,)).asnumpy())

@@ -1,0 +1,141 @@
+"""``MultiBoxPrior`` (SSD anchor boxes), ``SparseEmbedding`` (``Embedding`` with MXNet's
+row-sparse gradient, here dense) and ``count_sketch``.
+
+MultiBoxPrior: for every feature-map cell (centre ``((x + offset_x) * step_x, (y +
+offset_y) * step_y)``, steps ``1/W``, ``1/H`` by default) one box per size with
+``ratios[0]``, then one per further ratio with ``sizes[0]``; width ``size * H / W *
+sqrt(ratio) / 2``, height ``size / sqrt(ratio) / 2`` either side of the centre; output
+``(1, H * W * (len(sizes) + len(ratios) - 1), 4)``, corners, clipped to [0, 1] with
+``clip``. count_sketch: ``out[n, h[i]] += data[n, i] * s[i]`` (MXNet: GPU only).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from plexnet.operator import Field, Params
+
+from ._common import FnProp, register as _register
+
+__all__ = ["register"]
+
+
+class _Floats(tuple):
+    def __new__(cls, v: Any = ()) -> "_Floats":
+        if isinstance(v, str):
+            import ast
+            v = ast.literal_eval(v)
+        if isinstance(v, (int, float)):
+            v = (v,)
+        return super().__new__(cls, (float(x) for x in v))
+
+
+class MultiBoxPriorParam(Params):
+    sizes = Field(_Floats, default=_Floats((1.0,)), doc="box sizes relative to the image")
+    ratios = Field(_Floats, default=_Floats((1.0,)), doc="aspect ratios")
+    clip = Field(bool, default=False, doc="clip boxes to [0, 1]")
+    steps = Field(_Floats, default=_Floats((-1.0, -1.0)), doc="(y, x) step; -1: 1/size")
+    offsets = Field(_Floats, default=_Floats((0.5, 0.5)), doc="(y, x) centre offsets")
+
+
+class MultiBoxPriorProp(FnProp):
+    """SSD prior (anchor) boxes for every cell of an NCHW feature map."""
+
+    param_cls = MultiBoxPriorParam
+    outputs = ("output",)
+
+    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        d, p = shapes[0], self.param
+        if len(d) != 4:
+            raise self.error("data must be 4-D (N, C, H, W)", shapes)
+        if not p.sizes or not p.ratios or len(p.steps) != 2 or len(p.offsets) != 2:
+            raise self.error("sizes and ratios must not be empty; steps and offsets need 2 values", shapes)
+        return [(1, d[2] * d[3] * (len(p.sizes) + len(p.ratios) - 1), 4)]
+
+    def forward(self, xp, ins):  # type: ignore[no-untyped-def]
+        p = self.param
+        h, w = ins[0].shape[2:]
+        sy = p.steps[0] if p.steps[0] > 0 else 1.0 / h
+        sx = p.steps[1] if p.steps[1] > 0 else 1.0 / w
+        shapes = [(s * h / w * math.sqrt(p.ratios[0]) / 2, s / math.sqrt(p.ratios[0]) / 2) for s in p.sizes]
+        shapes += [(p.sizes[0] * h / w * math.sqrt(r) / 2, p.sizes[0] / math.sqrt(r) / 2) for r in p.ratios[1:]]
+        half = np.array(shapes)  # (K, 2): half width, half height
+        cy = (np.arange(h) + p.offsets[0]) * sy
+        cx = (np.arange(w) + p.offsets[1]) * sx
+        cyy, cxx = np.meshgrid(cy, cx, indexing="ij")
+        c = np.stack([cxx, cyy], axis=-1).reshape(-1, 1, 2)  # (H*W, 1, 2)
+        boxes = np.concatenate([c - half[None], c + half[None]], axis=-1).reshape(1, -1, 4)
+        if p.clip:
+            boxes = np.clip(boxes, 0.0, 1.0)
+        return [xp.asarray(boxes.astype(ins[0].dtype))]
+
+
+class SparseEmbeddingParam(Params):
+    input_dim = Field(int, low=1, doc="vocabulary size")
+    output_dim = Field(int, low=1, doc="embedding size")
+    dtype = Field("dtype", default="float32", doc="weight dtype")
+    sparse_grad = Field(bool, default=True, doc="accepted; the gradient is dense here")
+
+
+class SparseEmbeddingProp(FnProp):
+    """``weight[data]``: rows of ``weight`` (input_dim, output_dim) for integer ``data``."""
+
+    param_cls = SparseEmbeddingParam
+    arguments = ("data", "weight")
+
+    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        d, wt = shapes
+        want = (self.param.input_dim, self.param.output_dim)
+        if tuple(wt) != want:
+            raise self.error(f"weight must have shape {want}", shapes)
+        return [tuple(d) + (self.param.output_dim,)]
+
+    def infer_type(self, in_type):  # type: ignore[no-untyped-def]
+        wt = in_type[1] if in_type[1] is not None else np.dtype(self.param.dtype)
+        return [in_type[0] if in_type[0] is not None else wt, wt], [wt], []
+
+    def forward(self, xp, ins):  # type: ignore[no-untyped-def]
+        idx = xp.clip(ins[0].astype(np.int64), 0, self.param.input_dim - 1)
+        return [ins[1][idx]]
+
+    def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
+        idx = xp.clip(ins[0].astype(np.int64), 0, self.param.input_dim - 1).ravel()
+        g = xp.zeros(ins[1].shape, dtype=ogs[0].dtype)
+        xp.add.at(g, idx, ogs[0].reshape(idx.size, -1))
+        return [xp.zeros(ins[0].shape, dtype=ins[0].dtype), g]
+
+
+class CountSketchParam(Params):
+    out_dim = Field(int, low=1, doc="output dimension")
+    processing_batch_size = Field(int, default=32, low=1, doc="MXNet's GPU batching; no effect on results")
+
+
+class CountSketchProp(FnProp):
+    """``out[n, h[i]] += data[n, i] * s[i]`` for data (N, d), h and s (1, d)."""
+
+    param_cls = CountSketchParam
+    arguments = ("data", "h", "s")
+
+    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        d, h, s = shapes
+        if len(d) != 2 or tuple(h) != (1, d[1]) or tuple(s) != (1, d[1]):
+            raise self.error("expected data (N, d) and h, s of shape (1, d)", shapes)
+        return [(d[0], self.param.out_dim)]
+
+    def forward(self, xp, ins):  # type: ignore[no-untyped-def]
+        data, h, s = ins
+        out = xp.zeros((data.shape[0], self.param.out_dim), dtype=data.dtype)
+        xp.add.at(out, (slice(None), h[0].astype(np.int64)), data * s[0])
+        return [out]
+
+    def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
+        data, h, s = ins
+        return [ogs[0][:, h[0].astype(np.int64)] * s[0], xp.zeros(h.shape, dtype=h.dtype),
+                xp.zeros(s.shape, dtype=s.dtype)]
+
+
+def register(registry: Any) -> None:
+    _register(registry, {"MultiBoxPrior": MultiBoxPriorProp, "SparseEmbedding": SparseEmbeddingProp,
+                         "count_sketch": CountSketchProp})
