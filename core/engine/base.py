@@ -5,11 +5,14 @@ variable, at least one of them mutating it, run in push order*. Reads of a varia
 run concurrently. Everything here is thread-safe: any thread may push (MXNet's engine
 was single-pusher only).
 
-Errors: an exception raised by a pushed function is stored on the variables it mutates;
-later operations touching such a variable are skipped and pass the same error on (except
-``FnProperty.DELETE_VAR``/``NO_SKIP`` operations, which always run). ``wait_for_var``
-raises the stored error once (clearing it from that variable); ``wait_for_all`` raises
-the first error not yet raised, naming the operation, with the original traceback.
+Errors: an exception raised by a pushed function (or an observer around it) is stored on
+the variables it mutates, which are then *poisoned*: every ``wait_for_var`` on them raises
+that error, until an operation writes them successfully. An operation that reads a
+poisoned variable is not run and passes the same error on to the variables it mutates
+(``FnProperty.DELETE_VAR``/``NO_SKIP`` operations always run). An operation that only
+writes a poisoned variable (without reading it) runs and, when it succeeds, cures it.
+``wait_for_all`` raises the first error not raised yet, naming the operation, with the
+original exception as ``__cause__``.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from ..base import EngineError, PlexnetError
 from ..context import Context, RunContext
 
 __all__ = ["FnProperty", "Var", "Opr", "Engine", "EngineOpError", "SyncFn", "AsyncFn",
-           "in_engine_thread", "mark_engine_thread"]
+           "in_engine_thread", "mark_engine_thread", "as_op_error", "poison_of", "raise_poison",
+           "split_vars"]
 
 SyncFn = Callable[[RunContext], None]
 #: ``fn(run_ctx, on_complete)``; call ``on_complete()`` when done, or
@@ -56,7 +60,7 @@ class EngineOpError(PlexnetError):
     """
 
     def __init__(self, op_name: str, original: BaseException) -> None:
-        super().__init__(f"operation {op_name!r} failed: {type(original).__name__}: {original}")
+        super().__init__(f"operation {op_name!r} failed: {type(original).__name__}: {_safe_str(original)}")
         self.op_name = op_name
         self.original = original
         #: set once raised at a wait point; a reported error no longer skips operations
@@ -67,13 +71,37 @@ class EngineOpError(PlexnetError):
         return self
 
 
-def pending_error(vars_: Sequence["Var"]) -> "EngineOpError | None":
-    """The first unreported error stored on any of ``vars_``."""
+def _safe_str(e: BaseException) -> str:
+    """``str(e)``, or a stand-in when the exception's ``__str__`` itself raises."""
+    try:
+        return str(e)
+    except BaseException as inner:  # noqa: BLE001 - an error message must never fail
+        return f"<str() of the exception raised {type(inner).__name__}>"
+
+
+def as_op_error(op_name: str, exc: BaseException) -> EngineOpError:
+    """``exc`` as the ``EngineOpError`` of operation ``op_name`` (cause: ``exc``)."""
+    if isinstance(exc, EngineOpError):
+        return exc
+    err = EngineOpError(op_name, exc)
+    err.__cause__ = exc
+    return err
+
+
+def poison_of(vars_: Sequence["Var"]) -> "EngineOpError | None":
+    """The error of the first poisoned variable among ``vars_`` (None if all are clean)."""
     for v in vars_:
         e: EngineOpError | None = v.error  # type: ignore[attr-defined]
-        if e is not None and not e.reported:
+        if e is not None:
             return e
     return None
+
+
+def raise_poison(err: EngineOpError) -> None:
+    """Raise a poisoned variable's error at a read (marks it reported; the traceback
+    restarts at this read, the original one stays on ``__cause__``)."""
+    err.reported = True
+    raise err.with_traceback(None)
 
 
 def raise_unreported(errors: Sequence[EngineOpError]) -> None:
@@ -96,13 +124,14 @@ class Var:
 class Opr:
     """A pre-built operation (``new_operator``) that can be pushed many times."""
 
-    __slots__ = ("fn", "const_vars", "mutate_vars", "prop", "name", "deleted")
+    __slots__ = ("fn", "const_vars", "mutate_vars", "rw_vars", "prop", "name", "deleted")
 
     def __init__(self, fn: AsyncFn, const_vars: Sequence[Var], mutate_vars: Sequence[Var],
-                 prop: FnProperty, name: str | None) -> None:
+                 prop: FnProperty, name: str | None, rw_vars: Sequence[Var] = ()) -> None:
         self.fn = fn
         self.const_vars = tuple(const_vars)
         self.mutate_vars = tuple(mutate_vars)
+        self.rw_vars = tuple(rw_vars)       # mutated variables that are read as well
         self.prop = prop
         self.name = name
         self.deleted = False
@@ -134,15 +163,21 @@ def check_not_in_engine(what: str) -> None:
                           f"deadlock. Declare the variable as a dependency of the pushed function instead.")
 
 
-def split_vars(const_vars: Sequence[Var], mutate_vars: Sequence[Var]) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
-    """Normalise dependency lists: a variable both read and mutated counts as mutated,
-    duplicates are dropped (order kept)."""
+VarLists = tuple[tuple[Var, ...], tuple[Var, ...], tuple[Var, ...]]
+
+
+def split_vars(const_vars: Sequence[Var], mutate_vars: Sequence[Var]) -> VarLists:
+    """Normalise dependency lists to ``(reads, writes, read_writes)``: a variable both
+    read and mutated counts as mutated (and is listed in ``read_writes`` too, since a
+    poisoned one must stop the operation); duplicates are dropped (order kept)."""
     m = tuple(dict.fromkeys(mutate_vars))
     if not const_vars:
-        return (), m
+        return (), m, ()
     ms = set(m)
-    c = tuple(v for v in dict.fromkeys(const_vars) if v not in ms)
-    return c, m
+    cs = dict.fromkeys(const_vars)
+    c = tuple(v for v in cs if v not in ms)
+    rw = tuple(v for v in m if v in cs) if len(c) != len(cs) else ()
+    return c, m, rw
 
 
 class Engine(ABC):
@@ -179,14 +214,14 @@ class Engine(ABC):
     def new_operator(self, fn: AsyncFn, const_vars: Sequence[Var], mutate_vars: Sequence[Var],
                      prop: FnProperty = FnProperty.NORMAL, name: str | None = None) -> Opr:
         """Pre-build an operation to push many times with ``push``."""
-        c, m = split_vars(const_vars, mutate_vars)
-        return Opr(fn, c, m, prop, name or _fn_name(fn))
+        c, m, rw = split_vars(const_vars, mutate_vars)
+        return Opr(fn, c, m, prop, name or _fn_name(fn), rw)
 
     def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
         """Push a pre-built operation."""
         if opr.deleted:
             raise EngineError(f"operation {opr.name!r} was deleted")
-        self.push_async(opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.prop, priority, opr.name)
+        self.push_async(opr.fn, ctx, opr.const_vars + opr.rw_vars, opr.mutate_vars, opr.prop, priority, opr.name)
 
     def delete_operator(self, opr: Opr) -> None:
         """Forget a pre-built operation once its pushes have finished."""

@@ -1,151 +1,224 @@
-"""NaiveEngine: runs every function at push time on the pushing thread.
+"""NaiveEngine: every operation runs on the thread that pushed it, before the push
+returns.
 
-For debugging: a failure shows up right where it was pushed in a debugger, and the
-ordering guarantee holds trivially. Errors are still stored on variables and raised at
-wait points, so programs behave the same as on the threaded engines.
+For debugging: a failure shows up right where it was pushed, in a debugger too. It uses
+the threaded engines' scheduler (``scheduler.py``) and runner (``runner.py``), so errors,
+poisoning and ordering are exactly theirs, with the pushing thread as the only worker:
+
+* a push registers the operation on its variables; once they grant it, the pushing
+  thread runs it. When another thread's operation holds a variable, the push waits for
+  it: pushes from several threads are serialised per variable as on the threaded engines
+  (two threads doing ``a += 1`` on one array lose no update);
+* an operation pushed from inside a running operation is queued on this thread and runs
+  right after the outer one returns (it could not run earlier anyway: the outer one may
+  hold its variables). Nesting is thus a loop, not a recursion: 500 nested pushes are
+  fine;
+* a push returns once everything it caused on this thread - nested pushes, the
+  completion of an asynchronous function - has finished.
 """
 from __future__ import annotations
 
+import heapq
 import threading
-from typing import Any, Callable, Sequence
+from collections import deque
+from typing import Any, Sequence
 
 from ..base import EngineError
-from ..context import HOST_DEVICE_TYPES as _HOST_TYPES, Context
-from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Var, check_not_in_engine,
-                   mark_engine_thread, pending_error, raise_unreported, split_vars, SyncFn)
+from ..context import HOST_DEVICE_TYPES, Context, RunContext
+from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var, check_not_in_engine,
+                   mark_engine_thread, split_vars)
 from .devices import device_hooks
+from .lifecycle import track
 from .runctx import run_context, stream_syncer
+from .runner import Runner, worker_stream
+from .scheduler import lock_contended
+from .var import ThreadedVar, _Op
 
 __all__ = ["NaiveEngine"]
 
+_DELETE_VAR = int(FnProperty.DELETE_VAR)
 
-class NaiveVar(Var):
-    __slots__ = ("error", "deleted")
+
+class _Inbox:
+    """One pushing thread's operations: to the scheduler it looks like a worker pool
+    (``q``, ``heap``, ``parked``) whose only worker is that thread."""
+
+    __slots__ = ("q", "heap", "parked", "sem", "owned", "running", "rcs")
 
     def __init__(self) -> None:
-        self.error: EngineOpError | None = None
-        self.deleted = False
+        self.q: deque[_Op] = deque()
+        self.heap: list[tuple[int, int, _Op]] = []
+        self.parked: list[_Inbox] = []
+        self.sem = threading.Lock()     # the thread sleeps on it while its work waits
+        self.sem.acquire()
+        self.owned = 0                  # operations pushed here, not finished (engine lock)
+        self.running = 0                # > 0 while this thread runs operations
+        self.rcs: dict[Context, RunContext] = {}   # per device with streams
 
 
-class NaiveEngine(Engine):
+class NaiveEngine(Runner, Engine):
+    """Synchronous engine: see the module docstring."""
+
     kind = "NaiveEngine"
 
     def __init__(self) -> None:
-        self._errors: list[EngineOpError] = []
-        self._lock = threading.RLock()
+        super().__init__()
         self._tls = threading.local()
+        track(self)
 
-    def _active(self) -> list[Context]:
-        """Device contexts of the operations running on this thread (nested pushes)."""
-        st = getattr(self._tls, "active", None)
-        if st is None:
-            st = self._tls.active = []
-        return st
+    def _box(self) -> _Inbox:
+        b: _Inbox | None = getattr(self._tls, "box", None)
+        if b is None:
+            b = self._tls.box = _Inbox()
+        return b
 
-    def _device_rc(self, ctx: Context) -> Any:
-        """The RunContext for ``ctx`` on the pushing thread. For a device with streams
-        (GPU) the device is made current on this thread first, as an engine worker of
-        that device would (else gpu(1) operations would run on the thread's current
-        device), with one stream per thread and device."""
-        if ctx.device_type in _HOST_TYPES:
-            return run_context(ctx, "naive")
-        b = device_hooks(ctx)
-        b.activate(ctx.device_id)
-        rcs = getattr(self._tls, "rcs", None)
-        if rcs is None:
-            rcs = self._tls.rcs = {}
-        rc = rcs.get(ctx)
-        if rc is None:
-            rc = rcs[ctx] = run_context(ctx, f"naive/{threading.current_thread().name}",
-                                        b.new_stream(ctx.device_id, "compute"))
-        return rc
+    def new_var(self) -> ThreadedVar:
+        return ThreadedVar()
 
-    def new_var(self) -> NaiveVar:
-        return NaiveVar()
-
+    # -- pushing -----------------------------------------------------------------------
     def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                    mutate_vars: Sequence[Var] = (), prop: FnProperty = FnProperty.NORMAL,
                    priority: int = 0, name: str | None = None) -> None:
-        c, m = split_vars(const_vars, mutate_vars)
-        for v in c + m:
-            if v.deleted:  # type: ignore[attr-defined]
-                raise EngineError(f"operation {name!r} uses a variable that was deleted")
-        # not under a lock: an async function may push more work from its own thread
-        self._run(fn, ctx, c, m, prop, name or "op")
+        self._push(fn, ctx, *split_vars(const_vars, mutate_vars), prop, name or "op", False)
 
-    def _run(self, fn: AsyncFn, ctx: Context, c: tuple[Var, ...], m: tuple[Var, ...], prop: FnProperty, name: str) -> None:
-        err = None
-        if prop not in (FnProperty.DELETE_VAR, FnProperty.NO_SKIP):
-            err = pending_error(c + m)
-        if err is None:
-            done = threading.Lock()  # released by on_complete (cheaper than an Event)
-            done.acquire()
-            box: list[BaseException | None] = [None]
+    def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
+                  mutate_vars: Sequence[Var] = (), prop: FnProperty = FnProperty.NORMAL,
+                  priority: int = 0, name: str | None = None) -> None:
+        self._push(fn, ctx, *split_vars(const_vars, mutate_vars), prop, name, True)
 
-            def on_complete(exc: BaseException | None = None) -> None:
-                box[0] = exc
-                done.release()
+    def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
+        if opr.deleted:
+            raise EngineError(f"operation {opr.name!r} was deleted")
+        self._push(opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.rw_vars, opr.prop, opr.name, False)
 
-            obs = self.observers
-            tokens = [o.on_start(name, ctx, "naive") for o in obs] if obs else ()
-            # a delete only frees memory: it may run from a finalizer in the middle of
-            # another operation, so it must not switch this thread's device
-            device = prop != FnProperty.DELETE_VAR and ctx.device_type not in _HOST_TYPES
-            stack = self._active() if device else None
-            pushed = False
-            try:
-                rc = self._device_rc(ctx) if device else run_context(ctx, "naive")
-                if stack is not None:
-                    stack.append(ctx)
-                    pushed = True
-                with mark_engine_thread():
-                    fn(rc, on_complete)
-                done.acquire()
-                sync = stream_syncer(rc)  # device work done before the operation is
-                if sync is not None:
-                    sync(rc.stream)
-            except BaseException as e:  # noqa: BLE001 - stored and raised at the wait point
-                box[0] = e
-            if pushed:
-                stack.pop()  # type: ignore[union-attr]
-                if stack:  # a nested push (from inside an operation): give its device back
-                    try:
-                        device_hooks(stack[-1]).activate(stack[-1].device_id)
-                    except BaseException:  # noqa: BLE001 - reported by that operation
-                        pass
-            for o, t in zip(obs, tokens):
-                o.on_end(t)
-            if box[0] is not None:
-                err = box[0] if isinstance(box[0], EngineOpError) else EngineOpError(name, box[0])
-                err.__cause__ = box[0] if err is not box[0] else err.__cause__
-                with self._lock:
-                    self._errors.append(err)
-        for v in m:
-            v.error = err
-        if prop == FnProperty.DELETE_VAR:
-            for v in m:
-                v.deleted = True
+    def _push(self, fn: Any, ctx: Context, c: tuple[Var, ...], m: tuple[Var, ...], rw: tuple[Var, ...],
+              prop: FnProperty, name: str | None, sync: bool) -> None:
+        box = self._box()
+        op = _Op(fn, c, m, rw, prop, 0, name, box, ctx, sync)  # type: ignore[arg-type]
+        if not sync:
+            op.eng = self
+            op.done = False
+            op.tok = None
+            op.runner = None
+        with self._lock:
+            box.owned += 1
+        try:
+            here = self._submit(op)
+        except BaseException:
+            with self._lock:
+                box.owned -= 1
+            raise
+        if here:                    # ready INLINE / ASYNC: like any other ready operation
+            with self._lock:
+                box.q.append(op)
+        if not box.running:
+            self._drain(box)
 
-    def push_delete(self, fn: SyncFn | None, ctx: Context, var: Var) -> None:
-        def run(rctx: Any, on_complete: Callable[..., None]) -> None:
-            if fn is not None:
-                fn(rctx)
-            on_complete()
-        self.push_async(run, ctx, (), (var,), FnProperty.DELETE_VAR, 0, "delete_var")
+    def _pool_of(self, ctx: Context, prop: int) -> Any:
+        """The pool of a ``DELETE_VAR`` operation made by a finalizer (engine lock held):
+        this thread, which runs it at its next push or wait."""
+        box = self._box()
+        box.owned += 1
+        return box
+
+    # -- running -----------------------------------------------------------------------
+    def _drain(self, box: _Inbox) -> None:
+        """Run this thread's operations as they become ready, until none is left."""
+        lock = self._lock
+        saved = getattr(worker_stream, "sync", None)
+        box.running += 1
+        try:
+            while True:
+                if not lock.acquire(False):
+                    lock_contended(lock)
+                try:
+                    if box.q:
+                        op: _Op | None = box.q.popleft()
+                    elif box.heap:
+                        op = heapq.heappop(box.heap)[2]
+                    elif not box.owned:
+                        return
+                    else:
+                        op = None
+                        box.parked.append(box)
+                finally:
+                    lock.release()
+                if op is None:
+                    box.sem.acquire()   # woken by a grant or the last completion
+                    continue
+                self._run(op, box)
+        finally:
+            box.running -= 1
+            worker_stream.sync = saved
+
+    def _run(self, op: _Op, box: _Inbox) -> None:
+        ctx = op.ctx
+        try:
+            if op.prop != _DELETE_VAR and ctx.device_type not in HOST_DEVICE_TYPES:
+                # a delete only frees memory: it must not switch this thread's device
+                rc = self._device_rc(ctx, box)
+            else:
+                rc = run_context(ctx, "naive")
+            sync = stream_syncer(rc)
+            worker_stream.sync = (sync, rc.stream) if sync is not None else None
+        except BaseException as e:  # noqa: BLE001 - an unusable device fails the operation
+            if not op.sync:
+                op.done = True
+            self._fail(op, e, box)
+            return
+        with mark_engine_thread():
+            self._execute(op, rc, "naive", box)
+
+    def _device_rc(self, ctx: Context, box: _Inbox) -> RunContext:
+        """For a device with streams (GPU): make it current on this thread, as an engine
+        worker of that device would, with one stream per thread and device."""
+        b = device_hooks(ctx)
+        b.activate(ctx.device_id)
+        rc = box.rcs.get(ctx)
+        if rc is None:
+            rc = box.rcs[ctx] = run_context(ctx, f"naive/{threading.current_thread().name}",
+                                            b.new_stream(ctx.device_id, "compute"))
+        return rc
+
+    def _finish(self, op: _Op, err: EngineOpError | None, mypool: Any, new_error: bool = False) -> None:
+        super()._finish(op, err, mypool, new_error)
+        box: _Inbox = op.pool
+        lock = self._lock
+        if not lock.acquire(False):
+            lock_contended(lock)
+        try:
+            box.owned -= 1
+            if not box.owned and box.parked:
+                box.parked.pop().sem.release()
+        finally:
+            lock.release()
+
+    # -- waiting -----------------------------------------------------------------------
+    def _own_work(self) -> None:
+        box = self._box()
+        if box.owned and not box.running:
+            self._drain(box)
 
     def wait_for_var(self, var: Var) -> None:
         check_not_in_engine("wait_for_var")
-        err = var.error  # type: ignore[attr-defined]
-        if err is not None:
-            var.error = None  # type: ignore[attr-defined]
-            with self._lock:
-                if err in self._errors:
-                    self._errors.remove(err)
-            if not err.reported:
-                raise err.report()
+        self._own_work()
+        super().wait_for_var(var)
 
     def wait_for_all(self) -> None:
         check_not_in_engine("wait_for_all")
-        with self._lock:
-            errs, self._errors = self._errors, []
-        raise_unreported(errs)
+        self._own_work()
+        super().wait_for_all()
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Wait (up to ``timeout`` seconds) for other threads' operations; nothing to
+        stop (errors stay stored)."""
+        self._stop(timeout)
+
+    def _stop(self, timeout: float | None) -> list[str]:
+        check_not_in_engine("shutdown")
+        self._own_work()
+        return [] if self._wait_idle(timeout) else self._unfinished()
+
+    def _after_fork_in_child(self) -> None:
+        self._reset_state()
+        self._tls = threading.local()

@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Iterable, Protocol
 
 __all__ = ["EngineObserver", "ObserverSource", "add_observer_source", "remove_observer_source",
-           "collect_observers"]
+           "collect_observers", "start_observers", "end_observers"]
 
 
 class EngineObserver(Protocol):
@@ -59,3 +59,30 @@ def collect_observers() -> list[Any]:
         except Exception:  # noqa: BLE001 - a broken source must not stop the engine
             pass
     return obs
+
+
+def start_observers(obs: tuple[Any, ...], name: str, ctx: Any,
+                    wname: str) -> tuple[list[Any], BaseException | None]:
+    """``on_start`` of every observer; when one raises, the ones already started are
+    ended and the exception is returned (the operation fails with it)."""
+    toks: list[Any] = []
+    for o in obs:
+        try:
+            toks.append(o.on_start(name, ctx, wname))
+        except BaseException as e:  # noqa: BLE001 - becomes the operation's error
+            end_observers(obs, toks)
+            return toks, e
+    return toks, None
+
+
+def end_observers(obs: tuple[Any, ...], toks: list[Any]) -> BaseException | None:
+    """``on_end`` of every started observer (all of them, whatever raises); the first
+    exception raised, if any."""
+    first = None
+    for o, t in zip(obs, toks):
+        try:
+            o.on_end(t)
+        except BaseException as e:  # noqa: BLE001 - becomes the operation's error
+            if first is None:
+                first = e
+    return first

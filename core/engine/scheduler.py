@@ -17,13 +17,15 @@ import heapq
 import itertools
 import threading
 import time
+import weakref
 from collections import deque
 from typing import Any, Callable
 
 from ..base import EngineError
 from ..context import Context, RunContext
-from .base import (EngineOpError, FnProperty, SyncFn, Var, _fn_name, _tls, check_not_in_engine,
-                   raise_unreported)
+from .base import (EngineOpError, FnProperty, SyncFn, Var, _fn_name, _tls, as_op_error,
+                   check_not_in_engine, raise_poison, raise_unreported)
+from .observers import end_observers, start_observers
 from .runctx import run_context
 from .var import DEAD, DELETING, ThreadedVar, _Op
 
@@ -77,11 +79,6 @@ def _noop(rctx: RunContext) -> None:
     pass
 
 
-def _end(obs: tuple[Any, ...], toks: list[Any]) -> None:
-    for o, t in zip(obs, toks):
-        o.on_end(t)
-
-
 class Scheduler:
     """Variables, pending count, stored errors and deferred deletes, under one lock."""
 
@@ -97,6 +94,9 @@ class Scheduler:
         self._inline_rc: dict[str, dict[int, RunContext]] = {}
         self._dqfree: list[deque[Any]] = []      # empty variable queues for reuse
         self._todo: list[ThreadedVar] = []       # variables whose delete function is due
+        #: id -> weak reference of every poisoned variable (its error set); empty on the
+        #: common path, where no operation needs the skip check
+        self._poisoned: dict[int, weakref.ref[ThreadedVar]] = {}
         self.observers = ()                      # an instance attribute: faster to test
 
     def _reset_state(self) -> None:
@@ -238,7 +238,8 @@ class Scheduler:
                     self._release(v, mypool)
             if op.prop != _DELETE_VAR:
                 for v in op.m:
-                    v.error = err
+                    if v.error is not err:
+                        self._set_error(v, err)
                     v.writing = False
                     if v.queue:
                         self._release(v, mypool)
@@ -254,9 +255,21 @@ class Scheduler:
         if due is not None:
             self._run_deletes(due)
 
+    def _set_error(self, v: ThreadedVar, err: EngineOpError | None) -> None:
+        """Poison ``v`` with ``err``, or cure it (``None``), keeping ``_poisoned``."""
+        v.error = err
+        k = id(v)
+        if err is None:
+            self._poisoned.pop(k, None)
+        elif k not in self._poisoned:
+            poisoned = self._poisoned
+            self._poisoned[k] = weakref.ref(v, lambda _r: poisoned.pop(k, None))
+
     def _retire(self, v: ThreadedVar, err: EngineOpError | None) -> None:
         """``v``'s delete function ran (under the lock): it stays "writing" for ever;
         release the ``wait_for_var`` waiters queued after ``push_delete``."""
+        if v.error is not None:
+            self._set_error(v, None)
         v.error = err
         v.deleted = DEAD
         q = v.queue
@@ -294,6 +307,8 @@ class Scheduler:
                 return
             v.deleted = DEAD
             v.writing = True
+            if v.error is not None:
+                self._set_error(v, None)
         finally:
             lock.release()
         # Fast path (NDArray garbage collection): nothing pending, free right here.
@@ -309,7 +324,7 @@ class Scheduler:
             if v.deleted:
                 raise EngineError("push_delete: the variable was already deleted")
             v.deleted = DELETING
-            op = _Op(fn, (), (v,), FnProperty.DELETE_VAR, 0, "delete_var", pool, ctx, True)
+            op = _Op(fn, (), (v,), (), FnProperty.DELETE_VAR, 0, "delete_var", pool, ctx, True)
             self._pending += 1
             if v.writing or v.readers or v.queue:
                 op.wait = 1                          # a write after everything pending
@@ -356,26 +371,32 @@ class Scheduler:
 
     def _run_delete_fn(self, fn: Callable[[RunContext], None], ctx: Context) -> EngineOpError | None:
         """``fn(rctx)`` marked as running on the engine; a failure is recorded and returned."""
-        err = None
+        exc = None
         obs = self.observers
-        toks = [o.on_start("delete_var", ctx, "inline") for o in obs] if obs else None
-        try:
-            rc = self._inline_rc[ctx.device_type][ctx.device_id]
-        except KeyError:
-            rc = self._inline_rc.setdefault(ctx.device_type, {})[ctx.device_id] = run_context(ctx, "inline")
-        depth = getattr(_tls, "depth", 0)       # mark_engine_thread(), cheaper
-        _tls.depth = depth + 1
-        try:
-            fn(rc)
-        except BaseException as e:
-            err = EngineOpError("delete_var", e)
-            err.__cause__ = e
-            with self._lock:
-                self._errors.append(err)
-        finally:
-            _tls.depth = depth
-        if toks is not None:
-            _end(obs, toks)
+        toks = None
+        if obs:
+            toks, exc = start_observers(obs, "delete_var", ctx, "inline")
+        if exc is None:
+            depth = getattr(_tls, "depth", 0)       # mark_engine_thread(), cheaper
+            _tls.depth = depth + 1
+            try:
+                try:
+                    rc = self._inline_rc[ctx.device_type][ctx.device_id]
+                except KeyError:
+                    rc = run_context(ctx, "inline")
+                    self._inline_rc.setdefault(ctx.device_type, {})[ctx.device_id] = rc
+                fn(rc)
+            except BaseException as e:  # noqa: BLE001 - reported at the next wait
+                exc = e
+            finally:
+                _tls.depth = depth
+            if toks is not None:
+                exc = end_observers(obs, toks) or exc
+        if exc is None:
+            return None
+        err = as_op_error("delete_var", exc)
+        with self._lock:
+            self._errors.append(err)
         return err
 
     # -- waiting -----------------------------------------------------------------------
@@ -400,15 +421,13 @@ class Scheduler:
             waiter.lock.acquire()
             err = waiter.err           # the error as it was when the waiter's turn came
         if err is not None:
-            with lock:
-                if v.error is err:
-                    v.error = None
-                try:
-                    self._errors.remove(err)
-                except ValueError:
-                    pass
             if not err.reported:
-                raise err.report()
+                with lock:
+                    try:
+                        self._errors.remove(err)
+                    except ValueError:
+                        pass
+            raise_poison(err)
 
     def _wait_idle(self, timeout: float | None = None) -> bool:
         if self._todo:
@@ -423,6 +442,15 @@ class Scheduler:
                 return self._all_cv.wait_for(lambda: not self._pending, timeout)
             finally:
                 self._nwait -= 1
+
+    def _unreported(self) -> list[EngineOpError]:
+        """Errors no wait point has raised yet (for the exit report)."""
+        with self._lock:
+            return [e for e in self._errors if not e.reported]
+
+    def _unfinished(self) -> list[str]:
+        """What is still pending, for the exit report of a timed-out shutdown."""
+        return [f"{self._pending} operation(s)"] if self._pending else []
 
     def wait_for_all(self) -> None:
         """See ``Engine.wait_for_all``."""

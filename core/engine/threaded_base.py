@@ -12,9 +12,11 @@ from typing import Any
 
 from ..base import EngineError
 from ..context import Context
-from .base import AsyncFn, Engine, FnProperty, Opr, SyncFn, Var, check_not_in_engine, split_vars
+from .base import (AsyncFn, Engine, FnProperty, Opr, SyncFn, Var, VarLists, check_not_in_engine,
+                   split_vars)
 from .lifecycle import track
 from .runner import Runner
+from .scheduler import _op_name
 from .var import ThreadedVar, _Op
 from .workers import Pool, start_workers, stop_workers
 
@@ -26,27 +28,26 @@ _SEQ = (tuple, list)
 _LOOKUP_MISS = (KeyError, AttributeError, TypeError, IndexError)
 
 
-def _norm(c: Sequence[Var], m: Sequence[Var]) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+def _norm(c: Sequence[Var], m: Sequence[Var]) -> VarLists:
     """``split_vars`` with the common small cases done without building dicts."""
     if c.__class__ not in _SEQ or m.__class__ not in _SEQ:
         return split_vars(tuple(c), tuple(m))       # sets, generators, ...
     if not c:
-        if len(m) < 2:
-            return (), tuple(m)
-        if len(m) == 2 and m[0] is not m[1]:
-            return (), tuple(m)
+        if len(m) < 2 or (len(m) == 2 and m[0] is not m[1]):
+            return (), tuple(m), ()
     elif len(m) == 1:
         x = m[0]
         if len(c) == 1:
-            if c[0] is x:
-                return (), tuple(m)
-            return tuple(c), tuple(m)
+            if c[0] is x:                          # a += 1: read and written
+                t = tuple(m)
+                return (), t, t
+            return tuple(c), tuple(m), ()
         if len(c) == 2:
             a, b = c
             if a is not b and a is not x and b is not x:
-                return tuple(c), tuple(m)
+                return tuple(c), tuple(m), ()
     elif not m and len(c) == 1:
-        return tuple(c), ()
+        return tuple(c), (), ()
     return split_vars(c, m)
 
 
@@ -96,31 +97,35 @@ class ThreadedBase(Runner, Engine):
     def push_async(self, fn: AsyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                    mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                    priority: int = 0, name: str | None = None) -> None:
-        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name or "op", False, True)
+        if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
+            self._push(fn, ctx, *_norm(const_vars, mutate_vars), prop, priority, name or "op", False)
+        else:
+            self._push(fn, ctx, (), mutate_vars, (), prop, priority, name or "op", False)
 
     def push_sync(self, fn: SyncFn, ctx: Context, const_vars: Sequence[Var] = (),
                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                   priority: int = 0, name: str | None = None) -> None:
-        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, True, True)
+        if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
+            self._push(fn, ctx, *_norm(const_vars, mutate_vars), prop, priority, name, True)
+        else:
+            self._push(fn, ctx, (), mutate_vars, (), prop, priority, name, True)
 
     def push(self, opr: Opr, ctx: Context, priority: int = 0) -> None:
         if opr.deleted:
             raise EngineError(f"operation {opr.name!r} was deleted")
-        self._push(opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.prop, priority, opr.name, False, False)
+        self._push(opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.rw_vars, opr.prop, priority, opr.name,
+                   False)
 
-    def _push(self, fn: Any, ctx: Context, c: Sequence[Var], m: Sequence[Var], prop: Any, pri: int,
-              name: str | None, sync: bool, norm: bool) -> None:
-        """Build the operation record and submit it (``norm``: dependency lists still to
-        normalise; the common one-output case is already normal)."""
-        if norm and (c or m.__class__ is not tuple or len(m) != 1):
-            c, m = _norm(c, m)
+    def _push(self, fn: Any, ctx: Context, c: Sequence[Var], m: Sequence[Var], rw: Sequence[Var],
+              prop: Any, pri: int, name: str | None, sync: bool) -> None:
+        """Build the operation record (dependency lists normalised) and submit it."""
         try:
             pool = self._fast[ctx.device_type][ctx.device_id][prop]
             if pool is None:
                 pool = self._make_pool(ctx, prop)
         except _LOOKUP_MISS:
             pool = self._pool_of(ctx, int(prop))
-        op = _Op(fn, c, m, prop, pri, name, pool, ctx, sync)  # type: ignore[arg-type]
+        op = _Op(fn, c, m, rw, prop, pri, name, pool, ctx, sync)  # type: ignore[arg-type]
         if not sync:
             op.eng = self
             op.done = False
@@ -134,14 +139,29 @@ class ThreadedBase(Runner, Engine):
         """Wait for pending operations (errors stay stored), then stop every worker.
 
         The engine stays usable: the next push starts fresh pools."""
+        self._stop(timeout)
+
+    def _stop(self, timeout: float | None) -> list[str]:
+        """``shutdown``; returns what did not finish within ``timeout`` seconds."""
         check_not_in_engine("shutdown")
         idle = self._wait_idle(timeout)
+        dropped = [] if idle else self._unfinished()
         with self._pool_lock:
             pools = list(self._pools.values())
             self._pools.clear()
             self._fast = {}
             self._reset_pools()
         stop_workers(self, pools, join=idle)      # busy workers (timed out) are not joined
+        return dropped
+
+    def _unfinished(self) -> list[str]:
+        with self._lock:
+            pools = list(self._pools.values())
+            running = [f"{_op_name(w.cur)} (running on {w.name})" for p in pools for w in p.workers
+                       if w.cur is not None]
+            ready = [_op_name(op) for p in pools for op in list(p.q) + [h[2] for h in p.heap]]
+            rest = self._pending - len(running) - len(ready)
+        return running + ready + ([f"{rest} more waiting for their inputs"] if rest > 0 else [])
 
     def _reset_pools(self) -> None:
         pass

@@ -77,12 +77,13 @@ class _Op:
     Asynchronous operations also get ``eng``, ``done``, ``tok`` and ``runner`` at push;
     ``wait`` is set when a variable does not grant it at once, ``runpool`` when it runs."""
 
-    __slots__ = ("fn", "c", "m", "prop", "pri", "name", "pool", "ctx", "sync", "wait",
+    __slots__ = ("fn", "c", "m", "rw", "prop", "pri", "name", "pool", "ctx", "sync", "wait",
                  "eng", "tok", "done", "runner", "runpool")
 
     fn: Any
     c: "tuple[ThreadedVar, ...]"
     m: "tuple[ThreadedVar, ...]"
+    rw: "tuple[ThreadedVar, ...]"
     prop: Any
     pri: int
     name: str | None
@@ -96,11 +97,13 @@ class _Op:
     runner: int | None
     runpool: Any
 
-    def __init__(self, fn: Any, c: "tuple[ThreadedVar, ...]", m: "tuple[ThreadedVar, ...]", prop: Any,
-                 pri: int, name: str | None, pool: Any, ctx: Any, sync: bool) -> None:
+    def __init__(self, fn: Any, c: "tuple[ThreadedVar, ...]", m: "tuple[ThreadedVar, ...]",
+                 rw: "tuple[ThreadedVar, ...]", prop: Any, pri: int, name: str | None, pool: Any,
+                 ctx: Any, sync: bool) -> None:
         self.fn = fn
         self.c = c
         self.m = m
+        self.rw = rw        # mutated variables also read: a poisoned one stops the operation
         self.prop = prop
         self.pri = pri
         self.name = name
@@ -109,8 +112,11 @@ class _Op:
         self.sync = sync
 
     def on_complete(self, exc: BaseException | None = None) -> None:
-        """The callback handed to asynchronous functions (callable from any thread)."""
+        """The callback handed to asynchronous functions (callable from any thread,
+        exactly once: a second call raises ``EngineError``, also reported by the next
+        ``wait_for_all``)."""
         if self.done:
+            self.eng._completed_twice(self)
             return
         self.done = True
         self.eng._complete_async(self, exc)

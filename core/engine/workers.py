@@ -19,7 +19,7 @@ from ..context import HOST_DEVICE_TYPES, Context, RunContext
 from .base import mark_engine_thread
 from .devices import device_hooks
 from .runctx import run_context, stream_syncer
-from .runner import Runner, worker_stream
+from .runner import Runner, report_escape, worker_stream
 from .scheduler import lock_contended
 from .var import _Op
 
@@ -41,7 +41,7 @@ def env_int(default: int, *names: str) -> int:
 class Worker:
     """One worker thread's state."""
 
-    __slots__ = ("sem", "name", "thread", "rcs", "active")
+    __slots__ = ("sem", "name", "thread", "rcs", "active", "cur")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -50,6 +50,7 @@ class Worker:
         self.thread: threading.Thread | None = None
         self.rcs: dict[tuple[str, int], RunContext] = {}   # shared pool: RunContext per device
         self.active: tuple[str, int] | None = None          # shared pool: device made current last
+        self.cur: _Op | None = None     # the operation running now (named if exit times out)
 
 
 class Pool:
@@ -190,8 +191,12 @@ def _loop(eng: Runner, pool: Pool, w: Worker, rc: RunContext | None) -> None:
                 op = None
                 continue
             last_ctx = op.ctx
-        execute(op, rc, wname, pool)  # type: ignore[arg-type]
-        op = None          # drop the closure now, outside the engine lock
+        w.cur = op
+        try:
+            execute(op, rc, wname, pool)  # type: ignore[arg-type]
+        except BaseException as e:  # noqa: BLE001 - _execute does not raise; never let a worker die
+            report_escape(f"worker {wname} running {op.name!r}", e)
+        w.cur = op = None  # drop the closure now, outside the engine lock
 
 
 def _pop_prio(eng: Runner, pool: Pool) -> _Op | None:

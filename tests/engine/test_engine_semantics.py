@@ -251,7 +251,7 @@ def test_async_fn_raising_before_completion(eng: Any) -> None:
 
 # -- errors -----------------------------------------------------------------------------------
 @pytest.mark.timeout(30)
-def test_error_stored_propagated_and_raised_once(eng: Any) -> None:
+def test_error_stored_propagated_and_kept_until_rewritten(eng: Any) -> None:
     a, b, c = eng.new_var(), eng.new_var(), eng.new_var()
     ran: list = []
     eng.push_sync(failing("bad value"), cpu(), (), (a,), name="producer")
@@ -265,13 +265,22 @@ def test_error_stored_propagated_and_raised_once(eng: Any) -> None:
     tb = "".join(traceback.format_exception(err.__cause__))
     assert "explode" in tb                       # the original traceback is kept
     assert ran == []                             # dependents were skipped
-    eng.wait_for_var(c)                          # raised once
-    eng.wait_for_var(a)                          # same error, already reported
-    eng.wait_for_all()                           # nothing unreported left
-    # the engine stays usable; a reported error no longer skips
+    for v in (c, a, b, c):                       # poisoned: every read raises the original
+        with pytest.raises(EngineOpError) as ei:
+            eng.wait_for_var(v)
+        assert ei.value is err
+    eng.wait_for_all()                           # raised at a read: nothing unreported left
+    # still poisoned: a reader pushed after the report is skipped too
     eng.push_sync(lambda rc: ran.append("again"), cpu(), (a,), (b,))
-    eng.wait_for_all()
-    assert ran == ["again"]
+    with pytest.raises(EngineOpError):
+        eng.wait_for_var(b)
+    assert ran == []
+    # a successful pure write cures the variable; readers run again
+    eng.push_sync(lambda rc: ran.append("rewrite"), cpu(), (), (a,))
+    eng.push_sync(lambda rc: ran.append("again"), cpu(), (a,), (b,))
+    eng.wait_for_var(b)
+    eng.wait_for_var(a)
+    assert ran == ["rewrite", "again"]
 
 
 @pytest.mark.timeout(30)
@@ -284,11 +293,12 @@ def test_wait_for_all_raises_first_error_once(eng: Any) -> None:
         eng.wait_for_all()
     assert ei.value.op_name == "f1"
     eng.wait_for_all()                           # the rest were marked reported
-    eng.wait_for_var(b)                          # f2's error is reported: no raise
+    with pytest.raises(EngineOpError, match="second"):
+        eng.wait_for_var(b)                      # but b stays poisoned by f2
     out: list = []
     eng.push_sync(lambda rc: out.append(1), cpu(), (a, b), ())
     eng.wait_for_all()
-    assert out == [1]
+    assert out == []                             # its inputs are poisoned: not run
 
 
 @pytest.mark.timeout(30)
@@ -308,7 +318,7 @@ def test_no_skip_and_delete_ops_run_despite_errors(eng: Any) -> None:
 def test_successful_no_skip_write_clears_var_error_like_naive(eng: Any) -> None:
     a = eng.new_var()
     eng.push_sync(failing(), cpu(), (), (a,), name="fails")
-    eng.push_sync(lambda rc: None, cpu(), (), (a,), prop=FnProperty.NO_SKIP)
+    eng.push_sync(lambda rc: None, cpu(), (a,), (a,), prop=FnProperty.NO_SKIP)
     eng.wait_for_var(a)                          # the var's error was overwritten
     with pytest.raises(EngineOpError):
         eng.wait_for_all()                       # but it is still unreported globally
