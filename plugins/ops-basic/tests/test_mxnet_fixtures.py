@@ -36,12 +36,14 @@ def _close(got: np.ndarray, want: np.ndarray, what: str) -> None:
 @pytest.mark.parametrize("case", INDEX, ids=[f"{c['key']}-{c['op']}" for c in INDEX])
 def test_matches_mxnet(case: dict) -> None:
     key, op, kw = case["key"], case["op"], case["kwargs"]
-    inputs = {a: DATA[f"{key}/in/{a}"] for a in case["args"]}
     prop = make_prop(op, kw)
+    aux_names = prop.list_auxiliary_states()
+    inputs = {a: DATA[f"{key}/in/{a}"] for a in case["args"] if a not in aux_names}
+    aux = [DATA[f"{key}/in/{a}"].copy() for a in aux_names] if aux_names else None
     nvis = prop.num_visible_outputs()
     assert nvis == case["nout"], f"{op}: {nvis} visible outputs, MXNet gives {case['nout']}"
     # fused optimizer updates write their states in place (MXNet's FMutateInputs)
-    outs = run_forward(op, inputs, kw, check_inputs=not hasattr(prop, "mutate_inputs"))
+    outs = run_forward(op, inputs, kw, aux, check_inputs=not hasattr(prop, "mutate_inputs"))
     for i in range(nvis):
         _close(outs[i], DATA[f"{key}/out/{i}"], f"{op} {kw}: output {i}")
     if case["grad"]:
