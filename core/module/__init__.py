@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from .base_module import BaseModule
+from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
+from .python_module import PythonLossModule, PythonModule
+from .sequential_module import SequentialModule
 
-__all__ = ["BaseModule", "Module", "DataParallelExecutorGroup"]
+__all__ = ["BaseModule", "Module", "DataParallelExecutorGroup", "BucketingModule", "SequentialModule",
+           "PythonModule", "PythonLossModule"]
