@@ -4,8 +4,9 @@ A Gluon MLP and LeNet train step (forward under ``autograd.record``, softmax
 cross-entropy loss, backward, ``Trainer.step`` with SGD), imperative and hybridized,
 plus the same network through ``Module`` (the symbolic path). Each library runs in its
 own subprocess (MXNet from ``--mxnet-python``, with ``OPENBLAS_CORETYPE=SkylakeX``);
-the runs alternate between the libraries ``--rounds`` times and the median of each
-configuration's per-round best is reported, as ratios plexnet / MXNet.
+for every configuration the two libraries run back to back (order alternating by round),
+``--rounds`` times, and the median of the per-run bests is reported, as ratios
+plexnet / MXNet.
 
     python bench/gluon_bench.py                 # both libraries, ratios
     python bench/gluon_bench.py --lib plexnet   # one library, JSON lines
@@ -104,10 +105,12 @@ def run_one(lib: str, kind: str, mode: str, steps: int, batch: int) -> float:
     return best
 
 
-def _child(lib: str, python: str, steps: int, batch: int) -> dict:
+def _child(lib: str, python: str, steps: int, batch: int, only: str | None = None) -> dict:
     env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX", MXNET_ENGINE_TYPE=os.environ.get("MXNET_ENGINE_TYPE",
                                                                                             "ThreadedEnginePerDevice"))
     cmd = [python, os.path.abspath(__file__), "--lib", lib, "--steps", str(steps), "--batch", str(batch)]
+    if only:
+        cmd += ["--only", only]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"{lib} run failed:\n{out.stderr[-3000:]}")
@@ -126,18 +129,24 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", help="one configuration, e.g. mlp:hybridized")
     a = ap.parse_args()
+    configs = [tuple(a.only.split(":"))] if a.only else CONFIGS
     if a.lib:
-        for kind, mode in CONFIGS:
+        for kind, mode in configs:
             s = run_one(a.lib, kind, mode, a.steps, a.batch)
             print(json.dumps({"lib": a.lib, "net": kind, "mode": mode, "s_per_step": s}), flush=True)
         return
-    runs: dict = {"plexnet": [], "mxnet": []}
+    # the libraries alternate per configuration, so a burst of load elsewhere on the
+    # machine hits both sides of a ratio
+    runs: dict = {"plexnet": {c: [] for c in CONFIGS}, "mxnet": {c: [] for c in CONFIGS}}
     for r in range(a.rounds):
-        for lib, py in (("plexnet", sys.executable), ("mxnet", a.mxnet_python)):
-            runs[lib].append(_child(lib, py, a.steps, a.batch))
+        for c in CONFIGS:
+            pair = (("plexnet", sys.executable), ("mxnet", a.mxnet_python))
+            for lib, py in (pair if r % 2 == 0 else pair[::-1]):
+                runs[lib][c].append(_child(lib, py, a.steps, a.batch, ":".join(c))[c])
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
-    med = {lib: {c: statistics.median(run[c] for run in rs) for c in CONFIGS} for lib, rs in runs.items()}
+    med = {lib: {c: statistics.median(v) for c, v in rs.items()} for lib, rs in runs.items()}
     print(f"{'net':6} {'mode':11} {'plexnet ms':>11} {'mxnet ms':>10} {'ratio':>7}")
     for c in CONFIGS:
         p, m = med["plexnet"][c] * 1e3, med["mxnet"][c] * 1e3

@@ -44,7 +44,14 @@ __all__ = [
     "set_recording",
     "set_training",
     "train_mode",
+    "array",
 ]
+
+
+def array(source: Any, ctx: Any = None, dtype: Any = None) -> Any:
+    """``nd.array`` (MXNet's autograd module exposes it too)."""
+    from ..ndarray import array as _array
+    return _array(source, ctx=ctx, dtype=dtype)
 
 
 def is_training() -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 import plexnet as mx
 from plexnet import autograd, nd
 
@@ -94,3 +95,14 @@ def test_shared_input_and_softmax_loss() -> None:
     b = mx.sym.FullyConnected(x, w, num_hidden=3, no_bias=True, name="b")
     out = mx.sym.log_softmax(a * b + a)
     compare(out, {"data": (4, 5)})
+
+
+def test_lstm() -> None:
+    from plexnet.plugins import registries
+    if "RNN" not in registries().operators:
+        pytest.skip("the RNN operator is not installed")
+    x = mx.sym.Variable("data")
+    out = mx.sym.RNN(x, mx.sym.Variable("params"), mx.sym.Variable("state"), mx.sym.Variable("state_cell"),
+                     state_size=5, num_layers=1, mode="lstm", name="lstm")
+    out = mx.sym.FullyConnected(out, num_hidden=3, flatten=False, name="fc")
+    compare(out, {"data": (4, 2, 3), "state": (1, 2, 5), "state_cell": (1, 2, 5)}, rtol=1e-3, atol=1e-5)
