@@ -10,7 +10,7 @@ from typing import Any
 
 from plexnet.operator import Field, Params
 
-from ._common import LinalgProp, T, register_all, tri_mask
+from ._common import LinalgProp, T, register_all, solve_tri, tri_mask
 
 __all__ = ["register"]
 
@@ -176,19 +176,23 @@ class TrsmProp(_TriBase):
     """Solves ``op(A) * X = alpha * B`` (or ``X * op(A) = alpha * B`` with ``rightside``)
     for X, A triangular, batched."""
 
+    def _solve(self, xp: Any, a: Any, b: Any, transposed: bool) -> Any:
+        """Solve ``op(A) x = b`` (``op(A)^T x = b`` when ``transposed``)."""
+        return solve_tri(xp, a, b, self.param.lower, trans=self.param.transpose != transposed)
+
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        m, b = self._op(xp, ins[0]), ins[1] * self.param.alpha
-        if self.param.rightside:
-            return [T(xp.linalg.solve(T(m), T(b)))]
-        return [xp.linalg.solve(m, b)]
+        a, b = ins[0], ins[1] * self.param.alpha
+        if self.param.rightside:  # X op(A) = B  <=>  op(A)^T X^T = B^T
+            return [T(self._solve(xp, a, T(b), True))]
+        return [self._solve(xp, a, b, False)]
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
-        m, x, g = self._op(xp, ins[0]), outs[0], ogs[0]
+        a, x, g = ins[0], outs[0], ogs[0]
         if self.param.rightside:
-            gb = T(xp.linalg.solve(m, T(g)))  # G * M^-T
+            gb = T(self._solve(xp, a, T(g), False))  # G * op(A)^-T
             dm = -xp.matmul(T(x), gb)
         else:
-            gb = xp.linalg.solve(T(m), g)  # M^-T * G
+            gb = self._solve(xp, a, g, True)  # op(A)^-T * G
             dm = -xp.matmul(gb, T(x))
         return [self._grad_a(xp, dm), gb * self.param.alpha]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from plexnet.base import PlexnetError
 
-from ._common import LinalgProp, T, register_all
+from ._common import LinalgProp, T, register_all, solve_tri
 
 __all__ = ["register"]
 
@@ -34,8 +34,9 @@ def _sym(x: Any) -> Any:
 
 
 def _tri_inv(xp: Any, l: Any) -> Any:
+    """Inverse of lower-triangular matrices (batched)."""
     eye = xp.broadcast_to(xp.eye(l.shape[-1], dtype=l.dtype), l.shape)
-    return xp.linalg.solve(l, eye)
+    return solve_tri(xp, l, eye, lower=True)
 
 
 class _Square(LinalgProp):
@@ -69,7 +70,7 @@ class PotriProp(_Square):
     """``(L L^T)^-1`` from lower-triangular Cholesky factors L, batched."""
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        li = _tri_inv(xp, xp.tril(ins[0]))
+        li = _tri_inv(xp, ins[0])
         return [xp.matmul(T(li), li)]
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]

@@ -122,3 +122,18 @@ def test_factorizations_reconstruct(batch: int, n: int, seed: int) -> None:
     u, w = run_forward("_linalg_syevd", [spd])
     np.testing.assert_allclose(u.swapaxes(-1, -2) @ (w[..., None] * u), spd, rtol=1e-9, atol=1e-9)
     assert np.all(np.diff(w, axis=-1) >= 0)
+
+
+@pytest.mark.parametrize("lower,trans", [(True, False), (True, True), (False, False), (False, True)])
+def test_triangular_solve_without_scipy_gives_the_same(monkeypatch, lower: bool, trans: bool) -> None:
+    """The general-solve fallback (no scipy / cupyx) agrees with the triangular solver."""
+    from plexnet_ops_linalg import _common
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(2, 4, 4)) + 4 * np.eye(4)
+    b = rng.normal(size=(2, 4, 3))
+    fast = _common.solve_tri(np, a, b, lower, trans)
+    monkeypatch.setattr(_common, "_scipy_linalg", lambda xp: None)
+    slow = _common.solve_tri(np, a, b, lower, trans)
+    np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+    t = np.tril(a) if lower else np.triu(a)
+    np.testing.assert_allclose((t.swapaxes(-1, -2) if trans else t) @ fast, b, atol=1e-10)
