@@ -27,6 +27,27 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _test_the_xp_implementations() -> Iterator[None]:
+    """These tests are about ops-basic's own (``xp``) implementations: where another
+    installed plugin registers a CPU implementation at a higher priority (plexnet-ops-torch),
+    ``xp`` is forced for the session so that ops-basic's code is what runs
+    (``PLEXNET_OPS_BASIC_TEST_IMPL=registry`` tests the registry's choice instead)."""
+    from plexnet.plugins import registries
+    reg = registries().operators
+    forced = []
+    if os.environ.get("PLEXNET_OPS_BASIC_TEST_IMPL", "xp") == "xp":
+        for name in reg.list_operators():
+            impls = reg.implementations(name)
+            if any(r.impl_name == "xp" for r in impls) and reg.forced_impl(name, "cpu") is None \
+                    and reg.select_impl(name, "cpu").impl_name != "xp":
+                reg.force_impl(name, "cpu", "xp")
+                forced.append(name)
+    yield
+    for name in forced:
+        reg.force_impl(name, "cpu", None)
+
+
 @pytest.fixture(autouse=True)
 def _opcheck_device_is_the_default_context() -> Iterator[None]:
     """Under ``PLEXNET_OPCHECK_CTX`` NDArray-level tests (``mx.nd.*``) run on that context."""

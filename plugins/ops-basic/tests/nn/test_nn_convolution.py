@@ -104,12 +104,17 @@ def test_workspace_chunking_matches(op, req, monkeypatch):
 
 
 def test_batch_chunk_budget():
-    from plexnet_ops_basic.nn._convcore import CACHE_BUDGET, ConvGeom, batch_chunk
+    from plexnet_ops_basic.nn._convcore import CACHE_BUDGET, STREAM_BUDGET, ConvGeom, batch_chunk
     g = ConvGeom(128, 3, 64, 1, (224, 224), (7, 7), (2, 2), (1, 1), (3, 3))
     per = g.per_sample_elems(False) * 4
+    assert 2 * per > CACHE_BUDGET  # not two samples in cache: chunks aim at STREAM_BUDGET
     nb = batch_chunk(g, 4, 64, False)
-    assert 1 <= nb < 128 and nb * per <= max(per, min(64 << 20, CACHE_BUDGET))
-    assert batch_chunk(g, 4, 0, False) == max(1, CACHE_BUDGET // per)
+    assert 1 <= nb < 128 and nb * per <= max(per, min(64 << 20, STREAM_BUDGET))
+    want = STREAM_BUDGET // per
+    assert batch_chunk(g, 4, 0, False) == -(-128 // -(-128 // want))
+    assert batch_chunk(g, 4, 16, False) == 1  # the workspace argument still bounds a chunk
+    resnet = ConvGeom(32, 64, 64, 1, (32, 32), (3, 3), (1, 1), (1, 1), (1, 1))
+    assert batch_chunk(resnet, 4, 1024, True) >= 8
     small = ConvGeom(64, 20, 50, 1, (12, 12), (5, 5), (1, 1), (1, 1), (0, 0))
     assert batch_chunk(small, 4, 1024, True) == 16  # balanced chunks of LeNet's conv2
     tiny = ConvGeom(4, 1, 2, 1, (5, 5), (3, 3), (1, 1), (1, 1), (0, 0))
