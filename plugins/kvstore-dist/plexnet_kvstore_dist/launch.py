@@ -17,6 +17,14 @@ When a worker dies (non-zero exit or a signal), the launcher tells the servers, 
 fail every pending and later call of the other workers with a message naming it; the
 others get ``grace`` seconds to exit, then are killed. The exit status is the first
 failing worker's (128 + signal for a signal), else 0. Ctrl-C / SIGTERM stop everything.
+A worker stopped (``SIGSTOP``, state ``T``) for longer than the heartbeat timeout is
+hung: the launcher names it, fails the job and exits with 128 + SIGSTOP (147).
+
+Nothing outlives the job (see ``watchdog.py``): every process of the job carries
+``PLEXNET_LAUNCH_JOB=<job>`` in its environment, and a watchdog process in a session of
+its own removes the job's processes, its Ray temp dir and its ``/dev/shm/pxkv-*`` dir
+when the launcher dies without cleaning up (SIGKILL). The Ray temp dir is private
+(``/tmp/pxray-*``, nothing in it group- or world-writable).
 """
 from __future__ import annotations
 
@@ -82,16 +90,34 @@ def main(argv: list[str] | None = None) -> int:
     from .server import describe_restore
     import ray
 
+    from . import watchdog
     job = uuid.uuid4().hex[:10]
     namespace = f"plexnet-{job}"
+    os.environ[watchdog.MARKER] = job  # inherited by Ray's processes, the servers and the workers
+    wd = watchdog.start(job)
+
+    def tell(line: str) -> None:
+        if wd is not None and wd.stdin is not None:
+            try:
+                wd.stdin.write(line.encode() + b"\n")
+                wd.stdin.flush()
+            except OSError:
+                pass
+
     if args.address:
         ray.init(address=args.address, namespace=namespace, log_to_driver=False, configure_logging=True,
                  logging_level="WARNING")
         address = args.address
         temp_dir = None
     else:
-        info = rt.local_ray_init(namespace=namespace, num_cpus=max(2, args.num_workers + args.num_servers))
-        address, temp_dir = info["gcs_address"], info["temp_dir"]
+        import tempfile
+        temp_dir = tempfile.mkdtemp(prefix="pxray-", dir="/tmp")  # 0700; Ray's own dir goes inside
+        if os.environ.get("PLEXNET_KEEP_RAY_LOGS", "") in ("", "0"):
+            tell(f"rmtree {temp_dir}")
+        info = rt.local_ray_init(temp_dir=os.path.join(temp_dir, "r"), namespace=namespace,
+                                 num_cpus=max(2, args.num_workers + args.num_servers))
+        address = info["gcs_address"]
+        watchdog.make_private(temp_dir)
     procs: list[subprocess.Popen] = []
     job_dir = None
     status = 0
@@ -110,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             _say(args, why_not)
         # the servers learn sync/async from the workers' kvstore type (rank 0 tells them)
         job_dir = rt.make_job_dir(job)
+        if job_dir:
+            tell(f"rmtree {job_dir}")
         servers = rt.start_servers(job, args.num_servers, args.num_workers, "sync", namespace=namespace,
                                    restore_round=restore, shm_dir=job_dir, **settings)
         _say(args, f"job {job}: {args.num_servers} server(s), {args.num_workers} worker(s), "
@@ -123,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                 "PLEXNET_NUM_SERVERS": str(args.num_servers), "DMLC_ROLE": "worker",
                 "DMLC_NUM_WORKER": str(args.num_workers), "DMLC_NUM_SERVER": str(args.num_servers),
                 "DMLC_WORKER_ID": str(rank), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+                "PLEXNET_RAY_TEMP_DIR": temp_dir or "",
             })
             procs.append(subprocess.Popen(args.command, env=env))
-        status = _monitor(args, procs, servers, stopping)
+        status = _monitor(args, procs, servers, stopping, temp_dir)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -140,11 +169,25 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:  # noqa: BLE001
             pass
         rt.remove_job_dir(job_dir)
+        try:  # Ray's agents (children of the raylet) are not stopped by ray.shutdown()
+            left = watchdog.kill_marked(job, grace=2.0, dirs=(temp_dir,) if temp_dir else ())
+            if left:
+                _say(args, f"stopped {len(left)} leftover process(es) of job {job}")
+        except Exception:  # noqa: BLE001 - clean-up must not hide the job's status
+            pass
         if temp_dir and os.environ.get("PLEXNET_KEEP_RAY_LOGS", "") in ("", "0"):
             import shutil
             shutil.rmtree(temp_dir, ignore_errors=True)
         for s, h in old.items():
             signal.signal(s, h)
+        tell("done")  # cleaned up: the watchdog leaves everything alone
+        if wd is not None:
+            try:
+                if wd.stdin is not None:
+                    wd.stdin.close()
+                wd.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
     return status
 
 
@@ -152,12 +195,30 @@ def _exit_code(rc: int) -> int:
     return 128 - rc if rc < 0 else rc
 
 
+def _proc_state(pid: int) -> str:
+    """The process state letter from /proc (``T``: stopped), or '' where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        return data[data.rindex(b")") + 2:][:1].decode()
+    except (OSError, ValueError):
+        return ""
+
+
 def _monitor(args: argparse.Namespace, procs: list[subprocess.Popen], servers: list[Any],
-             stopping: dict) -> int:
+             stopping: dict, temp_dir: str | None = None) -> int:
     import ray
+
+    from .config import server_settings
+    from .watchdog import make_private
+    # half the heartbeat timeout: name the stopped worker before the servers' heartbeat
+    # check fails the others (who would then look like the first failure)
+    hang_after = max(1.0, float(server_settings()["heartbeat_timeout"]) / 2)
     first_fail: int | None = None
     fail_time = None
     reported: set[int] = set()
+    stopped_since: dict[int, float] = {}
+    server_failure_said = False
     last_ping = time.monotonic()
     while True:
         if stopping["sig"] is not None:
@@ -172,6 +233,20 @@ def _monitor(args: argparse.Namespace, procs: list[subprocess.Popen], servers: l
             rc = p.poll()
             if rc is None:
                 running += 1
+                if rank not in reported and _proc_state(p.pid) in ("T", "t"):
+                    since = stopped_since.setdefault(rank, time.monotonic())
+                    if time.monotonic() - since >= hang_after:
+                        reported.add(rank)
+                        how = f"hung: stopped (SIGSTOP) for {time.monotonic() - since:.0f} s"
+                        _say(args, f"worker {rank} (pid {p.pid}) is {how}; stopping the job")
+                        try:
+                            ray.get([s.worker_failed.remote(rank, how) for s in servers], timeout=10)
+                        except Exception:  # noqa: BLE001
+                            pass
+                        if first_fail is None:
+                            first_fail, fail_time = 128 + int(signal.SIGSTOP), time.monotonic()
+                else:
+                    stopped_since.pop(rank, None)
                 continue
             if rank in reported:
                 continue
@@ -197,13 +272,19 @@ def _monitor(args: argparse.Namespace, procs: list[subprocess.Popen], servers: l
             return first_fail or 1
         if time.monotonic() - last_ping > 2.0:
             last_ping = time.monotonic()
+            if temp_dir:
+                make_private(temp_dir)  # folders Ray made since (worker logs) stay private too
             for i, s in enumerate(servers):
                 try:
-                    ray.get(s.ping.remote(), timeout=10)
+                    failure = ray.get(s.info.remote(), timeout=10).get("failure")
                 except Exception as e:  # noqa: BLE001
                     if fail_time is None:
                         _say(args, f"server {i} is gone ({type(e).__name__}); workers will fail")
                         first_fail, fail_time = 1, time.monotonic()
+                    continue
+                if failure and not server_failure_said:
+                    server_failure_said = True  # e.g. "worker 1 sent no heartbeat ... (killed or hung)"
+                    _say(args, f"server {i}: {failure}")
         time.sleep(0.05)
 
 

@@ -24,6 +24,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import atexit  # noqa: E402
 import collections  # noqa: E402
+import contextlib  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -35,6 +36,7 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError  # noqa:
 from plexnet.kvstore.base import KVStoreError  # noqa: E402
 
 from .server import ServerCore, ServerError  # noqa: E402
+from .watchdog import make_private  # noqa: E402
 from .transport import PullHandle, Transport  # noqa: E402
 
 __all__ = ["RayServer", "RayTransport", "local_ray_init", "start_servers", "server_name", "translate_error",
@@ -50,22 +52,50 @@ def server_name(job: str, i: int) -> str:
 def local_ray_init(temp_dir: str | None = None, num_cpus: int | None = None, namespace: str = NAMESPACE,
                    quiet: bool = True) -> dict[str, Any]:
     """Start a private Ray instance on 127.0.0.1 (no dashboard, own temp dir); returns
-    ``ray.init``'s address info."""
+    ``ray.init``'s address info, with ``temp_dir`` (the folder to remove at the end).
+
+    The temp dir is private: without ``temp_dir``, Ray's folder is ``r`` inside a fresh
+    ``mkdtemp`` folder (mode 0700); Ray's habit of making its folders world-writable
+    (0777, for machines shared by several users) is switched off while it starts, and
+    whatever it made group/world-writable anyway is fixed afterwards."""
     own = temp_dir is None
     if own:
         # short: Ray's unix socket paths must stay under ~107 characters
-        temp_dir = tempfile.mkdtemp(prefix="pxray-", dir="/tmp")
+        outer = tempfile.mkdtemp(prefix="pxray-", dir="/tmp")
+        temp_dir = os.path.join(outer, "r")
     kw: dict[str, Any] = dict(_node_ip_address="127.0.0.1", include_dashboard=False, _temp_dir=temp_dir,
                               namespace=namespace, log_to_driver=not quiet, configure_logging=True,
                               logging_level="WARNING")
     if num_cpus is not None:
         kw["num_cpus"] = num_cpus
-    ctx = ray.init(**kw)
+    with _private_dirs():
+        ctx = ray.init(**kw)
+    make_private(outer if own else temp_dir)
     if own and os.environ.get("PLEXNET_KEEP_RAY_LOGS", "") in ("", "0"):
-        atexit.register(_shutdown_and_remove, temp_dir)
+        atexit.register(_shutdown_and_remove, outer)
     info = dict(ctx.address_info)
-    info["temp_dir"] = temp_dir
+    info["temp_dir"] = outer if own else temp_dir
+    info["ray_temp_dir"] = temp_dir
     return info
+
+
+@contextlib.contextmanager
+def _private_dirs() -> Any:
+    """Ray (``ray._common.utils.try_make_directory_shared``) chmods every folder it makes
+    to 0777; ours are the job's own."""
+    try:
+        from ray._common import utils as mod
+    except ImportError:  # another Ray version: make_private fixes the modes afterwards
+        mod = None
+    old = getattr(mod, "try_make_directory_shared", None)
+    if old is None:
+        yield
+        return
+    mod.try_make_directory_shared = lambda path: None
+    try:
+        yield
+    finally:
+        mod.try_make_directory_shared = old
 
 
 def _shutdown_and_remove(temp_dir: str) -> None:

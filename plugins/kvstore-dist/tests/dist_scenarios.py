@@ -154,3 +154,25 @@ elif scenario in ("resume1", "resume2"):
         sys.exit(4)
     res = train(kv, start, STEPS)
     out("resume2", start=np.array(start), **res)
+
+elif scenario == "hold":  # for the launcher clean-up tests: report, then wait to be killed
+    kv = mx.kv.create("dist_sync")
+    kv.init(0, mx.nd.zeros((4,)))
+    info = {"pid": os.getpid(), "job": os.environ.get("PLEXNET_LAUNCH_JOB", ""),
+            "ray_temp_dir": os.environ.get("PLEXNET_RAY_TEMP_DIR", ""), "kv_job": os.environ["PLEXNET_KV_JOB"]}
+    tmp = os.path.join(outdir, f"hold-{kv.rank}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(info, f)
+    os.replace(tmp, os.path.join(outdir, f"hold-{kv.rank}.json"))
+    time.sleep(120)
+    sys.exit(5)
+
+elif scenario == "hang":  # rank 1 stops itself (SIGSTOP) while rank 0 waits for its push
+    kv = mx.kv.create("dist_sync")
+    kv.init(0, mx.nd.zeros((4,)))
+    o = mx.nd.zeros((4,))
+    if kv.rank == 1:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    kv.push(0, mx.nd.ones((4,)))
+    kv.pull(0, out=o)
+    o.wait_to_read()
