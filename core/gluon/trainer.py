@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import optimizer as opt
 from ..base import PlexnetError
+from ..fileio import atomic_write
 from ..model import _create_kvstore
 from .parameter import Parameter, ParameterDict
 
@@ -199,8 +200,7 @@ class Trainer:
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            with open(fname, "wb") as f:
-                f.write(self._updaters[0].get_states(dump_optimizer=True))
+            atomic_write(fname, self._updaters[0].get_states(dump_optimizer=True))  # old or new, never half
 
     def load_states(self, fname: str) -> None:
         """Load what ``save_states`` wrote."""

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import recordio
 from ..base import MXNetError
+from ..fileio import atomic_open
 from .base import DataDesc, DataIter, to_ndarray
 from .batching import BatchPlanner, Plan
 from .partition import partition_range
@@ -417,7 +418,8 @@ class ImageRecordIter(DataIter):
         acc = acc.transpose(2, 0, 1)
         m = (acc / len(self._offsets)).astype(np.float32)
         if path.endswith(".npy"):
-            np.save(path, m)
+            with atomic_open(path) as f:  # old or new file, never half
+                np.save(f, m)
         else:
             from ..ndarray import save
             save(path, {"mean_img": to_ndarray(m.copy(), owned=True)})

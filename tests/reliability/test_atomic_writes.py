@@ -50,13 +50,23 @@ def _writers(tmp_path):
             w.write_idx(i, f"rec{v}-{i}".encode())
         w.close()
 
+    def trainer_states(v):
+        from plexnet import gluon
+        net = gluon.nn.Dense(2, in_units=3)
+        net.initialize(mx.init.Constant(v))
+        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1 * v, "momentum": 0.9},
+                           kvstore=None)
+        tr.save_states(str(tmp_path / "t.states"))
+
     return {"nd.save": ("a.params", nd_save), "Symbol.save": ("s.json", sym_save),
             "save_checkpoint": ("m-0001.params", ckpt), "MXRecordIO": ("r.rec", rec),
-            "MXIndexedRecordIO": ("i.rec", idx)}
+            "MXIndexedRecordIO": ("i.rec", idx), "Trainer.save_states": ("t.states", trainer_states)}
 
 
-@pytest.mark.parametrize("name", ["nd.save", "Symbol.save", "save_checkpoint", "MXRecordIO",
-                                  "MXIndexedRecordIO"])
+WRITERS = ["nd.save", "Symbol.save", "save_checkpoint", "MXRecordIO", "MXIndexedRecordIO", "Trainer.save_states"]
+
+
+@pytest.mark.parametrize("name", WRITERS)
 def test_failed_write_keeps_old_file(tmp_path, monkeypatch, name):
     fname, write = _writers(tmp_path)[name]
     write(1)
@@ -122,8 +132,7 @@ def test_live_writers_temp_is_not_removed(tmp_path):
     assert target.read_bytes() == b"partial"
 
 
-@pytest.mark.parametrize("name", ["nd.save", "Symbol.save", "save_checkpoint", "MXRecordIO",
-                                  "MXIndexedRecordIO"])
+@pytest.mark.parametrize("name", WRITERS)
 def test_new_files_honour_umask(tmp_path, name):
     fname, write = _writers(tmp_path)[name]
     old = os.umask(0o022)
