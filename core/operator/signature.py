@@ -64,6 +64,7 @@ def operator_signature(prop_cls: Any, namespace: str = "nd") -> inspect.Signatur
     # (*data) only for a variable number of inputs; an operator without parameters
     # still has named inputs (MXNet: ``relu(data=None, out=None, name=None)``)
     varargs = is_varargs(prop_cls) and ("num_args" in fields or prop_cls.op_name == "Custom")
+    kind: inspect._ParameterKind
     if varargs:
         params.append(P("data", P.VAR_POSITIONAL))
         fields.pop("num_args", None)  # set from the number of inputs
