@@ -1,6 +1,7 @@
 """Resampling: ``AdaptiveAvgPooling2D``, ``BilinearResize2D``, ``ROIAlign`` (NCHW), with
-backward. Pooling and resizing are separable, so each is two small matrices applied to
-the height and width axes (``out = Rh @ x @ Rw^T``; backward with the transposes).
+backward. Pooling and resizing are separable: pooling is two small averaging matrices
+applied to the height and width axes (``out = Ph @ x @ Pw^T``; backward with the
+transposes), resizing two gathers with weights (backward: the matching scatter-adds).
 
 * AdaptiveAvgPooling2D: output cell ``i`` averages input rows ``floor(i*H/oh)`` to
   ``ceil((i+1)*H/oh)``; ``output_size`` one value (square) or ``(oh, ow)``.
@@ -15,7 +16,6 @@ the height and width axes (``out = Rh @ x @ Rw^T``; backward with the transposes
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -35,19 +35,38 @@ def _pool_matrix(n_out: int, n_in: int) -> np.ndarray:
     return m
 
 
-def _interp_matrix(n_out: int, n_in: int, align_corners: bool) -> np.ndarray:
-    m = np.zeros((n_out, n_in))
-    for o in range(n_out):
-        if align_corners:
-            src = o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        else:
-            src = max((o + 0.5) * n_in / n_out - 0.5, 0.0)
-        lo = min(int(math.floor(src)), n_in - 1)
-        hi = min(lo + 1, n_in - 1)
-        w = src - lo
-        m[o, lo] += 1 - w
-        m[o, hi] += w
-    return m
+def _interp_index(n_out: int, n_in: int, align_corners: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each output position: the two source indices and the weight of the second."""
+    o = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = o * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:
+        src = np.maximum((o + 0.5) * (n_in / n_out) - 0.5, 0.0)
+    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    return lo, hi, src - lo
+
+
+def _lerp(xp: Any, x: Any, axis: int, idx: tuple[np.ndarray, np.ndarray, np.ndarray]) -> Any:
+    """Linear interpolation of ``x`` along ``axis`` (gathers: two reads per output)."""
+    lo, hi, w = idx
+    shape = [1] * x.ndim
+    shape[axis] = len(w)
+    wt = xp.asarray(w.reshape(shape).astype(x.dtype))
+    return xp.take(x, xp.asarray(lo), axis=axis) * (1 - wt) + xp.take(x, xp.asarray(hi), axis=axis) * wt
+
+
+def _lerp_grad(xp: Any, g: Any, axis: int, idx: tuple[np.ndarray, np.ndarray, np.ndarray], n_in: int) -> Any:
+    """Adjoint of ``_lerp``: scatter-add the weighted gradient back to the source positions."""
+    lo, hi, w = idx
+    shape = [1] * g.ndim
+    shape[axis] = len(w)
+    wt = xp.asarray(w.reshape(shape).astype(g.dtype))
+    moved = xp.moveaxis(g, axis, 0)
+    out = xp.zeros((n_in,) + moved.shape[1:], dtype=g.dtype)
+    xp.add.at(out, xp.asarray(lo), xp.moveaxis(g * (1 - wt), axis, 0))
+    xp.add.at(out, xp.asarray(hi), xp.moveaxis(g * wt, axis, 0))
+    return xp.moveaxis(out, 0, axis)
 
 
 def _separable(xp: Any, x: Any, mh: np.ndarray, mw: np.ndarray) -> Any:
@@ -136,18 +155,19 @@ class BilinearResize2DProp(FnProp):
             raise self.error(f"the output size ({oh}, {ow}) must be positive", shapes)
         return [d[:2] + (oh, ow)]
 
-    def _mats(self, d: tuple, like: tuple | None) -> tuple[np.ndarray, np.ndarray]:
+    def _idx(self, d: tuple, like: tuple | None) -> tuple:
         oh, ow = self._out_hw(d, like)
         ac = self.param.align_corners
-        return _interp_matrix(oh, d[2], ac), _interp_matrix(ow, d[3], ac)
+        return _interp_index(oh, d[2], ac), _interp_index(ow, d[3], ac)
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        mh, mw = self._mats(ins[0].shape, ins[1].shape if len(ins) > 1 else None)
-        return [_separable(xp, ins[0], mh, mw)]
+        ih, iw = self._idx(ins[0].shape, ins[1].shape if len(ins) > 1 else None)
+        return [_lerp(xp, _lerp(xp, ins[0], 2, ih), 3, iw)]
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
-        mh, mw = self._mats(ins[0].shape, ins[1].shape if len(ins) > 1 else None)
-        g = [_separable(xp, ogs[0], mh.T, mw.T)]
+        d = ins[0].shape
+        ih, iw = self._idx(d, ins[1].shape if len(ins) > 1 else None)
+        g = [_lerp_grad(xp, _lerp_grad(xp, ogs[0], 3, iw, d[3]), 2, ih, d[2])]
         return g + ([xp.zeros(ins[1].shape, dtype=ins[1].dtype)] if len(ins) > 1 else [])
 
 
@@ -183,93 +203,99 @@ class ROIAlignProp(FnProp):
             c //= ph * pw
         return [(r[0], c, ph, pw)]
 
-    def _samples(self, xp: Any, roi: np.ndarray, h: int, w: int) -> tuple:
-        """Per-axis sample positions of one roi: (y lo, y hi, y weight, valid) likewise x, and counts."""
+    def _axis(self, start: np.ndarray, size: np.ndarray, grid: np.ndarray, n_bins: int, limit: int) -> tuple:
+        """Sample positions of every roi along one axis, padded to the largest grid:
+        (lo, hi, frac, valid), each (R, n_bins * max_grid)."""
+        g_max = int(grid.max()) if grid.size else 1
+        b = size / n_bins
+        a = np.arange(g_max)
+        pos = (start[:, None, None] + np.arange(n_bins)[None, :, None] * b[:, None, None]
+               + (a[None, None, :] + 0.5) * (b / grid)[:, None, None])
+        valid = (a[None, None, :] < grid[:, None, None]) & (pos >= -1.0) & (pos <= limit)
+        pos = np.maximum(pos, 0.0)
+        lo = np.floor(pos).astype(np.int64)
+        top = lo >= limit - 1
+        lo = np.where(top, limit - 1, lo)
+        hi = np.where(top, limit - 1, lo + 1)
+        frac = np.where(top, 0.0, pos - lo)
+        r = len(start)
+        return lo.reshape(r, -1), hi.reshape(r, -1), frac.reshape(r, -1), valid.reshape(r, -1), g_max
+
+    def _plan(self, rois: np.ndarray, h: int, w: int) -> tuple:
+        """Batch index, the four bilinear (y, x, weight) terms for every roi and sample, and the grids."""
         p = self.param
         ph, pw = self._pooled()
         off = 0.5 if p.aligned else 0.0
-        x1, y1, x2, y2 = (float(v) * p.spatial_scale - off for v in roi[1:5])
+        b = rois[:, 0].astype(np.int64)
+        x1, y1, x2, y2 = (rois[:, k] * p.spatial_scale - off for k in range(1, 5))
         rw, rh = x2 - x1, y2 - y1
         if not p.aligned:
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        bh, bw = rh / ph, rw / pw
-        gh = p.sample_ratio if p.sample_ratio > 0 else int(math.ceil(rh / ph))
-        gw = p.sample_ratio if p.sample_ratio > 0 else int(math.ceil(rw / pw))
-        gh, gw = max(gh, 1), max(gw, 1)
+            rw, rh = np.maximum(rw, 1.0), np.maximum(rh, 1.0)
+        if p.sample_ratio > 0:
+            gh = gw = np.full(len(rois), p.sample_ratio)
+        else:
+            gh, gw = np.ceil(rh / ph).astype(np.int64), np.ceil(rw / pw).astype(np.int64)
+        gh, gw = np.maximum(gh, 1), np.maximum(gw, 1)
+        ylo, yhi, fy, vy, g_h = self._axis(y1, rh, gh, ph, h)
+        xlo, xhi, fx, vx, g_w = self._axis(x1, rw, gw, pw, w)
+        norm = (vy[:, :, None] & vx[:, None, :]) / (gh * gw).astype(np.float64)[:, None, None]
+        terms = [(ylo, xlo, (1 - fy)[:, :, None] * (1 - fx)[:, None, :]),
+                 (ylo, xhi, (1 - fy)[:, :, None] * fx[:, None, :]),
+                 (yhi, xlo, fy[:, :, None] * (1 - fx)[:, None, :]),
+                 (yhi, xhi, fy[:, :, None] * fx[:, None, :])]
+        return b, [(yy, xx, ww * norm) for yy, xx, ww in terms], g_h, g_w
 
-        def axis(start: float, b: float, g: int, n_bins: int, size: int) -> tuple:
-            pos = start + np.arange(n_bins)[:, None] * b + (np.arange(g)[None, :] + 0.5) * b / g
-            pos = pos.ravel()
-            valid = (pos >= -1.0) & (pos <= size)
-            pos = np.maximum(pos, 0.0)
-            lo = np.floor(pos).astype(np.int64)
-            top = lo >= size - 1
-            lo = np.where(top, size - 1, lo)
-            hi = np.where(top, size - 1, lo + 1)
-            pos = np.where(top, lo, pos)
-            frac = pos - lo
-            return lo, hi, frac, valid
-        return axis(y1, bh, gh, ph, h), axis(x1, bw, gw, pw, w), gh, gw
-
-    def _weights(self, xp: Any, roi: np.ndarray, h: int, w: int, dtype: Any) -> tuple:
-        (ylo, yhi, fy, vy), (xlo, xhi, fx, vx), gh, gw = self._samples(xp, roi, h, w)
-        v = (vy[:, None] & vx[None, :]).astype(np.float64)
-        terms = [(ylo, xlo, (1 - fy)[:, None] * (1 - fx)[None, :]), (ylo, xhi, (1 - fy)[:, None] * fx[None, :]),
-                 (yhi, xlo, fy[:, None] * (1 - fx)[None, :]), (yhi, xhi, fy[:, None] * fx[None, :])]
-        return [(xp.asarray(yy), xp.asarray(xx), xp.asarray((ww * v / (gh * gw)).astype(dtype)))
-                for yy, xx, ww in terms], gh, gw
-
-    def _channels(self, c_out: int) -> np.ndarray:
-        """Input channel of output channel c for bin (i, j): (C, ph, pw) index array."""
+    def _channels(self, c_out: int) -> tuple:
+        """Index arrays (bin row, bin col, input channel) of shape (c_out, ph, pw) for position sensitivity."""
         ph, pw = self._pooled()
         c = np.arange(c_out)[:, None, None]
-        return (c * ph + np.arange(ph)[None, :, None]) * pw + np.arange(pw)[None, None, :]
+        i, j = np.arange(ph)[None, :, None], np.arange(pw)[None, None, :]
+        return np.broadcast_to(i, (c_out, ph, pw)), np.broadcast_to(j, (c_out, ph, pw)), (c * ph + i) * pw + j
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
         data, rois = ins
         n, c, h, w = data.shape
         ph, pw = self._pooled()
-        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64)
+        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, 5)
         c_out = c // (ph * pw) if self.param.position_sensitive else c
-        out = xp.zeros((len(r_host), c_out, ph, pw), dtype=data.dtype)
-        for k, roi in enumerate(r_host):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                continue
-            terms, gh, gw = self._weights(xp, roi, h, w, data.dtype)
-            fm = data[b]
-            acc = 0
-            for yy, xx, ww in terms:
-                acc = acc + fm[:, yy[:, None], xx[None, :]] * ww  # (C, ph*gh, pw*gw)
-            pooled = acc.reshape(c, ph, gh, pw, gw).sum(axis=(2, 4))
-            if self.param.position_sensitive:
-                ch = xp.asarray(self._channels(c_out))
-                pooled = pooled[ch, xp.arange(ph)[None, :, None], xp.arange(pw)[None, None, :]]
-            out[k] = pooled
-        return [out]
+        if len(r_host) == 0:
+            return [xp.zeros((0, c_out, ph, pw), dtype=data.dtype)]
+        b, terms, g_h, g_w = self._plan(r_host, h, w)
+        ok = (b >= 0) & (b < n)
+        bi = xp.asarray(np.where(ok, b, 0))[:, None, None]
+        acc = 0
+        for yy, xx, ww in terms:  # gathered (R, ph*g_h, pw*g_w, C)
+            vals = data[bi, :, xp.asarray(yy)[:, :, None], xp.asarray(xx)[:, None, :]]
+            acc = acc + vals * xp.asarray((ww * ok[:, None, None])[..., None].astype(data.dtype))
+        pooled = acc.reshape(len(r_host), ph, g_h, pw, g_w, c).sum(axis=(2, 4))  # (R, ph, pw, C)
+        if self.param.position_sensitive:
+            i, j, ch = (xp.asarray(a) for a in self._channels(c_out))
+            return [pooled[:, i, j, ch]]
+        return [pooled.transpose(0, 3, 1, 2)]
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
         data, rois = ins
         n, c, h, w = data.shape
         ph, pw = self._pooled()
         g = xp.zeros(data.shape, dtype=data.dtype)
-        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64)
-        for k, roi in enumerate(r_host):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                continue
-            terms, gh, gw = self._weights(xp, roi, h, w, data.dtype)
-            og = ogs[0][k]
-            if self.param.position_sensitive:
-                full = xp.zeros((c, ph, pw), dtype=og.dtype)
-                full[xp.asarray(self._channels(og.shape[0])), xp.arange(ph)[None, :, None],
-                     xp.arange(pw)[None, None, :]] = og
-                og = full
-            spread = xp.broadcast_to(og[:, :, None, :, None], (c, ph, gh, pw, gw)).reshape(c, ph * gh, pw * gw)
-            for yy, xx, ww in terms:
-                yi = xp.broadcast_to(yy[:, None], ww.shape)
-                xi = xp.broadcast_to(xx[None, :], ww.shape)
-                xp.add.at(g[b], (slice(None), yi, xi), spread * ww)
+        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, 5)
+        if len(r_host) == 0:
+            return [g, xp.zeros(rois.shape, dtype=rois.dtype)]
+        b, terms, g_h, g_w = self._plan(r_host, h, w)
+        ok = (b >= 0) & (b < n)
+        og = ogs[0]
+        if self.param.position_sensitive:
+            full = xp.zeros((len(r_host), ph, pw, c), dtype=og.dtype)
+            i, j, ch = (xp.asarray(a) for a in self._channels(og.shape[1]))
+            full[:, i, j, ch] = og
+        else:
+            full = og.transpose(0, 2, 3, 1)
+        spread = xp.broadcast_to(full[:, :, None, :, None, :], (len(r_host), ph, g_h, pw, g_w, c))
+        spread = spread.reshape(len(r_host), ph * g_h, pw * g_w, c)
+        bi = xp.asarray(np.where(ok, b, 0))[:, None, None]
+        for yy, xx, ww in terms:
+            wt = xp.asarray((ww * ok[:, None, None])[..., None].astype(data.dtype))
+            xp.add.at(g, (bi, slice(None), xp.asarray(yy)[:, :, None], xp.asarray(xx)[:, None, :]), spread * wt)
         return [g, xp.zeros(rois.shape, dtype=rois.dtype)]
 
 
