@@ -28,8 +28,8 @@ class FloatTuple(tuple):
 
 def saturate_cast(xp: Any, vals: Any, dtype: Any) -> Any:
     """MXNet's ``saturate_cast``: uint8 clips to [0, 255] and truncates; other dtypes cast."""
-    if np.dtype(dtype) == np.uint8:
-        return xp.clip(vals, 0, 255).astype(np.uint8)
+    if np.dtype(dtype) == np.uint8:  # ``vals`` is a temporary of the caller: clip in place
+        return xp.clip(vals, 0, 255, out=vals).astype(np.uint8)
     return vals.astype(dtype)
 
 

@@ -42,9 +42,9 @@ def brightness(xp: Any, x: Any, a: float) -> Any:
 
 def contrast(xp: Any, x: Any, a: float) -> Any:
     if x.shape[2] > 1:
-        total = (x[..., :3].astype(np.float64) * xp.asarray(_COEF, dtype=np.float64)).sum()
+        total = xp.matmul(x.reshape(-1, 3), xp.asarray(_COEF)).sum(dtype=np.float64)
     else:
-        total = x.astype(np.float64).sum()
+        total = x.sum(dtype=np.float64)
     gray_mean = F32(float(total) / (x.shape[0] * x.shape[1]))
     return x * F32(a) + (F32(1) - F32(a)) * gray_mean
 
@@ -93,7 +93,8 @@ def lighting(xp: Any, x: Any, alpha: Any) -> Any:
     if x.shape[2] == 1:
         return x
     pca = (_EIG * np.asarray(alpha, dtype=F32)[None, :]).sum(axis=1).astype(F32)
-    return x + xp.asarray(pca)
+    x += xp.asarray(pca)  # x is the caller's float32 copy
+    return x
 
 
 class EnhanceParam(Params):

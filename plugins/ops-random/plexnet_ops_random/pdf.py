@@ -145,8 +145,10 @@ class PdfOp(Operator):
         return [p.reshape(p.shape + (1,) * (x.ndim - p.ndim)) for p in params]
 
     def _eval(self, xp: Any, in_data: Any) -> tuple[Any, Any, Any]:
-        x = in_data[0].astype(np.float64)
-        params = [p.astype(np.float64) for p in in_data[1:]]
+        # in the input's precision (float16 computes in float32), as MXNet's kernels do
+        dt = np.result_type(in_data[0].dtype, np.float32)
+        x = in_data[0].astype(dt, copy=False)
+        params = [p.astype(dt, copy=False) for p in in_data[1:]]
         return self.fn(xp, _special(xp), x, *self._expand(x, params))
 
     def forward(self, ctx, in_data, req, out_data, aux_states):  # type: ignore[no-untyped-def]
@@ -157,7 +159,7 @@ class PdfOp(Operator):
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):  # type: ignore[no-untyped-def]
         xp = ctx.xp
         lp, dx, dps = self._eval(xp, in_data)
-        g = out_grad[0].astype(np.float64)
+        g = out_grad[0]
         scale = g if self.prop.param.is_log else g * xp.exp(lp)
         if self.vector:
             scale = scale[..., None]
