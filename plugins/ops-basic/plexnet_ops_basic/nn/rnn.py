@@ -103,6 +103,15 @@ def _slices(p: RNNParam, input_size: int) -> list[list[dict[str, tuple[int, tupl
     return out
 
 
+def _assign(op: str, shapes: list, idx: int, names: list, want: tuple) -> None:
+    """``shape_assign`` that also fills unknown (0) dims, MXNet 1.x's partial shapes
+    (``FusedRNNCell``'s begin states are ``(L*D, 0, H)`` until the batch size is known)."""
+    have = shapes[idx]
+    if have is not None and len(have) == len(want) and all(h in (0, w) for h, w in zip(have, want)):
+        shapes[idx] = None
+    shape_assign(op, shapes, idx, names, want)
+
+
 class RNNProp(OperatorProperty):
     """Fused multi-layer recurrent network (see the module docstring)."""
     param_cls = RNNParam
@@ -136,14 +145,14 @@ class RNNProp(OperatorProperty):
                              f"got shape {fmt_shape(data)}")
         t, n, i = data
         g, h, ho, d, nl = _dims(self.param)
-        shape_assign(self.op_name, shapes, 1, names, (rnn_param_size(self.param, i),))
-        shape_assign(self.op_name, shapes, 2, names, (nl * d, n, ho))
+        _assign(self.op_name, shapes, 1, names, (rnn_param_size(self.param, i),))
+        _assign(self.op_name, shapes, 2, names, (nl * d, n, ho))
         k = 3
         if self.param.mode == "lstm":
-            shape_assign(self.op_name, shapes, k, names, (nl * d, n, h))
+            _assign(self.op_name, shapes, k, names, (nl * d, n, h))
             k += 1
         if self.param.use_sequence_length:
-            shape_assign(self.op_name, shapes, k, names, (n,))
+            _assign(self.op_name, shapes, k, names, (n,))
         outs = [(t, n, d * ho), (nl * d, n, ho)]
         if self.param.mode == "lstm":
             outs.append((nl * d, n, h))

@@ -28,6 +28,8 @@ class _InitParam(Params):
 class _InitProp(FnProp):
     arguments = ()
     deps = ()
+    #: MXNet's begin states pass ``__layout__`` (an attribute, not a parameter)
+    extra_kwargs = ("__layout__",)
 
     def out_shape(self) -> tuple:
         raise NotImplementedError
@@ -63,7 +65,8 @@ class ZerosProp(_InitProp):
         return tuple(self.param.shape)
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
-        return [xp.full(self.out_shape(), self.fill, dtype=self.param.dtype)]
+        # a scalar, broadcast into the output: a 0 in ``shape`` is a dim the graph infers (MXNet 1.x)
+        return [xp.asarray(self.fill, dtype=self.param.dtype)]
 
 
 class OnesProp(ZerosProp):
@@ -79,7 +82,7 @@ class FullProp(ZerosProp):
         v = self.param.value
         if np.dtype(self.param.dtype).kind in "iub":
             v = int(v)
-        return [xp.full(self.out_shape(), v, dtype=self.param.dtype)]
+        return [xp.asarray(v, dtype=self.param.dtype)]
 
 
 class ArangeParam(_InitParam):

@@ -109,3 +109,22 @@ def test_rnn_through_symbol_executor() -> None:
     args = [exe.arg_dict[n].asnumpy().astype(np.float64) for n in net.list_arguments()]
     ref = run_backward("RNN", args, dict(state_size=4, num_layers=1, mode="lstm"), [np.ones((5, 2, 4))])
     np.testing.assert_allclose(exe.grad_dict["rnn_parameters"].asnumpy(), ref[1], rtol=1e-4, atol=1e-5)
+
+
+def test_fused_rnn_cell_runs_on_the_operator() -> None:
+    """mx.rnn.FusedRNNCell: begin states are ``_zeros`` of shape (L*D, 0, H) whose batch
+    dim the graph infers from the RNN operator (MXNet 1.x partial shapes)."""
+    import plexnet as mx
+    rnn = getattr(mx, "rnn", None)
+    if rnn is None or not hasattr(rnn, "FusedRNNCell"):
+        pytest.skip("mx.rnn.FusedRNNCell is not available")
+    cell = rnn.FusedRNNCell(4, num_layers=2, mode="lstm", bidirectional=True, prefix="f_")
+    out, _ = cell.unroll(3, mx.sym.Variable("data"), layout="TNC", merge_outputs=True)
+    exe = out.simple_bind(mx.current_context(), data=(3, 2, 5))
+    assert exe.arg_dict["f_parameters"].shape == (2 * (4 * 4 * (5 + 4) + 2 * 4 * 4) + 2 * (4 * 4 * (8 + 4) + 2 * 4 * 4),)
+    for v in exe.arg_dict.values():
+        v[:] = np.random.default_rng(0).uniform(-0.5, 0.5, v.shape)
+    y = exe.forward(is_train=True)[0]
+    exe.backward(mx.nd.ones(y.shape))
+    assert y.shape == (3, 2, 8)
+    assert np.isfinite(exe.grad_dict["f_parameters"].asnumpy()).all()
