@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -14,40 +15,17 @@ import pytest
 import plexnet as mx
 from plexnet.base import PlexnetError
 
-FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures", "mxnet_dtype_slice_rules.json")
+FIXDIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+FIX = os.path.join(FIXDIR, "mxnet_dtype_slice_rules.json")
+if FIXDIR not in sys.path:
+    sys.path.insert(0, FIXDIR)
+from dtype_slice_cases import mixed_dtype_cases  # noqa: E402
 with open(FIX) as _f:
     RULES = json.load(_f)
 pytestmark = pytest.mark.timeout(60)
 
 
-def _x(dt, s=(2, 2)):
-    return mx.nd.ones(s, dtype=dt)
-
-
-CASES = {
-    "FullyConnected(data f32, weight f16)": lambda: mx.nd.FullyConnected(_x("float32"), _x("float16"),
-                                                                          num_hidden=2, no_bias=True),
-    "FullyConnected(data f16, weight f16, bias f32)": lambda: mx.nd.FullyConnected(
-        _x("float16"), _x("float16"), _x("float32", (2,)), num_hidden=2),
-    "elemwise_add(f32, f16)": lambda: mx.nd.elemwise_add(_x("float32"), _x("float16")),
-    "concat(f32, int32)": lambda: mx.nd.concat(_x("float32"), _x("int32"), dim=0),
-    "dot(f32, f16)": lambda: mx.nd.dot(_x("float32"), _x("float16")),
-    "dot(f64, f32)": lambda: mx.nd.dot(_x("float64"), _x("float32")),
-    "f32 + f16": lambda: _x("float32") + _x("float16"),
-    "broadcast_mul(f32, int32)": lambda: mx.nd.broadcast_mul(_x("float32"), _x("int32")),
-    "add_n(f32, f16)": lambda: mx.nd.add_n(_x("float32"), _x("float16")),
-    "stack(f32, f64)": lambda: mx.nd.stack(_x("float32"), _x("float64")),
-    "BatchNorm(data f16, params f32)": lambda: mx.nd.BatchNorm(
-        _x("float16", (1, 2, 2, 1)), _x("float32", (2,)), _x("float32", (2,)), _x("float32", (2,)),
-        _x("float32", (2,))),
-    "BatchNorm(data f16, gamma f16)": lambda: mx.nd.BatchNorm(
-        _x("float16", (1, 2, 2, 1)), _x("float16", (2,)), _x("float32", (2,)), _x("float32", (2,)),
-        _x("float32", (2,))),
-    "broadcast_like(f32, int32)": lambda: mx.nd.broadcast_like(_x("float32", (1, 2)), _x("int32")),
-    "reshape_like(f32, f16)": lambda: mx.nd.reshape_like(_x("float32"), _x("float16", (4,))),
-    "slice_like(f32, int32)": lambda: mx.nd.slice_like(_x("float32"), _x("int32", (1, 1))),
-    "where(cond int32, f32, f32)": lambda: mx.nd.where(_x("int32"), _x("float32"), _x("float32")),
-}
+CASES = mixed_dtype_cases(mx)
 
 
 def test_fixture_covers_every_case():
