@@ -1,6 +1,8 @@
-"""Activation ``relu``, ``sigmoid`` and ``tanh`` through ATen's vectorised, multi-threaded
-kernels (the backward from the output: ``threshold_backward``, ``sigmoid_backward``,
-``tanh_backward``); the other activation types run the ops-basic implementation."""
+"""Activation ``relu`` through ATen's vectorised, multi-threaded kernels (backward from
+the output: ``threshold_backward``, one pass instead of numpy's mask and product).
+``sigmoid`` and ``tanh`` are implemented too but not chosen by default (``TYPES``):
+numpy's SIMD ``tanh`` was faster than torch's here; the other activation types run the
+ops-basic implementation."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,14 +12,16 @@ from plexnet_ops_basic.nn.activation import ActivationOp
 from . import _base
 from ._base import ADD, NULL, T, TorchOp
 
-_TYPES = ("relu", "sigmoid", "tanh")
+#: the activation types this implementation takes (the others run ops-basic's)
+TYPES = ("relu",)
 
 
 class TorchActivationOp(TorchOp):
     fallback = ActivationOp
+    types = TYPES
 
     def supports(self, ctx, arrays):
-        return self.p.act_type in _TYPES and _base.ok_arrays(arrays)
+        return self.p.act_type in self.types and _base.ok_arrays(arrays)
 
     def torch_forward(self, ctx, in_data, req, out_data, aux_states):
         if req[0] == NULL:

@@ -3,7 +3,9 @@
 where torch's output size differs from MXNet's (torch drops a last window that starts in
 the padding), where the padding exceeds half the kernel, for ``lp`` pooling, other dtypes
 or layouts, the ops-basic implementation runs. Max-pooling backward recomputes the
-argmax (torch's CPU kernel, like MXNet's, takes the first maximum of a window)."""
+argmax (torch's CPU kernel, like MXNet's, takes the first maximum of a window).
+Windows that tile the input without overlap, or one window over all of it, also run
+ops-basic's implementation: its strided slices and reductions are faster there."""
 from __future__ import annotations
 
 import math
@@ -39,8 +41,10 @@ class TorchPoolingOp(TorchOp):
             return pl
         p = self.p
         pl = None
-        if p.pool_type in ("max", "avg", "sum") and len(dshape) in (3, 4, 5):
-            g = PoolGeom(p, dshape)
+        g = PoolGeom(p, dshape) if len(dshape) in (3, 4, 5) else None
+        # windows that tile the input without overlap (LeNet's 2x2/2) or cover all of it:
+        # ops-basic's strided slices / reductions beat torch's NCHW kernels there
+        if p.pool_type in ("max", "avg", "sum") and g is not None and not (g.tiles or g.whole):
             ceil = p.pooling_convention == "full" and not p.global_pool
             k, s, pd = list(g.kernel), list(g.stride), list(g.pad)
             fits = all(2 * a <= b for a, b in zip(pd, k)) and all(

@@ -44,9 +44,32 @@ def test_convolution_matches_xp(case, dtype, req):
     compare("Convolution", args, kw, req=req)
 
 
+@pytest.mark.parametrize("phase_req", ["write", "add"])
+def test_convolution_per_shape_choice(monkeypatch, phase_req):
+    from plexnet_ops_torch import convolution as tconv
+    monkeypatch.setattr(tconv, "TUNE_MIN_MACS", 0)  # every geometry gets a trial
+    kw = dict(kernel=(3, 3), num_filter=4, pad=(1, 1))
+    args = opcheck.random_args("Convolution", kw, data=(2, 3, 6, 6), dtype=F64)
+    compare("Convolution", args, kw, req=phase_req)  # trials write scratch arrays only
+    prop = opcheck.make_prop("Convolution", kw)
+    op = tconv.TorchConvolutionOp(prop)
+    outs = opcheck.run_forward("Convolution", args, kw)
+    calls = []
+    op.torch_forward = lambda *a: calls.append("torch")
+    op._xp = type("X", (), {"forward": lambda self, *a: calls.append("xp")})()
+    y = np.empty_like(outs[0])
+    ctx = opcheck._opctx(True, [])
+    op.forward(ctx, [args["data"], args["weight"], args["bias"]], [tconv.WRITE], [y], [])
+    assert calls[:4] in (["torch", "xp"] * 2,) and len(calls) == 5
+    (key, choice), = op._choice.items()
+    assert key[0] == "forward" and choice == calls[-1]
+    op.forward(ctx, [args["data"], args["weight"], args["bias"]], [tconv.WRITE], [y], [])
+    assert len(calls) == 6 and calls[-1] == choice  # decided once per geometry
+
+
 def test_convolution_gradient_numerical():
-    kw = dict(kernel=(3, 3), num_filter=3, stride=(2, 2), pad=(1, 1))
-    args = opcheck.random_args("Convolution", kw, data=(2, 2, 5, 5))
+    kw = dict(kernel=(3, 3), num_filter=2, stride=(2, 2), pad=(1, 1))
+    args = opcheck.random_args("Convolution", kw, data=(1, 2, 4, 4))
     assert chosen("Convolution", kw) is TorchConvolutionOp
     opcheck.check_gradient("Convolution", args, kw)
 
@@ -104,7 +127,10 @@ def test_batchnorm_other_axis_falls_back():
 @pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "softrelu", "softsign"])
 @pytest.mark.parametrize("req", ("write", "add", "inplace", "null"))
 @pytest.mark.parametrize("dtype", [F32, F64])
-def test_activation_matches_xp(act, req, dtype):
+def test_activation_matches_xp(act, req, dtype, monkeypatch):
+    from plexnet_ops_torch.activation import TorchActivationOp
+    # sigmoid and tanh are implemented but not chosen by default: test them too
+    monkeypatch.setattr(TorchActivationOp, "types", ("relu", "sigmoid", "tanh"))
     if req == "inplace" and act == "softsign":
         pytest.skip("softsign reads its input in backward: no in-place forward")
     kw = dict(act_type=act)
