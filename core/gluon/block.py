@@ -9,6 +9,7 @@ a Symbol, which ``cached.py`` binds to the symbolic executor once per input sign
 """
 from __future__ import annotations
 
+import json
 import threading
 import warnings
 from collections import OrderedDict
@@ -288,6 +289,73 @@ class Block:
         warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
+    def save(self, prefix: str) -> None:
+        """Save the structure with the traced graphs (``prefix-model.json``) and the
+        parameters (``prefix-model.params``), as MXNet 1.9's ``Block.save``."""
+        model: dict = {}
+
+        def walk(blk: Block, index: list, structure: dict) -> None:
+            mdl: dict = {"orig_name": blk.name}
+            structure[type(blk).__name__.lower() + str(index[0])] = mdl
+            if isinstance(blk, HybridBlock):
+                if blk._cached_graph:
+                    mdl["in_format"] = blk._in_format
+                    mdl["out_format"] = blk._out_format
+                    syms, out = blk._cached_graph
+                    mdl["inputs"] = [s.tojson() for s in syms]
+                    mdl["symbol"] = out.tojson()
+                    mdl["hybridized"] = True
+                else:
+                    mdl["hybridized"] = False
+            children: dict = {}
+            mdl["children"] = children
+            for ch_name, child in blk._children.items():
+                index[0] += 1
+                children[child.name] = ch_name
+                walk(child, index, mdl)
+        walk(self, [0], model)
+        with open(prefix + "-model.json", "w") as fp:
+            json.dump(model, fp)
+        self.save_parameters(prefix + "-model.params")
+
+    def load(self, prefix: str) -> None:
+        """Load what ``save`` wrote into a block of the same structure (graphs of
+        hybridized blocks are restored, so it runs hybridized at once)."""
+        with open(prefix + "-model.json") as fp:
+            model = json.load(fp)
+
+        def walk(blk: Block, index: list, structure: dict) -> None:
+            key = type(blk).__name__.lower() + str(index[0])
+            if key not in structure:
+                raise PlexnetError(f"Block.load: {prefix}-model.json has no entry {key!r}; the block structure "
+                                   f"differs from the saved one")
+            mdl = structure[key]
+            # names as saved, so the restored graphs find their parameters
+            blk._name = mdl["orig_name"]
+            renamed = OrderedDict()
+            for pname, param in blk.params._params.items():
+                param.name = blk._name + "_" + pname[len(blk.params._prefix):]
+                param._var = None
+                renamed[param.name] = param
+            blk.params._params = renamed
+            if isinstance(blk, HybridBlock) and mdl.get("hybridized"):
+                blk._in_format = mdl["in_format"]
+                blk._out_format = mdl["out_format"]
+                blk._cached_graph = ([_symmod.load_json(i) for i in mdl["inputs"]], _symmod.load_json(mdl["symbol"]))
+                blk._cached_op = None
+                blk._active = True
+            for child in blk._children.values():
+                index[0] += 1
+                walk(child, index, mdl)
+        walk(self, [0], model)
+        self.load_parameters(prefix + "-model.params")
+
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
+        """``callback(node_name, op_name, array)`` for every operator output of the
+        hybridized descendants (with ``monitor_all`` also every input)."""
+        for cld in self._children.values():
+            cld.register_op_hook(callback, monitor_all)
+
     def register_child(self, block: "Block", name: str | None = None) -> None:
         """Register ``block`` as a child (attribute assignment does this)."""
         if name is None:
@@ -407,6 +475,7 @@ class HybridBlock(Block):
         self._in_format: Any = None
         self._active = False
         self._flags: dict[str, Any] = {}
+        self._op_hook: tuple | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -424,6 +493,17 @@ class HybridBlock(Block):
     def _clear_cached_op(self) -> None:
         self._cached_graph = ()
         self._cached_op = None
+
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
+        self._op_hook = (callback, monitor_all)
+        self._cached_op = None
+        super().register_op_hook(callback, monitor_all)
+
+    def optimize_for(self, x: Any, *args: Any, backend: Any = None, **kwargs: Any) -> None:
+        """MXNet's subgraph-backend partitioning; plexnet has no partitioning backends."""
+        if not backend:
+            raise ValueError('Must specify "backend" to optimize_for')
+        self.hybridize(True, backend=backend)
 
     def hybridize(self, active: bool = True, backend: Any = None, backend_opts: Any = None, clear: bool = True,
                   static_alloc: bool = False, static_shape: bool = False, inline_limit: int = 2,

@@ -78,6 +78,7 @@ class CachedGraph:
             self.aux_params.append(params[n])
         self.params = [p for k, p in self.arg_slots if k == "param"] + self.aux_params
         self._bound: dict[tuple, list[_Bound]] = {}
+        self._hook = getattr(block, "_op_hook", None)
 
     def _finish_init(self, args: Sequence[NDArray]) -> None:
         from .block import _infer_from
@@ -114,6 +115,14 @@ class CachedGraph:
         aux = list(pdata[k:])
         exe = Executor.bind(self.sym, ctx, arg_arrays, grads if any(r != "null" for r in reqs) else None, reqs,
                             aux, shared_exec=shared)
+        if self._hook is not None:
+            cb, monitor_all = self._hook
+            ops = {n.name: n.op for n in self.sym._topo() if n.op is not None}
+
+            def monitor(name: str, arr: NDArray) -> None:
+                node = next((n for n in ops if name.startswith(n + "_")), name)
+                cb(node, ops.get(node, ""), arr)
+            exe.set_monitor_callback(monitor, monitor_all)
         return _Bound(exe, in_arrays, pdata, grads)
 
     def __call__(self, args: Sequence[NDArray]) -> list[NDArray]:

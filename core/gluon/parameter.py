@@ -499,18 +499,27 @@ class ParameterDict:
                 if not name.startswith(restore_prefix):
                     raise ValueError(f"restore_prefix is {restore_prefix!r} but Parameter name {name!r} does not "
                                      f"start with it")
-        loaded = _nd_load(filename)
-        arg = {restore_prefix + k.split(":", 1)[-1]: v for k, v in loaded.items()}
+        self.load_dict(_nd_load(filename), ctx, allow_missing, ignore_extra, restore_prefix, filename,
+                       cast_dtype, dtype_source)
+
+    def load_dict(self, param_dict: Any, ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False,
+                  restore_prefix: str = "", filename: str | None = None, cast_dtype: bool = False,
+                  dtype_source: str = "current") -> None:
+        """Load parameters from a dict (``arg:``/``aux:`` prefixes are stripped)."""
+        where = f"file {filename!r}" if filename else "param_dict"
+        items = param_dict.items() if isinstance(param_dict, dict) else param_dict
+        arg = {restore_prefix + (k[4:] if k.startswith(("arg:", "aux:")) else k): v for k, v in items}
         if not allow_missing:
             for name in self.keys():
                 if name not in arg:
-                    raise PlexnetError(f"Parameter {name[len(restore_prefix):]!r} is missing in file {filename!r}. "
-                                       f"Set allow_missing=True to ignore missing parameters.")
+                    raise PlexnetError(f"Parameter {name[len(restore_prefix):]!r} is missing in {where}, which "
+                                       f"contains parameters: {', '.join(list(arg)[:10])}. Set allow_missing=True "
+                                       f"to ignore missing parameters.")
         for name, v in arg.items():
             if name not in self._params:
                 if not ignore_extra:
-                    raise PlexnetError(f"Parameter {name[len(restore_prefix):]!r} loaded from file {filename!r} is "
-                                       f"not present in this ParameterDict. Set ignore_extra=True to ignore.")
+                    raise PlexnetError(f"Parameter {name[len(restore_prefix):]!r} loaded from {where} is not "
+                                       f"present in this ParameterDict. Set ignore_extra=True to ignore.")
                 continue
             self[name]._load_init(v, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 

@@ -162,3 +162,29 @@ def test_utils(tmp_path) -> None:
     norm = gluon.utils.clip_global_norm(grads, 1.0)
     assert abs(norm - np.sqrt(50)) < 1e-4
     assert abs(sum(float((g * g).sum().asscalar()) for g in grads) - 1.0) < 1e-3
+
+
+def test_block_save_load_and_op_hook(tmp_path) -> None:
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Dense(4, activation="relu"), nn.Dense(2))
+    net.initialize()
+    net.hybridize()
+    x = nd.ones((3, 5))
+    want = net(x).asnumpy()
+    net.save(str(tmp_path / "m"))
+    net2 = nn.HybridSequential()
+    with net2.name_scope():
+        net2.add(nn.Dense(4, activation="relu"), nn.Dense(2))
+    net2.load(str(tmp_path / "m"))
+    np.testing.assert_allclose(net2(x).asnumpy(), want, rtol=1e-6)
+    seen = []
+    net2.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.shape)))
+    net2(x)
+    assert any(op == "FullyConnected" for _, op, _ in seen)
+    with pytest.raises(ValueError, match="backend"):
+        net2.optimize_for(x)
+    pd = gluon.ParameterDict()
+    pd.get("w", shape=(2,))
+    pd.load_dict({"arg:w": nd.ones((2,))})
+    np.testing.assert_allclose(pd["w"].data().asnumpy(), [1., 1.])
