@@ -92,6 +92,14 @@ def _indent(s: str, n: int) -> str:
     return "\n".join([lines[0]] + [" " * n + line for line in lines[1:]])
 
 
+def _gamma_beta(blk: HybridBlock, scale: bool, center: bool, shape: tuple, gamma_init: Any, beta_init: Any) -> None:
+    """The learned scale (``gamma``) and shift (``beta``) of a normalisation layer."""
+    blk.gamma = blk.params.get("gamma", grad_req="write" if scale else "null", shape=shape, init=gamma_init,
+                               allow_deferred_init=True, differentiable=scale)
+    blk.beta = blk.params.get("beta", grad_req="write" if center else "null", shape=shape, init=beta_init,
+                              allow_deferred_init=True, differentiable=center)
+
+
 class Dense(HybridBlock):
     """Fully connected layer: ``activation(dot(x, weight.T) + bias)``."""
 
@@ -157,10 +165,7 @@ class _BatchNorm(HybridBlock):
         self.fuse_relu = fuse_relu
         if in_channels != 0:
             self.in_channels = in_channels
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
-                                     init=gamma_initializer, allow_deferred_init=True, differentiable=scale)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
-                                    init=beta_initializer, allow_deferred_init=True, differentiable=center)
+        _gamma_beta(self, scale, center, (in_channels,), gamma_initializer, beta_initializer)
         self.running_mean = self.params.get("running_mean", grad_req="null", shape=(in_channels,),
                                             init=running_mean_initializer, allow_deferred_init=True,
                                             differentiable=False)
@@ -275,10 +280,7 @@ class InstanceNorm(HybridBlock):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
-                                     init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
-                                    init=beta_initializer, allow_deferred_init=True)
+        _gamma_beta(self, scale, center, (in_channels,), gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any) -> Any:
         if self._axis == 1:
@@ -297,10 +299,7 @@ class LayerNorm(HybridBlock):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(in_channels,),
-                                     init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(in_channels,),
-                                    init=beta_initializer, allow_deferred_init=True)
+        _gamma_beta(self, scale, center, (in_channels,), gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
@@ -317,10 +316,7 @@ class GroupNorm(HybridBlock):
         self._num_groups = num_groups
         self._epsilon = epsilon
         # one scale/shift per group, as in MXNet 1.x
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null", shape=(num_groups,),
-                                     init=gamma_initializer, allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null", shape=(num_groups,),
-                                    init=beta_initializer, allow_deferred_init=True)
+        _gamma_beta(self, scale, center, (num_groups,), gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups, eps=self._epsilon)
