@@ -1,4 +1,4 @@
-"""``MultiBoxPrior`` (SSD anchor boxes), ``SparseEmbedding`` (``Embedding`` with MXNet's
+"""``MultiBoxPrior`` (SSD anchor boxes), ``MultiBoxDetection``, ``SparseEmbedding`` (``Embedding`` with MXNet's
 row-sparse gradient, here dense) and ``count_sketch``.
 
 MultiBoxPrior: for every feature-map cell (centre ``((x + offset_x) * step_x, (y +
@@ -6,7 +6,15 @@ offset_y) * step_y)``, steps ``1/W``, ``1/H`` by default) one box per size with
 ``ratios[0]``, then one per further ratio with ``sizes[0]``; width ``size * H / W *
 sqrt(ratio) / 2``, height ``size / sqrt(ratio) / 2`` either side of the centre; output
 ``(1, H * W * (len(sizes) + len(ratios) - 1), 4)``, corners, clipped to [0, 1] with
-``clip``. count_sketch: ``out[n, h[i]] += data[n, i] * s[i]`` (MXNet: GPU only).
+``clip``.
+
+MultiBoxDetection, as MXNet 1.9.1: per anchor the best non-background class (class 0 is
+background; the first maximum wins) unless its score is below ``threshold``; boxes
+decoded from ``loc_pred`` with ``variances`` (clipped to [0, 1] with ``clip``); valid rows
+first in anchor order, then (``0 < nms_threshold <= 1``) the first ``nms_topk`` rows by
+score, stably sorted, with greedy suppression at IoU >= ``nms_threshold`` (same class
+unless ``force_suppress``); suppressed rows keep their values with id -1, the rest is
+-1. No gradient (as MXNet). count_sketch: ``out[n, h[i]] += data[n, i] * s[i]`` (MXNet: GPU only).
 """
 from __future__ import annotations
 
@@ -70,6 +78,82 @@ class MultiBoxPriorProp(FnProp):
         if p.clip:
             boxes = np.clip(boxes, 0.0, 1.0)
         return [xp.asarray(boxes.astype(ins[0].dtype))]
+
+
+class MultiBoxDetectionParam(Params):
+    clip = Field(bool, default=True, doc="clip boxes to [0, 1]")
+    threshold = Field(float, default=0.01, doc="minimum score of a detection")
+    background_id = Field(int, default=0, doc="background class id")
+    nms_threshold = Field(float, default=0.5, doc="IoU at which nms suppresses")
+    force_suppress = Field(bool, default=False, doc="suppress across classes")
+    variances = Field(_Floats, default=_Floats((0.1, 0.1, 0.2, 0.2)), doc="decoding variances")
+    nms_topk = Field(int, default=-1, doc="detections kept before nms (-1: all)")
+
+
+class MultiBoxDetectionProp(FnProp):
+    """SSD detections ``(B, N, 6)`` = ``[class, score, xmin, ymin, xmax, ymax]`` from class
+    probabilities ``(B, C, N)``, box offsets ``(B, N*4)`` and anchors ``(1, N, 4)``."""
+
+    param_cls = MultiBoxDetectionParam
+    arguments = ("cls_prob", "loc_pred", "anchor")
+
+    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        c, loc, a = shapes
+        if len(c) != 3 or len(loc) != 2 or len(a) != 3 or a[-1] != 4:
+            raise self.error("expected cls_prob (B, C, N), loc_pred (B, N*4), anchor (1, N, 4)", shapes)
+        if loc[1] != c[2] * 4 or a[1] != c[2] or loc[0] != c[0]:
+            raise self.error("cls_prob, loc_pred and anchor disagree on the number of anchors or batches", shapes)
+        if len(self.param.variances) != 4:
+            raise self.error(f"variances must have 4 values, got {tuple(self.param.variances)}", shapes)
+        return [(c[0], c[2], 6)]
+
+    def _decode(self, xp: Any, anchors: Any, loc: Any) -> Any:
+        vx, vy, vw, vh = self.param.variances
+        al, at, ar, ab = (anchors[:, k] for k in range(4))
+        aw, ah = ar - al, ab - at
+        ax, ay = (al + ar) / 2, (at + ab) / 2
+        ox, oy = loc[:, 0] * vx * aw + ax, loc[:, 1] * vy * ah + ay
+        ow, oh = xp.exp(loc[:, 2] * vw) * aw / 2, xp.exp(loc[:, 3] * vh) * ah / 2
+        box = xp.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1)
+        return xp.clip(box, 0, 1) if self.param.clip else box
+
+    def forward(self, xp, ins):  # type: ignore[no-untyped-def]
+        cls, loc, anchor = ins
+        p = self.param
+        nb, nc, na = cls.shape
+        out = np.full((nb, na, 6), -1.0, dtype=np.float64)
+        host = [np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64) for a in (cls, loc, anchor)]
+        for b in range(nb):
+            probs = host[0][b, 1:, :]
+            best = probs.argmax(axis=0)
+            score = probs[best, np.arange(na)]
+            cid = np.where(score < p.threshold, -1, best)  # class id - 1; -1: background
+            rows = np.concatenate([cid[:, None], score[:, None],
+                                   self._decode(np, host[2][0], host[1][b].reshape(na, 4))], axis=1)
+            valid = rows[cid >= 0]
+            out[b, :len(valid)] = valid
+            n_valid = len(valid)
+            if n_valid < 1 or not 0 < p.nms_threshold <= 1:
+                continue
+            order = np.argsort(-valid[:, 1], kind="stable")
+            keep = n_valid if not 0 < p.nms_topk < n_valid else p.nms_topk
+            out[b, keep:n_valid, 0] = -1  # MXNet drops the rest before reordering the kept ones
+            out[b, :keep] = valid[order[:keep]]
+            det = out[b]
+            for i in range(keep):  # greedy suppression in score order
+                if det[i, 0] < 0:
+                    continue
+                for j in range(i + 1, keep):
+                    if det[j, 0] < 0 or not (p.force_suppress or det[i, 0] == det[j, 0]):
+                        continue
+                    bi, bj = det[i, 2:], det[j, 2:]
+                    w = max(0.0, min(bi[2], bj[2]) - max(bi[0], bj[0]))
+                    h = max(0.0, min(bi[3], bj[3]) - max(bi[1], bj[1]))
+                    inter = w * h
+                    union = (bi[2] - bi[0]) * (bi[3] - bi[1]) + (bj[2] - bj[0]) * (bj[3] - bj[1]) - inter
+                    if (inter / union if union > 0 else 0.0) >= p.nms_threshold:
+                        det[j, 0] = -1
+        return [xp.asarray(out.astype(cls.dtype))]
 
 
 class SparseEmbeddingParam(Params):
@@ -137,5 +221,6 @@ class CountSketchProp(FnProp):
 
 
 def register(registry: Any) -> None:
-    _register(registry, {"MultiBoxPrior": MultiBoxPriorProp, "SparseEmbedding": SparseEmbeddingProp,
+    _register(registry, {"MultiBoxPrior": MultiBoxPriorProp, "MultiBoxDetection": MultiBoxDetectionProp,
+                         "SparseEmbedding": SparseEmbeddingProp,
                          "count_sketch": CountSketchProp})
