@@ -244,3 +244,18 @@ def test_did_you_mean_suggests_standard_names() -> None:
     from plexnet.operator.hints import suggest
     assert suggest("FullyConected", ["FullyConnected", "Convolution"]) == ["FullyConnected"]
     assert suggest("zzzz", ["FullyConnected"]) == []
+
+
+def test_plugins_table_shows_conflicts(ep_pm, capsys: pytest.CaptureFixture) -> None:
+    pm = ep_pm(FakeEntryPoint("aaa_dup", obj=ThrowawayPlugin(op="Conv", kv="k1"), dist="aaa-dup"),
+               FakeEntryPoint("ops_basic", obj=ThrowawayPlugin(op="Conv", kv="k2"), dist="plexnet-ops-basic"))
+    old = plugins._manager
+    plugins.set_manager(pm)
+    try:
+        with pytest.warns(RuntimeWarning):
+            assert cli.main(["plugins"]) == 0
+    finally:
+        plugins.set_manager(old)
+    out = " ".join(capsys.readouterr().out.split())  # the table wraps to the terminal width
+    assert "ops_basic [standard]" in out and "Name conflicts" in out
+    assert "operator 'Conv' is registered by both plugin 'ops_basic' and plugin 'aaa_dup'" in out
