@@ -194,6 +194,9 @@ class _Layer:
             return w[off:off + int(np.prod(shape))].reshape(shape)
         self.wx, self.wh, self.bx, self.bh = view("wx"), view("wh"), view("bx"), view("bh")
         self.wr = view("wr") if "wr" in sl else None
+        # contiguous transposes: the per-step GEMMs run ~1.5x faster on them
+        self.whT = self.wh.T.copy()
+        self.wrT = self.wr.T.copy() if self.wr is not None else None
 
 
 def _rev_index(xp: Any, t: int, lengths: Any) -> Any:
@@ -223,7 +226,9 @@ class RNNOp(Operator):
         """One step: returns (output, new h, new c, cache)."""
         p = self.p
         mode = p.mode
-        hw = h @ lay.wh.T + lay.bh
+        hw = h @ lay.whT
+        if mode == "gru":
+            hw += lay.bh  # (the other modes fold b_h into xw)
         if mode in ("rnn_tanh", "rnn_relu"):
             pre = xw + hw
             hn = xp.tanh(pre) if mode == "rnn_tanh" else xp.maximum(pre, 0)
@@ -244,7 +249,7 @@ class RNNOp(Operator):
                 cn = xp.fmax(xp.fmin(cn, hi), lo) if p.lstm_state_clip_nan else xp.clip(cn, lo, hi)
             tc = xp.tanh(cn)
             hh = o * tc
-            hn = hh @ lay.wr.T if lay.wr is not None else hh
+            hn = hh @ lay.wrT if lay.wr is not None else hh
             cache = (i, f, g, o, tc, hh, clip)
         else:  # gru
             hsz = p.state_size
@@ -265,8 +270,9 @@ class RNNOp(Operator):
         return out, hn, cn, cache
 
     def _cell_backward(self, xp: Any, lay: _Layer, cache: tuple, h: Any, c: Any, m: Any, dy: Any, dh: Any,
-                       dc: Any, grads: dict[str, Any]) -> tuple[Any, Any, Any]:
-        """Gradients of one step: returns (d xw, d h_prev, d c_prev); accumulates weight grads."""
+                       dc: Any, dwr: list) -> tuple[Any, Any, Any, Any]:
+        """Gradients of one step: (d xw, d hw, d h_prev, d c_prev); the weight gradients are
+        one GEMM per direction afterwards (``dwr`` collects the projection's terms)."""
         p = self.p
         mode = p.mode
         dnew = dy + dh
@@ -286,7 +292,7 @@ class RNNOp(Operator):
         elif mode == "lstm":
             i, f, g, o, tc, hh, clip = cache
             if lay.wr is not None:
-                grads["wr"] += dnew.T @ hh
+                dwr.append((dnew, hh))
                 dhh = dnew @ lay.wr
             else:
                 dhh = dnew
@@ -310,18 +316,18 @@ class RNNOp(Operator):
             dzp = dz * z * (1 - z)
             dxw = xp.concatenate([drp, dzp, dnp], axis=1)
             dhw = xp.concatenate([drp, dzp, dnp * r], axis=1)
-        grads["wh"] += dhw.T @ h
-        grads["bh"] += dhw.sum(axis=0)
         dh_prev = dh_prev + dhw @ lay.wh
-        return dxw, dh_prev, (dc_prev if mode == "lstm" else None)
+        return dxw, dhw, dh_prev, (dc_prev if mode == "lstm" else None)
 
     def _direction(self, xp: Any, lay: _Layer, x: Any, h0: Any, c0: Any, masks: Any, reverse: bool,
-                   lengths: Any, dy: Any = None, dhT: Any = None, dcT: Any = None) -> Any:
-        """Forward (``dy`` None): (outputs, hT, cT). Backward: (dx, dh0, dc0, weight grads)."""
+                   lengths: Any, keep: bool = False) -> tuple:
+        """One direction over the sequence: (outputs, hT, cT, saved); ``saved`` (with
+        ``keep``) is what ``_direction_backward`` needs."""
         t = x.shape[0]
         idx = _rev_index(xp, t, lengths) if reverse else None
         xs = _gather_time(xp, x, idx) if reverse else x
-        xw = xs @ lay.wx.T + lay.bx
+        xw = xs @ lay.wx.T
+        xw += lay.bx if self.p.mode == "gru" else lay.bx + lay.bh
         h, c = h0, c0
         outs, caches, hs, cs = [], [], [], []
         for s in range(t):
@@ -330,25 +336,33 @@ class RNNOp(Operator):
             cs.append(c)
             o, h, c, cache = self._cell_forward(xp, lay, xw[s], h, c, m)
             outs.append(o)
-            caches.append(cache)
-        if dy is None:
-            y = xp.stack(outs)
-            return (_gather_time(xp, y, idx) if reverse else y), h, c
-        dys = _gather_time(xp, dy, idx) if reverse else dy
-        grads = {"wh": xp.zeros_like(lay.wh), "bh": xp.zeros_like(lay.bh)}
-        if lay.wr is not None:
-            grads["wr"] = xp.zeros_like(lay.wr)
+            if keep:
+                caches.append(cache)
+        y = xp.stack(outs)
+        saved = (idx, xs, caches, hs, cs) if keep else None
+        return (_gather_time(xp, y, idx) if reverse else y), h, c, saved
+
+    def _direction_backward(self, xp: Any, lay: _Layer, saved: tuple, masks: Any, dy: Any, dhT: Any,
+                            dcT: Any) -> tuple:
+        """(dx, dh0, dc0, weight grads) of one direction from its saved forward."""
+        idx, xs, caches, hs, cs = saved
+        t = xs.shape[0]
+        dys = _gather_time(xp, dy, idx) if idx is not None else dy
         dh, dc = dhT, dcT
-        dxw = xp.empty_like(xw)
+        dxw = xp.empty((t,) + dys.shape[1:2] + (lay.wx.shape[0],), dtype=xs.dtype)
+        dhw = xp.empty_like(dxw)
+        dwr: list = []
         for s in range(t - 1, -1, -1):
             m = masks[s] if masks is not None else None
-            dxw[s], dh, dc = self._cell_backward(xp, lay, caches[s], hs[s], cs[s], m, dys[s], dh, dc, grads)
+            dxw[s], dhw[s], dh, dc = self._cell_backward(xp, lay, caches[s], hs[s], cs[s], m, dys[s], dh, dc, dwr)
         tt, n, gh = dxw.shape
-        flat = dxw.reshape(tt * n, gh)
-        grads["wx"] = flat.T @ xs.reshape(tt * n, -1)
-        grads["bx"] = flat.sum(axis=0)
+        flat, hflat = dxw.reshape(tt * n, gh), dhw.reshape(tt * n, gh)
+        grads = {"wx": flat.T @ xs.reshape(tt * n, -1), "bx": flat.sum(axis=0),
+                 "wh": hflat.T @ xp.stack(hs).reshape(tt * n, -1), "bh": hflat.sum(axis=0)}
+        if lay.wr is not None:
+            grads["wr"] = xp.concatenate([d for d, _ in dwr]).T @ xp.concatenate([hh for _, hh in dwr])
         dx = (flat @ lay.wx).reshape(tt, n, -1)
-        return (_gather_time(xp, dx, idx) if reverse else dx), dh, dc, grads
+        return (_gather_time(xp, dx, idx) if idx is not None else dx), dh, dc, grads
 
     # -- the whole network -------------------------------------------------------------------------------
     def _setup(self, xp: Any, in_data: Any) -> tuple:
@@ -390,8 +404,8 @@ class RNNOp(Operator):
             ys = []
             for k in range(d):
                 j = layer * d + k
-                y, h, c = self._direction(xp, layers[layer][k], inp, hx[j], None if cx is None else cx[j], masks,
-                                          k == 1, lengths)
+                y, h, c, _ = self._direction(xp, layers[layer][k], inp, hx[j], None if cx is None else cx[j], masks,
+                                             k == 1, lengths)
                 ys.append(y)
                 hy.append(h)
                 cy.append(c)
@@ -414,17 +428,18 @@ class RNNOp(Operator):
         dy = out_grad[0]
         dhy = out_grad[1] if nvis > 1 else xp.zeros_like(hx)
         dcy = out_grad[2] if nvis > 2 else (xp.zeros_like(cx) if cx is not None else None)
-        # forward again, keeping each layer's input
-        inputs = [x]
+        # forward again, keeping what each layer's backward needs
+        saved = []
         inp = x
-        for layer in range(nl - 1):
-            ys = [self._direction(xp, layers[layer][k], inp, hx[layer * d + k],
-                                  None if cx is None else cx[layer * d + k], masks, k == 1, lengths)[0]
-                  for k in range(d)]
-            inp = ys[0] if d == 1 else xp.concatenate(ys, axis=2)
-            if drop:
-                inp = inp * dropmask[layer]
-            inputs.append(inp)
+        for layer in range(nl):
+            row = [self._direction(xp, layers[layer][k], inp, hx[layer * d + k],
+                                   None if cx is None else cx[layer * d + k], masks, k == 1, lengths, keep=True)
+                   for k in range(d)]
+            saved.append([r[3] for r in row])
+            if layer < nl - 1:
+                inp = row[0][0] if d == 1 else xp.concatenate([r[0] for r in row], axis=2)
+                if drop:
+                    inp = inp * dropmask[layer]
         w_grad = xp.zeros(in_data[1].shape, dtype=in_data[1].dtype)
         dhx = xp.zeros_like(hx)
         dcx = xp.zeros_like(cx) if cx is not None else None
@@ -434,9 +449,8 @@ class RNNOp(Operator):
             for k in range(d):
                 j = layer * d + k
                 dyk = dy[:, :, k * ho:(k + 1) * ho]
-                dx, dh0, dc0, grads = self._direction(
-                    xp, layers[layer][k], inputs[layer], hx[j], None if cx is None else cx[j], masks, k == 1,
-                    lengths, dyk, dhy[j], None if dcy is None else dcy[j])
+                dx, dh0, dc0, grads = self._direction_backward(xp, layers[layer][k], saved[layer][k], masks, dyk,
+                                                               dhy[j], None if dcy is None else dcy[j])
                 dhx[j] = dh0
                 if dcx is not None:
                     dcx[j] = dc0
