@@ -27,7 +27,7 @@ _LAZY = {
     "random": "random", "rnd": "random", "operator": "operator", "profiler": "profiler",
     "engine": "engine", "storage": "storage", "resource": "resource", "executor": "executor",
     "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
-    "monitor": "monitor", "mon": "monitor", "visualization": "visualization", "viz": "visualization",
+    "monitor": "monitor", "mon": "monitor", "visualization": "visualization", "viz": "visualization", "rnn": "rnn",
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
     "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",

@@ -37,7 +37,8 @@ import numpy as np
 from .registry import ClassRegistry
 
 __all__ = ["InitDesc", "Initializer", "Load", "Mixed", "Zero", "One", "Constant", "Uniform", "Normal",
-           "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "register", "alias", "create"]
+           "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "FusedRNN", "register", "alias", "create",
+           "fused_rnn_layout", "fused_rnn_num_input", "RNN_GATES"]
 
 
 class InitDesc(str):
@@ -487,3 +488,80 @@ class LSTMBias(Initializer):
         num_hidden = int(arr.shape[0] / 4)
         v[num_hidden:2 * num_hidden] = self.forget_bias
         _assign(arr, v)
+
+
+#: gate suffixes of the fused ``RNN`` operator's modes, in its parameter order
+RNN_GATES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"), "gru": ("_r", "_z", "_o")}
+
+
+def fused_rnn_layout(num_input: int, num_hidden: int, num_layers: int, mode: str, bidirectional: bool,
+                     prefix: str = "") -> tuple[list[tuple[str, int, tuple]], int]:
+    """``([(name, offset, shape), ...], total)``: where each per-gate weight and bias lives
+    in the ``RNN`` operator's packed parameter vector (every weight of every layer and
+    direction, then every bias), named as MXNet's ``FusedRNNCell.unpack_weights`` names
+    them (``l0_i2h_i_weight``, ``r1_h2h_o_bias``)."""
+    gates = RNN_GATES[mode]
+    dirs = ("l", "r") if bidirectional else ("l",)
+    b, h, out, p = len(dirs), num_hidden, [], 0
+    for layer in range(num_layers):
+        for d in dirs:
+            for g in gates:
+                shape = (h, b * h) if layer > 0 else (h, num_input)
+                out.append((f"{prefix}{d}{layer}_i2h{g}_weight", p, shape))
+                p += shape[0] * shape[1]
+            for g in gates:
+                out.append((f"{prefix}{d}{layer}_h2h{g}_weight", p, (h, h)))
+                p += h * h
+    for layer in range(num_layers):
+        for d in dirs:
+            for kind in ("i2h", "h2h"):
+                for g in gates:
+                    out.append((f"{prefix}{d}{layer}_{kind}{g}_bias", p, (h,)))
+                    p += h
+    return out, p
+
+
+def fused_rnn_num_input(size: int, num_hidden: int, num_layers: int, mode: str, bidirectional: bool) -> int:
+    """The input width a packed parameter vector of ``size`` elements implies."""
+    b, m, h = 2 if bidirectional else 1, len(RNN_GATES[mode]), num_hidden
+    return size // b // h // m - (num_layers - 1) * (h + b * h + 2) - h - 2
+
+
+@register
+class FusedRNN(Initializer):
+    """Initialises the ``RNN`` operator's packed parameters gate by gate: with ``init``
+    (or the global initializer when None), LSTM forget-gate biases with
+    ``forget_bias``."""
+
+    def __init__(self, init: Any, num_hidden: int, num_layers: int, mode: str, bidirectional: bool = False,
+                 forget_bias: float = 1.0) -> None:
+        if isinstance(init, str):
+            init = create(init)
+        super().__init__(init=init.dumps() if init is not None else None, num_hidden=num_hidden,
+                         num_layers=num_layers, mode=mode, bidirectional=bidirectional, forget_bias=forget_bias)
+        self._init = init
+        self._num_hidden, self._num_layers, self._mode = num_hidden, num_layers, mode
+        self._bidirectional, self._forget_bias = bidirectional, forget_bias
+
+    def _init_weight(self, desc: Any, arr: Any) -> None:
+        size = int(np.prod(arr.shape))
+        num_input = fused_rnn_num_input(size, self._num_hidden, self._num_layers, self._mode, self._bidirectional)
+        layout, total = fused_rnn_layout(num_input, self._num_hidden, self._num_layers, self._mode,
+                                         self._bidirectional)
+        if total != size:
+            raise ValueError(f"FusedRNN: {desc!r} has {size} elements, not a packed {self._mode} parameter vector "
+                             f"({total} for input width {num_input})")
+        host = np.zeros(size, dtype=np.float32)
+        global_init = getattr(desc, "global_init", None)
+        for name, off, shape in layout:
+            piece = host[off:off + int(np.prod(shape))].reshape(shape)
+            sub = InitDesc(name, global_init=global_init)
+            if self._mode == "lstm" and name.endswith("_f_bias"):
+                piece[...] = self._forget_bias
+            elif self._init is not None:
+                self._init(sub, piece)
+            elif global_init is not None:
+                global_init(sub, piece)
+            else:
+                raise ValueError("FusedRNN without init needs a global initializer (call it through one)")
+        _assign(arr, host.reshape(arr.shape))

@@ -180,6 +180,8 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
             if what == "shape" and in_vals and all(v is None for v in in_vals) and \
                     all(v is None for v in out_known):
                 continue
+            if what == "shape":
+                in_vals = _refine_partial(prop, in_vals, out_known, call)
             # shapes with unknown (0) dimensions: an operator may not handle them yet
             incomplete = what == "shape" and any(v is None or 0 in v for v in in_vals)
             try:
@@ -229,6 +231,43 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
         if not changed and sweep >= 1:
             break
     return values
+
+
+def _refine_partial(prop: Any, in_vals: list[Any], out_known: list[Any], call: Callable[[Any, list], tuple]) -> list:
+    """Fill unknown (0) dimensions of inputs the way MXNet's operators do with
+    ``shape_assign``, which the ``infer_shape(in_shape)`` contract cannot express:
+
+    * element-wise SimpleOps (inputs shaped like the output): every input and the known
+      output merged into one shape (``zeros((0, 5)) + x`` gives the zeros the batch);
+    * any operator with a known output whose inputs lack the leading (batch) dimension:
+      the output's, when the operator then infers that very output.
+    """
+    partial = [v is not None and 0 in v for v in in_vals]
+    if not any(partial):
+        return in_vals
+    op = getattr(type(prop), "simple", None)
+    if op is not None and op.shape_fn is None:
+        merged: Any = None
+        for v in list(in_vals) + out_known[:1]:
+            if v is None:
+                continue
+            merged = v if merged is None else merge_shapes(merged, v)
+            if merged is None:
+                return in_vals  # a conflict: let the operator report it
+        return [merged if v is not None else None for v in in_vals]
+    out0 = out_known[0] if out_known else None
+    if out0 is None or not out0 or 0 in out0:
+        return in_vals
+    trial = [(out0[0],) + tuple(v[1:]) if p and v and v[0] == 0 else v for v, p in zip(in_vals, partial)]
+    if trial == in_vals:
+        return in_vals
+    try:
+        outs = call(prop, list(trial))[1]
+    except Exception:  # noqa: BLE001 - the guess does not fit this operator
+        return in_vals
+    ok = outs is not None and all(o is None or k is None or merge_shapes(tuple(k), tuple(int(d) for d in o)) is not None
+                                  for o, k in zip(outs, out_known))
+    return trial if ok else in_vals
 
 
 def _backfill(prop: Any, r_in: Any, r_out: Any, out_known: list[Any], what: str) -> Any:

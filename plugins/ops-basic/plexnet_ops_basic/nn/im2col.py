@@ -34,6 +34,8 @@ class Im2colParam(Params):
 
 class Col2imParam(Im2colParam):
     output_size = Field(Shape, doc="spatial shape of the image")
+    #: MXNet's declaration order (positional parameters of nd/sym.col2im)
+    field_order = ("output_size",)
 
 
 def _positions(p: Im2colParam, spatial: tuple) -> tuple[int, ...]:
