@@ -1,4 +1,4 @@
-"""``MultiBoxPrior`` (SSD anchor boxes), ``MultiBoxDetection``, ``SparseEmbedding`` (``Embedding`` with MXNet's
+"""``MultiBoxPrior`` (SSD anchor boxes), ``MultiBoxTarget``, ``MultiBoxDetection``, ``SparseEmbedding`` (``Embedding`` with MXNet's
 row-sparse gradient, here dense) and ``count_sketch``.
 
 MultiBoxPrior: for every feature-map cell (centre ``((x + offset_x) * step_x, (y +
@@ -7,6 +7,15 @@ offset_y) * step_y)``, steps ``1/W``, ``1/H`` by default) one box per size with
 sqrt(ratio) / 2``, height ``size / sqrt(ratio) / 2`` either side of the centre; output
 ``(1, H * W * (len(sizes) + len(ratios) - 1), 4)``, corners, clipped to [0, 1] with
 ``clip``.
+
+MultiBoxTarget, as MXNet 1.9.1: labels ``(B, M, >=5)`` ``[class, xmin, ymin, xmax, ymax]``
+(rows from the first class -1 on are padding); every ground truth first takes its best
+free anchor (greedy, highest IoU first, IoU > 1e-6), then every other anchor whose best
+IoU exceeds ``overlap_threshold`` is positive; negatives are all the rest, or with
+``negative_mining_ratio > 0`` the ``ratio * positives`` anchors with best IoU below
+``negative_mining_thresh`` and the lowest background probability (softmax of
+``cls_pred``); others get ``ignore_label``. Targets are the centre/size offsets divided
+by ``variances``. No gradient.
 
 MultiBoxDetection, as MXNet 1.9.1: per anchor the best non-background class (class 0 is
 background; the first maximum wins) unless its score is below ``threshold``; boxes
@@ -78,6 +87,112 @@ class MultiBoxPriorProp(FnProp):
         if p.clip:
             boxes = np.clip(boxes, 0.0, 1.0)
         return [xp.asarray(boxes.astype(ins[0].dtype))]
+
+
+class MultiBoxTargetParam(Params):
+    overlap_threshold = Field(float, default=0.5, doc="IoU above which an anchor is positive")
+    ignore_label = Field(float, default=-1.0, doc="class target of ignored anchors")
+    negative_mining_ratio = Field(float, default=-1.0, doc="negatives per positive (-1: no mining)")
+    negative_mining_thresh = Field(float, default=0.5, doc="IoU below which an anchor may be a negative")
+    minimum_negative_samples = Field(int, default=0, doc="accepted (unused by MXNet 1.9.1 too)")
+    variances = Field(_Floats, default=_Floats((0.1, 0.1, 0.2, 0.2)), doc="encoding variances")
+
+
+def _overlaps(a: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """IoU of anchors (N, 4) and ground truths (G, 4), MXNet's way (0 where the union is 0)."""
+    w = np.maximum(0.0, np.minimum(a[:, None, 2], g[None, :, 2]) - np.maximum(a[:, None, 0], g[None, :, 0]))
+    h = np.maximum(0.0, np.minimum(a[:, None, 3], g[None, :, 3]) - np.maximum(a[:, None, 1], g[None, :, 1]))
+    inter = w * h
+    union = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]))[:, None] + ((g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1]))[None] \
+        - inter
+    return np.where(union == 0, 0.0, inter / np.where(union == 0, 1.0, union))
+
+
+class MultiBoxTargetProp(FnProp):
+    """SSD training targets ``(loc_target, loc_mask, cls_target)`` from anchors ``(1, N, 4)``,
+    labels ``(B, M, >=5)`` and class predictions ``(B, C, N)``."""
+
+    param_cls = MultiBoxTargetParam
+    arguments = ("anchor", "label", "cls_pred")
+    outputs = ("loc_target", "loc_mask", "cls_target")
+
+    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        a, lab, pred = shapes
+        if len(a) != 3 or a[0] != 1 or a[2] != 4 or a[1] < 1:
+            raise self.error("anchor must have shape (1, num_anchors, 4)", shapes)
+        if len(lab) != 3 or lab[1] < 1 or lab[2] < 5:
+            raise self.error("label must have shape (batch, num_labels, >=5)", shapes)
+        if len(pred) != 3 or pred[2] != a[1]:
+            raise self.error("cls_pred must have shape (batch, num_classes, num_anchors)", shapes)
+        if len(self.param.variances) != 4:
+            raise self.error(f"variances must have 4 values, got {tuple(self.param.variances)}", shapes)
+        return [(lab[0], a[1] * 4), (lab[0], a[1] * 4), (lab[0], a[1])]
+
+    def _flags(self, iou: np.ndarray, preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per anchor: 1 positive, 0 negative, -1 ignored; and the matched ground truth."""
+        p = self.param
+        n, g = iou.shape
+        flags = np.full(n, -1)
+        match = np.full(n, -1)
+        best = np.full(n, -1.0)
+        free = iou.copy()
+        for _ in range(g):  # every ground truth takes its best free anchor, best pairs first
+            k = int(np.argmax(free))
+            j, t = divmod(k, g)
+            if not free[j, t] > 1e-6:
+                break
+            flags[j], match[j], best[j] = 1, t, free[j, t]
+            free[j, :] = -1.0
+            free[:, t] = -1.0
+        rest = flags != 1
+        if p.overlap_threshold > 0:
+            cand = np.argmax(iou, axis=1)
+            match[rest], best[rest] = cand[rest], iou[np.arange(n), cand][rest]
+            flags[rest & (best > p.overlap_threshold)] = 1
+        positives = int((flags == 1).sum())
+        if p.negative_mining_ratio > 0:
+            n_neg = min(int(positives * p.negative_mining_ratio), n - positives)
+            if n_neg > 0:
+                unset = (flags == -1) & (best < 0)
+                cand = np.argmax(iou, axis=1)
+                best[unset] = iou[np.arange(n), cand][unset]
+                pool = np.nonzero((flags == -1) & (best < p.negative_mining_thresh))[0]
+                e = np.exp(preds[:, pool] - preds[:, pool].max(axis=0))
+                background = e[0] / e.sum(axis=0)
+                flags[pool[np.argsort(background, kind="stable")[:n_neg]]] = 0
+        else:
+            flags[flags != 1] = 0
+        return flags, match
+
+    def forward(self, xp, ins):  # type: ignore[no-untyped-def]
+        anchor, label, pred = (np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64) for a in ins)
+        p = self.param
+        a = anchor[0]
+        nb, n = label.shape[0], a.shape[0]
+        loc = np.zeros((nb, n, 4))
+        mask = np.zeros((nb, n, 4))
+        cls = np.full((nb, n), p.ignore_label)
+        vx, vy, vw, vh = p.variances
+        aw, ah = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+        ax, ay = (a[:, 0] + a[:, 2]) * 0.5, (a[:, 1] + a[:, 3]) * 0.5
+        for b in range(nb):
+            lab = label[b]
+            n_gt = int(np.argmax(lab[:, 0] == -1)) if (lab[:, 0] == -1).any() else len(lab)
+            if n_gt == 0:
+                continue
+            flags, match = self._flags(_overlaps(a, lab[:n_gt, 1:5]), pred[b])
+            pos = flags == 1
+            gt = lab[match[pos]]
+            gw, gh = gt[:, 3] - gt[:, 1], gt[:, 4] - gt[:, 2]
+            gx, gy = (gt[:, 1] + gt[:, 3]) * 0.5, (gt[:, 2] + gt[:, 4]) * 0.5
+            loc[b, pos] = np.stack([(gx - ax[pos]) / aw[pos] / vx, (gy - ay[pos]) / ah[pos] / vy,
+                                    np.log(gw / aw[pos]) / vw, np.log(gh / ah[pos]) / vh], axis=-1)
+            mask[b, pos] = 1.0
+            cls[b, pos] = gt[:, 0] + 1
+            cls[b, flags == 0] = 0.0
+        dt = ins[0].dtype
+        return [xp.asarray(loc.reshape(nb, -1).astype(dt)), xp.asarray(mask.reshape(nb, -1).astype(dt)),
+                xp.asarray(cls.astype(dt))]
 
 
 class MultiBoxDetectionParam(Params):
@@ -222,5 +337,6 @@ class CountSketchProp(FnProp):
 
 def register(registry: Any) -> None:
     _register(registry, {"MultiBoxPrior": MultiBoxPriorProp, "MultiBoxDetection": MultiBoxDetectionProp,
+                         "MultiBoxTarget": MultiBoxTargetProp,
                          "SparseEmbedding": SparseEmbeddingProp,
                          "count_sketch": CountSketchProp})
