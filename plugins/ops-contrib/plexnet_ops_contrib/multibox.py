@@ -1,5 +1,6 @@
-"""``MultiBoxPrior`` (SSD anchor boxes), ``MultiBoxTarget``, ``MultiBoxDetection``, ``SparseEmbedding`` (``Embedding`` with MXNet's
-row-sparse gradient, here dense) and ``count_sketch``.
+"""``MultiBoxPrior`` (SSD anchor boxes), ``MultiBoxTarget``, ``MultiBoxDetection``,
+``SparseEmbedding`` (``Embedding`` with MXNet's row-sparse gradient, here dense) and
+``count_sketch``.
 
 MultiBoxPrior: for every feature-map cell (centre ``((x + offset_x) * step_x, (y +
 offset_y) * step_y)``, steps ``1/W``, ``1/H`` by default) one box per size with
