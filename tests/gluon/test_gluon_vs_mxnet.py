@@ -61,6 +61,7 @@ LOSSES = {
     "LogisticLoss": lambda: L.LogisticLoss(), "TripletLoss": lambda: L.TripletLoss(),
     "PoissonNLLLoss": lambda: L.PoissonNLLLoss(), "CosineEmbeddingLoss": lambda: L.CosineEmbeddingLoss(),
     "SDMLLoss": lambda: L.SDMLLoss(), "L2Loss_weighted": lambda: L.L2Loss(weight=0.3),
+    "CTCLoss": lambda: L.CTCLoss(),
 }
 
 
