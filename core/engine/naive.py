@@ -48,12 +48,16 @@ class _Inbox:
     def __init__(self) -> None:
         self.q: deque[_Op] = deque()
         self.heap: list[tuple[int, int, _Op]] = []
-        self.parked: list[_Inbox] = []
+        self.parked: list[_Inbox] = []   # [self] while the thread sleeps
         self.sem = threading.Lock()     # the thread sleeps on it while its work waits
         self.sem.acquire()
         self.owned = 0                  # operations pushed here, not finished (engine lock)
         self.running = 0                # > 0 while this thread runs operations
         self.rcs: dict[Context, RunContext] = {}   # per device with streams
+
+    def wake(self) -> None:
+        """Wake the thread (under the engine lock)."""
+        self.parked.pop().sem.release()
 
 
 class NaiveEngine(Runner, Engine):
@@ -189,7 +193,7 @@ class NaiveEngine(Runner, Engine):
         try:
             box.owned -= 1
             if not box.owned and box.parked:
-                box.parked.pop().sem.release()
+                box.wake()
         finally:
             lock.release()
 

@@ -178,7 +178,7 @@ class Scheduler:
         else:
             pool.q.append(op)
         if pool.parked and (pool is not mypool or len(pool.q) + len(pool.heap) > 1):
-            pool.parked.pop().sem.release()
+            pool.wake()
 
     def _release(self, v: ThreadedVar, mypool: Any) -> None:
         """Grant the head of ``v``'s queue what ``v``'s state now allows (under the lock)."""

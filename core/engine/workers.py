@@ -17,6 +17,7 @@ from typing import Any
 
 from ..context import HOST_DEVICE_TYPES, Context, RunContext
 from .base import mark_engine_thread
+from .blas import worker_asleep, worker_awake
 from .devices import device_hooks
 from .runctx import run_context, stream_syncer
 from .runner import Runner, report_escape, worker_stream
@@ -57,7 +58,7 @@ class Pool:
     """Ready operations of one pool and the workers serving it."""
 
     __slots__ = ("q", "heap", "parked", "stop", "workers", "label", "ctx", "kind",
-                 "stream_kind", "fixed_rc", "__weakref__")
+                 "stream_kind", "fixed_rc", "host", "__weakref__")
 
     def __init__(self, label: str, ctx: Context | None, kind: str, stream_kind: str | None,
                  fixed_rc: bool) -> None:
@@ -71,6 +72,17 @@ class Pool:
         self.kind = kind
         self.stream_kind = stream_kind  # None: no device stream (CPU)
         self.fixed_rc = fixed_rc        # one RunContext per worker (per-device pools)
+        #: host workers: their number awake sets the BLAS thread count (blas.py)
+        self.host = ctx is None or ctx.device_type in HOST_DEVICE_TYPES
+
+    def wake(self) -> None:
+        """Wake one parked worker (under the engine lock). A host worker counts as awake
+        from here, not from when it gets the CPU back, so the BLAS thread count is set
+        before the work it was woken for starts."""
+        w = self.parked.pop()
+        if self.host:
+            worker_awake()
+        w.sem.release()
 
     def __repr__(self) -> str:
         return f"<pool {self.label}: {len(self.workers)} workers, {len(self.q) + len(self.heap)} ready>"
@@ -101,7 +113,7 @@ def stop_workers(eng: Runner, pools: list[Pool], join: bool) -> None:
         for p in pools:
             p.stop = True
             while p.parked:
-                p.parked.pop().sem.release()
+                p.wake()
     if join:
         me = threading.current_thread()
         for p in pools:
@@ -121,8 +133,14 @@ def _worker_main(engine_ref: Any, pool: Pool, w: Worker, box: list[Any]) -> None
     box[1].set()
     if eng is None:
         return
-    with mark_engine_thread():
-        _loop(eng, pool, w, rc)
+    if pool.host:
+        worker_awake()
+    try:
+        with mark_engine_thread():
+            _loop(eng, pool, w, rc)
+    finally:
+        if pool.host:
+            worker_asleep()
 
 
 def _setup_worker(pool: Pool, w: Worker) -> RunContext:
@@ -227,5 +245,7 @@ def _park(eng: Runner, pool: Pool, w: Worker) -> bool:
         pool.parked.append(w)
     finally:
         lock.release()
-    w.sem.acquire()
+    if pool.host:
+        worker_asleep()
+    w.sem.acquire()             # the waker counted this worker awake again
     return True

@@ -1,0 +1,122 @@
+"""BLAS threads coordinated with the engine's CPU workers (through ``threadpoolctl``).
+
+numpy's BLAS (OpenBLAS) runs a GEMM on as many threads as there are cores, and its
+thread count is one setting for the whole process. Two engine workers each calling a
+threaded GEMM would ask for twice the cores (oversubscription: both slow down, and on a
+loaded machine far more); a BLAS forced to one thread leaves cores idle when only one
+worker computes. So the engine keeps the count of CPU workers that are awake (not
+parked waiting for work) and sets BLAS threads to ``max(1, cap // awake)``, where
+``cap`` is the library's thread count at start (the core count, or what
+``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` said): one awake worker gets every core,
+two share them. The setting changes only when that number changes - when a worker parks
+or is woken, not per operation - through a library handle found once.
+
+A worker counts as awake from the moment it is woken (by the thread that hands it work),
+so the count is set before that work starts. A GEMM already running keeps the thread
+count it started with; the next call picks up the new one. Only OpenBLAS on pthreads
+(numpy's wheels) is coordinated: there the count is process-wide; with an OpenMP or MKL
+BLAS it is per calling thread and this scheme does not apply.
+``PLEXNET_BLAS_COORDINATION=0`` turns it off (BLAS keeps its own setting); so does a
+missing ``threadpoolctl``.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+try:
+    from threadpoolctl import ThreadpoolController as _Controller
+except ImportError:  # pragma: no cover - a core dependency; without it, no coordination
+    _Controller = None
+
+__all__ = ["worker_awake", "worker_asleep", "blas_threads", "enabled"]
+
+_lock = threading.Lock()
+_awake = 0
+_libs: list[Any] | None = None     # threadpoolctl controllers of the BLAS libraries
+_setters: list[Any] = []           # their process-wide set_num_threads
+_cap = 1
+_current = 0
+
+
+def _setup() -> list[Any]:
+    """Find the BLAS libraries once (threadpoolctl scans the loaded shared objects)."""
+    global _libs, _cap, _current, _setters
+    libs: list[Any] = []
+    if os.environ.get("PLEXNET_BLAS_COORDINATION", "1") != "0":
+        try:
+            found = list(_Controller().select(user_api="blas").lib_controllers) if _Controller else []
+        except Exception:  # noqa: BLE001 - not installed, or an unknown BLAS: no coordination
+            found = []
+        # OpenBLAS on pthreads (numpy's wheels): one process-wide count. With OpenMP or
+        # MKL the count is per calling thread, which this global scheme does not fit.
+        libs = [lib for lib in found
+                if lib.internal_api == "openblas" and getattr(lib, "threading_layer", "") == "pthreads"]
+    # threadpoolctl (>= 3.6) lets only one "controlling" Python thread change OpenBLAS's
+    # count; the engine serialises its own changes under _lock, so it calls the setter
+    # that applies unconditionally where threadpoolctl has it.
+    _setters = [getattr(lib, "_real_set_num_threads", lib.set_num_threads) for lib in libs]
+    if libs:
+        _cap = max(1, max(int(lib.num_threads) for lib in libs))
+        _current = _cap
+    _libs = libs
+    return libs
+
+
+def enabled() -> bool:
+    """True when BLAS threads follow the engine's workers."""
+    libs = _libs if _libs is not None else _setup()
+    return bool(libs) and _cap > 1
+
+
+def _apply() -> None:
+    """Under ``_lock``: set the BLAS thread count for ``_awake`` workers if it changed."""
+    global _current
+    n = max(1, _cap // _awake) if _awake > 0 else _cap
+    if n != _current:
+        _current = n
+        for set_threads in _setters:
+            try:
+                set_threads(n)
+            except Exception:  # noqa: BLE001 - a library that refuses keeps its setting
+                pass
+
+
+def worker_awake() -> None:
+    """A CPU worker started or was woken to run operations."""
+    global _awake
+    if _libs is None:
+        _setup()
+    if not _libs or _cap <= 1:
+        return
+    with _lock:
+        _awake += 1
+        _apply()
+
+
+def worker_asleep() -> None:
+    """A CPU worker parked (no work) or stopped."""
+    global _awake
+    if not _libs or _cap <= 1:
+        return
+    with _lock:
+        _awake = max(0, _awake - 1)
+        _apply()
+
+
+def blas_threads() -> int:
+    """The BLAS thread count set now (the library's own when coordination is off)."""
+    if _libs is None:
+        _setup()
+    return _current if _libs else 0
+
+
+def _after_fork() -> None:
+    global _lock, _awake
+    _lock = threading.Lock()
+    _awake = 0          # the workers did not survive the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
