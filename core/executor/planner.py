@@ -296,8 +296,9 @@ class _Skyline:
             l >>= 1
             r >>= 1
         for i in (l0 >> 1, r0 >> 1):
-            while i and mx[i] < v:
-                mx[i] = v
+            while i:  # no early exit: a canonical node on this path already holds v
+                if mx[i] < v:
+                    mx[i] = v
                 i >>= 1
 
     def top(self, lo: int, hi: int) -> int:

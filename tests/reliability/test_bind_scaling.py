@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import plexnet as mx
 from plexnet.executor import planner
-from plexnet.executor.planner import _align, _arena_strategy, _Group
+from plexnet.executor.planner import _align, _arena_strategy, _Group, _Intervals, _Skyline
 
 
 def _reference_arena(groups):
@@ -72,7 +72,7 @@ def _check_disjoint(groups, unit, offset):
             assert ea <= offset[b.gid] or eb <= offset[a.gid], (a.gid, b.gid)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_spec)
 def test_skyline_fallback_never_overlaps(spec):
     groups = _groups(spec)
@@ -84,6 +84,29 @@ def test_skyline_fallback_never_overlaps(spec):
         planner.ARENA_EXACT_CONFLICTS = old
     _check_disjoint(groups, unit, offset)
     assert all(offset[g.gid] + _align(g.size) <= sizes[0] for g in groups if not g.pinned)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(1, 1000)), max_size=40),
+       st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=10))
+def test_skyline_and_intervals_match_brute_force(updates, queries):
+    sky, iv = _Skyline(41), _Intervals(41)
+    naive = [0] * 41
+    spans = []
+    for k, (a, b, v) in enumerate(updates):
+        lo, hi = min(a, b), max(a, b)
+        sky.raise_to(lo, hi, v)
+        iv.add(k, lo, hi)
+        spans.append((lo, hi))
+        for t in range(lo, hi + 1):
+            naive[t] = max(naive[t], v)
+    for a, b in queries:
+        lo, hi = min(a, b), max(a, b)
+        assert sky.top(lo, hi) == max(naive[lo:hi + 1])
+        want = sorted(k for k, (x, y) in enumerate(spans) if not (y < lo or hi < x))
+        got = iv.overlapping(lo, hi, 1000)
+        assert sorted(got) == want
+        assert iv.overlapping(lo, hi, len(want) - 1) is None if want else True
 
 
 def test_nested_lifetimes_pack_as_a_stack():
