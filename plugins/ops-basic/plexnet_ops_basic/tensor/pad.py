@@ -78,11 +78,11 @@ class PadProp(FnProp):
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
         x = ins[0]
-        maps, valid = self._maps(xp, x.shape)
-        out = x[xp.ix_(*maps)]
-        if valid is not None:
-            out = xp.where(valid, out, xp.asarray(self.param.constant_value, dtype=x.dtype))
-        return [out]
+        pairs = self._pairs(x.shape)
+        mode = self.param.mode
+        if mode == "constant":  # numpy's modes are MXNet's (reflect: no repeated border)
+            return [xp.pad(x, pairs, mode="constant", constant_values=self.param.constant_value)]
+        return [xp.pad(x, pairs, mode=mode)]
 
     def gradient(self, xp: Any, ogs: list, ins: list, outs: list, ctx: Any) -> list:
         g = ogs[0]

@@ -40,15 +40,18 @@ class ArgSortParam(SortParam):
     dtype = Field("dtype", default="float32", choices=IDX_DTYPES, doc="dtype of the indices")
 
 
-def _order(xp: Any, x: Any, ascend: bool) -> Any:
-    """Stable argsort along the last axis, descending when not ``ascend``."""
-    if ascend:
-        return xp.argsort(x, axis=-1, kind="stable")
+def _neg(x: Any) -> Any:
+    """``-x`` as a sort key (unsigned and boolean widened first)."""
     if x.dtype.kind == "u":
         x = x.astype(np.int64)
     elif x.dtype.kind == "b":
         x = x.astype(np.int8)
-    return xp.argsort(-x, axis=-1, kind="stable")
+    return -x
+
+
+def _order(xp: Any, x: Any, ascend: bool) -> Any:
+    """Stable argsort along the last axis, descending when not ``ascend``."""
+    return xp.argsort(x if ascend else _neg(x), axis=-1, kind="stable")
 
 
 class _OrderProp(FnProp):
@@ -86,7 +89,32 @@ class _OrderProp(FnProp):
         """(selected values, their indices along the axis), both with the axis last."""
         xl, ax = self._last(xp, x)
         k = self._k(x.shape)
-        idx = _order(xp, xl, self.param.is_ascend)[..., :k]
+        n = xl.shape[-1] if xl.ndim else 1
+        if 0 < k <= 8 < n and xl.dtype.kind == "f":
+            # a few passes of argmax (argmin): the first of equal values wins, as a stable order
+            keys = xl.copy()
+            fill = xp.inf if self.param.is_ascend else -xp.inf
+            pick = xp.argmin if self.param.is_ascend else xp.argmax
+            cols = []
+            for _ in range(k):
+                i = xp.expand_dims(pick(keys, axis=-1), -1)
+                cols.append(i)
+                xp.put_along_axis(keys, i, fill, axis=-1)
+            idx = xp.concatenate(cols, axis=-1)
+        elif 0 < k < n // 4 and hasattr(xp, "argpartition"):
+            # a partial selection first (O(n)), then only the k candidates are ordered
+            keys = xl if self.param.is_ascend else _neg(xl)
+            # the k-th key; everything below it is in, of the keys equal to it the first ones
+            thr = xp.partition(keys, k - 1, axis=-1)[..., k - 1:k]
+            below = keys < thr
+            equal = keys == thr
+            room = k - below.sum(axis=-1, keepdims=True)
+            chosen = below | (equal & (xp.cumsum(equal, axis=-1) <= room))
+            cand = xp.nonzero(chosen)[-1].reshape(keys.shape[:-1] + (k,))  # exactly k per row, in index order
+            sub = xp.take_along_axis(keys, cand, axis=-1)
+            idx = xp.take_along_axis(cand, xp.argsort(sub, axis=-1, kind="stable"), axis=-1)
+        else:
+            idx = _order(xp, xl, self.param.is_ascend)[..., :k]
         return xp.take_along_axis(xl, idx, axis=-1), idx, ax
 
     def _scatter(self, xp: Any, g: Any, idx: Any, ax: int | None, shape: tuple) -> Any:

@@ -177,3 +177,16 @@ def test_shape_errors(name: str, kw: dict, shapes: list, match: str) -> None:
 def test_param_errors(name: str, kw: dict, match: str) -> None:
     with pytest.raises(ParamError, match=f"{name}.*{match}"):
         make_prop(name, kw)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 60), st.booleans(), st.sampled_from(["float32", "int32"]),
+       st.integers(0, 10_000))
+def test_topk_paths_agree_with_a_stable_sort(n: int, k: int, ascend: bool, dtype: str, seed: int) -> None:
+    # small k (argmax passes), k < n/4 (argpartition) and the full sort must order ties alike
+    k = min(k, n)
+    x = np.random.default_rng(seed).integers(0, 6, (3, n)).astype(dtype)
+    got = run_forward("topk", [x], {"k": k, "ret_typ": "indices", "is_ascend": ascend, "dtype": "int64"})[0]
+    keys = x.astype(np.int64) if ascend else -x.astype(np.int64)
+    ref = np.argsort(keys, axis=-1, kind="stable")[:, :k if k >= 1 else n]
+    np.testing.assert_array_equal(got, ref)
