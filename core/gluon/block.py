@@ -618,9 +618,13 @@ class HybridBlock(Block):
         return _regroup(outs, self._out_format)[0]
 
     def forward(self, x: Any, *args: Any) -> Any:
-        flat, _ = _flatten([x, *args], "input")
-        has_sym = any(isinstance(a, Symbol) for a in flat)
-        has_nd = any(isinstance(a, NDArray) for a in flat)
+        if not args and x.__class__ is NDArray:  # the common call, without the generic checks
+            flat = [x]
+            has_sym, has_nd = False, True
+        else:
+            flat, _ = _flatten([x, *args], "input")
+            has_sym = any(isinstance(a, Symbol) for a in flat)
+            has_nd = any(isinstance(a, NDArray) for a in flat)
         if has_sym and has_nd:
             raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the input. Please check "
                              "the type of the args.")

@@ -242,3 +242,35 @@ def test_trainer_stale_gradient_and_states(tmp_path) -> None:
     tr2 = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.01})
     tr2.load_states(f)
     assert tr2.optimizer.num_update == tr.optimizer.num_update
+
+
+@pytest.mark.parametrize("name", [n for n in mx.optimizer.list_optimizers() if n != "test"])
+def test_trainer_runs_every_optimizer(name) -> None:
+    net = nn.Dense(3, in_units=4)
+    net.initialize()
+    net.hybridize()
+    before = net.weight.data().asnumpy().copy()
+    tr = gluon.Trainer(net.collect_params(), name, {"learning_rate": 0.1})
+    with autograd.record():
+        loss = (net(nd.ones((2, 4))) ** 2).sum()
+    loss.backward()
+    tr.step(2)
+    after = net.weight.data().asnumpy()
+    assert np.all(np.isfinite(after)) and not np.allclose(after, before), name
+
+
+def test_lr_mult_and_grad_req_add() -> None:
+    net = nn.Dense(2, in_units=2, use_bias=False)
+    net.initialize(mx.init.One())
+    net.weight.lr_mult = 0.0
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
+    with autograd.record():
+        net(nd.ones((1, 2))).sum().backward()
+    tr.step(1)
+    np.testing.assert_allclose(net.weight.data().asnumpy(), 1.0)  # lr_mult 0: unchanged
+    net.weight.grad_req = "add"
+    net.weight.zero_grad()
+    for _ in range(2):
+        with autograd.record():
+            net(nd.ones((1, 2))).sum().backward()
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), 2.0)
