@@ -59,12 +59,13 @@ def test_matches_mxnet(i: int) -> None:
 
 SMOOTH = {"div_sqrt_dim", "quadratic", "AdaptiveAvgPooling2D", "BilinearResize2D", "index_copy", "ROIAlign",
           "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk",
-          "interleaved_matmul_encdec_valatt"}
+          "interleaved_matmul_encdec_valatt", "PSROIPooling"}
 
 
 @pytest.mark.parametrize("i", [i for i in range(N) if str(FIX[f"{i}/op"]) in SMOOTH],
                          ids=[IDS[i] for i in range(N) if str(FIX[f"{i}/op"]) in SMOOTH])
 def test_numeric_gradient(i: int) -> None:
     op, kw, ins, _ = _case(i)
-    wrt = {"_contrib_index_copy": ["old_tensor", "new_tensor"], "_contrib_ROIAlign": ["data"]}.get(op)
+    wrt = {"_contrib_index_copy": ["old_tensor", "new_tensor"], "_contrib_ROIAlign": ["data"],
+           "_contrib_PSROIPooling": ["data"]}.get(op)
     check_gradient(op, [x.astype(np.float64) for x in ins], kw, wrt=wrt, rtol=1e-4, atol=1e-6)
