@@ -199,3 +199,28 @@ def _update_params(param_arrays: Sequence[Sequence[Any]], grad_arrays: Sequence[
     for dev_updates in updates:
         for i, g, w in dev_updates:
             updater(i, g, w)
+
+
+# -- MXNet's ``mx.model`` namespace: names defined elsewhere -------------------------------------------
+#: re-exported as MXNet's module does
+_REEXPORTS = {
+    "FeedForward": ("plexnet.module.feedforward", "FeedForward"),
+    "DataParallelExecutorManager": ("plexnet.module.feedforward", "DataParallelExecutorManager"),
+    "BASE_ESTIMATOR": ("plexnet.module.feedforward", "BASE_ESTIMATOR"),
+    "SKLEARN_INSTALLED": ("plexnet.module.feedforward", "SKLEARN_INSTALLED"),
+    "LogValidationMetricsCallback": ("plexnet.callback", "LogValidationMetricsCallback"),
+    "DataDesc": ("plexnet.io", "DataDesc"),
+    "Uniform": ("plexnet.initializer", "Uniform"),
+    "cpu": ("plexnet.context", "cpu"),
+    "get_updater": ("plexnet.optimizer", "get_updater"),
+    "mx_real_t": ("plexnet.ndarray", "mx_real_t"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    # resolved on first use: FeedForward lives with Module, a layer above this module
+    target = _REEXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'plexnet.model' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(target[0]), target[1])
