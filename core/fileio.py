@@ -18,6 +18,7 @@ import contextlib
 import os
 import re
 import secrets
+import stat
 import time
 from collections.abc import Iterator
 from typing import IO
@@ -59,9 +60,10 @@ def cleanup_stale_temps(path: str, keep: str | None = None) -> list[str]:
     esc = re.escape(base)
     ours = re.compile(rf"^\.{esc}\.(\d+)\.[0-9a-f]+{re.escape(TMP_SUFFIX)}$")
     legacy = re.compile(rf"^(?:{esc}\.tmp-?(\d+)|\.{esc}\.[A-Za-z0-9_]+\.tmp)$")
-    removed = []
+    removed: list[str] = []
     try:
-        names = os.listdir(folder)
+        with os.scandir(folder) as it:  # cheap prefilter: the regexes run on candidates only
+            names = [e.name for e in it if e.name.startswith((f".{base}.", f"{base}.tmp"))]
     except OSError:
         return removed
     now = time.time()
@@ -105,16 +107,27 @@ class AtomicFile:
     """A binary file that becomes ``path`` only on :meth:`commit`.
 
     Until then the data lives in a temp file next to ``path``; :meth:`abort` (or a
-    failure during commit) removes the temp file and leaves ``path`` as it was.
+    failure during commit) removes the temp file and leaves ``path`` as it was. A
+    symbolic link is followed (the file it points to is replaced, the link stays). A
+    ``path`` that exists and is not a regular file (``/dev/null``, a FIFO) is written
+    directly: renaming over a device node would replace it.
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = os.path.abspath(os.fspath(path))
+        self.path = os.path.realpath(os.fspath(path))
+        self.done = False
+        try:
+            direct = not stat.S_ISREG(os.stat(self.path).st_mode)
+        except FileNotFoundError:
+            direct = False
+        if direct:
+            self.tmp = None
+            self.file: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed by commit/abort
+            return
         self.tmp = _tmp_path(self.path)
         # 0o666 here: the kernel applies the umask, as for a plain open(path, 'w')
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        self.file: IO[bytes] = os.fdopen(fd, "wb")
-        self.done = False
+        self.file = os.fdopen(fd, "wb")
 
     def write(self, data: bytes | bytearray | memoryview) -> int:
         return self.file.write(data)
@@ -127,6 +140,9 @@ class AtomicFile:
         if self.done:
             return
         self.done = True
+        if self.tmp is None:
+            self.file.close()
+            return
         try:
             self.file.flush()
             os.fsync(self.file.fileno())
@@ -145,8 +161,9 @@ class AtomicFile:
     def _discard(self) -> None:
         with contextlib.suppress(Exception):
             self.file.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.tmp)
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
 
     def abort(self) -> None:
         """Drop what was written; ``path`` keeps its old content (or stays absent)."""

@@ -165,3 +165,13 @@ def test_recordio_reads_back_after_atomic_close(tmp_path):
     r = MXIndexedRecordIO(str(tmp_path / "i.idx"), str(tmp_path / "i.rec"), "r")
     assert [r.read_idx(i) for i in range(5)] == [b"x" * i for i in range(5)]
     r.close()
+
+
+def test_devices_and_symlinks(tmp_path):
+    fileio.atomic_write(os.devnull, b"data")  # written directly: a device node is never replaced
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    (tmp_path / "real.params").write_bytes(b"old")
+    os.symlink("real.params", tmp_path / "link.params")
+    mx.nd.save(str(tmp_path / "link.params"), [mx.nd.ones((2,))])
+    assert os.path.islink(tmp_path / "link.params")  # the link stays, its target is replaced
+    np.testing.assert_array_equal(mx.nd.load(str(tmp_path / "real.params"))[0].asnumpy(), [1, 1])
