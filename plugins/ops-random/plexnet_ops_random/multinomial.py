@@ -56,12 +56,13 @@ class MultinomialProp(SamplerProp):
         n = int(np.prod(self.param.shape, dtype=np.int64)) if len(self.param.shape) else 1
         cdf = rows.cumsum(axis=1)
         cdf = cdf / cdf[:, -1:]  # as MXNet: relative to the row's total
-        u = rng.random((rows.shape[0], n))
-        u = xp.asarray(u)
-        # one sorted search over all rows: row r's cdf and draws are shifted by r
-        off = xp.arange(rows.shape[0], dtype=np.float64)[:, None]
-        pos = xp.searchsorted((cdf + off).ravel(), (u + off).ravel(), side="right").reshape(u.shape)
-        idx = pos - (off * k).astype(pos.dtype)
+        u = xp.asarray(rng.random((rows.shape[0], n)))
+        if n * k <= 256:  # count the cdf entries at or below each draw
+            idx = (u[:, :, None] >= cdf[:, None, :]).sum(axis=2)
+        else:  # one sorted search over all rows: row r's cdf and draws are shifted by r
+            off = xp.arange(rows.shape[0], dtype=np.float64)[:, None]
+            pos = xp.searchsorted((cdf + off).ravel(), (u + off).ravel(), side="right").reshape(u.shape)
+            idx = pos - (off * k).astype(pos.dtype)
         return xp.minimum(idx, k - 1).reshape(out.shape)
 
 
