@@ -237,21 +237,23 @@ def check_inplace(arr: Any, op_name: str) -> None:
 
 
 class ViewNode(TapeNode):
-    """A view taken under recording (``reshape``, basic indexing): its gradient is the
-    output gradient reshaped, or scattered into zeros at the indexed place."""
+    """A view taken under recording (``reshape``, basic indexing) or an advanced-index
+    copy: its gradient is the output gradient reshaped, or scattered into zeros at the
+    indexed places (accumulating repeated indices for advanced keys)."""
 
-    __slots__ = ("key",)
+    __slots__ = ("adv", "key")
 
-    def __init__(self, src: Any, out: Any, key: Any) -> None:
+    def __init__(self, src: Any, out: Any, key: Any, adv: bool = False) -> None:
         TapeNode.__init__(self, "reshape" if key is None else "getitem", (src,), 1, (out,))
         self.key = key
+        self.adv = adv
 
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         t = targets[0]
         if t is None:
             return
         g = out_grads[0]
-        gd, dst, req, key = g._data, t[0]._data, t[1], self.key
+        gd, dst, req, key, adv = g._data, t[0]._data, t[1], self.key, self.adv
         if key is None:
             def run(rc: Any) -> None:
                 v = gd.reshape(dst.shape)
@@ -263,13 +265,27 @@ class ViewNode(TapeNode):
             def run(rc: Any) -> None:
                 if req != _ADD:
                     dst.fill(0)
-                dst[key] += gd
+                if adv:
+                    _scatter_add(rc.xp, dst, key, gd)
+                else:
+                    dst[key] += gd
         _engine().push_sync(run, self.ctx, (g._chunk.var,), (t[0]._chunk.var,), small_prop(gd.nbytes, self.ctx), 0,
                             f"{self.name}_backward")
 
 
-def record_view(src: Any, out: Any, key: Any) -> Any:
-    """Record ``out``, a view of ``src`` (``key`` None: a reshape; else the basic index)."""
+def _scatter_add(xp: Any, dst: Any, key: Any, value: Any) -> None:
+    """``dst[key] += value`` with repeated indices accumulated (numpy's ``add.at``)."""
+    at = getattr(getattr(xp, "add", None), "at", None)
+    if at is not None:
+        at(dst, key, value)
+    else:  # CuPy without ufunc.at
+        import cupyx  # type: ignore[import-not-found]
+        cupyx.scatter_add(dst, key, value)
+
+
+def record_view(src: Any, out: Any, key: Any, advanced: bool = False) -> Any:
+    """Record ``out``, a view of ``src`` (``key`` None: a reshape; else the basic
+    index), or with ``advanced`` the copy ``src[key]`` of advanced indexing."""
     if src._ag is not None:
-        out._ag = (ViewNode(src, out, key), 0)
+        out._ag = (ViewNode(src, out, key, advanced), 0)
     return out

@@ -282,7 +282,7 @@ class NDArray:
         out = empty(out_shape, self.context, self.dtype)
         src, dst, k = self._data, out._data, _device_key(key, self)
         _push(lambda rc: dst.__setitem__(Ellipsis, src[k]), self, (self,), (out,), "getitem")
-        return out
+        return record_view(self, out, k, True) if _AG.recording else out
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if _AG.recording:

@@ -329,3 +329,12 @@ def test_custom_op_is_recorded() -> None:
         y = nd.Custom(x, op_type="ag_sqr") * 3
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [6., 12., 18.])
+
+
+def test_advanced_indexing_is_recorded() -> None:
+    x = nd.array([1., 2., 3., 4.])
+    x.attach_grad()
+    with autograd.record():
+        y = (x[nd.array([0, 2, 2])] * nd.array([1., 10., 100.])).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [1., 0., 110., 0.])
