@@ -43,7 +43,8 @@ _functions = OpFunctionCache(_make_function)
 #: operator sub-namespaces built from name prefixes (``_linalg_gemm`` -> ``sym.linalg.gemm``)
 _SUBSPACES = ("linalg", "image", "contrib")
 for _sub in _SUBSPACES:  # cheap: names resolve on access; ``import plexnet.<this>.linalg`` works
-    globals()[_sub] = _namespaces.namespace(__name__, _sub, _functions.get)
+    globals()[_sub] = _namespaces.namespace(__name__, _sub, _functions.get,
+                                            extras_module=__name__ + "._contrib" if _sub == "contrib" else None)
 del _sub
 
 

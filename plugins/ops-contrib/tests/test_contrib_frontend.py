@@ -148,3 +148,17 @@ def test_contrib_uniform_is_the_random_sampler() -> None:
     a = mx.nd.contrib.uniform(0, 1, shape=(4,)).asnumpy()
     mx.random.seed(3)
     np.testing.assert_array_equal(a, mx.nd.random.uniform(0, 1, shape=(4,)).asnumpy())
+
+
+def test_sym_contrib_python_functions() -> None:
+    assert mx.sym.contrib.AttrScope is mx.sym.AttrScope
+    assert "_random_uniform" in mx.sym.contrib.uniform(0, 1, shape=(2,)).tojson()
+    s, ct, cs = mx.sym.contrib.rand_zipfian(mx.sym.var("t"), 6, 10)
+    exe = mx.sym.Group([s, ct, cs]).simple_bind(mx.cpu(), t=(3,))
+    exe.arg_dict["t"][:] = mx.nd.array([0, 3, 9])
+    mx.random.seed(1)
+    sampled, count_true, count_sampled = (o.asnumpy() for o in exe.forward())
+    assert sampled.shape == (6,) and sampled.min() >= 0 and sampled.max() < 10
+    np.testing.assert_allclose(count_true, np.log(np.array([2, 5, 11]) / np.array([1, 4, 10])) / np.log(11) * 6,
+                               rtol=1e-6)
+    np.testing.assert_allclose(count_sampled, np.log((sampled + 2.0) / (sampled + 1.0)) / np.log(11) * 6, rtol=1e-6)

@@ -1,0 +1,35 @@
+"""MXNet's Python-level ``sym.contrib`` functions (the operators of the namespace come
+from ``_contrib_*`` registrations, e.g. the ``plexnet-ops-contrib`` plugin):
+``AttrScope`` (re-exported, as MXNet's module does), ``uniform`` (``sym.random.uniform``)
+and ``rand_zipfian`` (log-uniform candidate sampling as a graph)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .attribute import AttrScope
+from .symbol import Symbol
+
+__all__ = ["AttrScope", "uniform", "rand_zipfian"]
+
+
+def uniform(*args: Any, **kwargs: Any) -> Symbol:
+    """``sym.random.uniform`` (MXNet's ``sym.contrib.uniform`` is the same function)."""
+    from . import random as _random
+    return _random.uniform(*args, **kwargs)
+
+
+def rand_zipfian(true_classes: Symbol, num_sampled: int, range_max: int) -> tuple[Symbol, Symbol, Symbol]:
+    """Symbols of ``num_sampled`` classes drawn from the log-uniform (Zipfian) distribution
+    over ``[0, range_max)`` (int64) and the expected counts of ``true_classes`` and of the
+    sampled classes (see ``nd.contrib.rand_zipfian``)."""
+    if not isinstance(true_classes, Symbol):
+        raise TypeError(f"rand_zipfian: true_classes must be a Symbol, got {type(true_classes).__name__}")
+    log_range = math.log(range_max + 1)
+    draws = uniform(0, log_range, shape=(num_sampled,), dtype="float64")
+    sampled = (draws.exp() - 1).astype("int64") % range_max
+    true_f = true_classes.astype("float64")
+    count_true = ((true_f + 2.0) / (true_f + 1.0)).log() / log_range * num_sampled
+    sampled_f = sampled.astype("float64")
+    count_sampled = ((sampled_f + 2.0) / (sampled_f + 1.0)).log() / log_range * num_sampled
+    return sampled, count_true, count_sampled
