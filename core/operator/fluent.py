@@ -25,9 +25,9 @@ def _fluent(name: str, op: str, lookup: Callable[[str], Any], kind: str) -> Any:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         fn = lookup(op)
         if fn is None:
+            from .hints import missing_fluent_message
             from .registry import OperatorNotFound
-            raise OperatorNotFound(f"{kind}.{name}: operator {op!r} is not registered (is the plugin that "
-                                   f"provides it installed? `plexnet plugins` lists what is)")
+            raise OperatorNotFound(missing_fluent_message(f"{kind}.{name}", op))
         return fn(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"Convenience fluent method for :py:func:`{op}`: the arguments are the same as "

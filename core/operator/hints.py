@@ -15,8 +15,8 @@ from typing import Any, Iterable
 from ..registry import RANK_BUILTIN, Registry
 from ._known_ops import KNOWN_OPERATORS
 
-__all__ = ["providing_distribution", "missing_operator_message", "not_installed_message", "suggest",
-           "DEFAULT_DISTRIBUTION"]
+__all__ = ["providing_distribution", "missing_operator_message", "missing_method_message",
+           "missing_fluent_message", "not_installed_message", "suggest", "DEFAULT_DISTRIBUTION"]
 
 #: what to install when nothing else is known: the standard operator family
 DEFAULT_DISTRIBUTION = "plexnet-ops-basic"
@@ -37,6 +37,28 @@ def not_installed_message(name: str) -> str | None:
         return None
     return (f"this operation needs an operator plugin that is not installed: pip install {dist} "
             f"(`plexnet plugins` lists what is installed)")
+
+
+def missing_method_message(cls_name: str, name: str, registry: Registry[Any] | None = None) -> str:
+    """The ``AttributeError`` text for ``NDArray.<name>`` / ``Symbol.<name>`` (operator
+    methods): the distribution to install when a standard one provides it, or when no
+    operator plugin is loaded at all; else Python's usual message."""
+    dist = providing_distribution(name)
+    if dist is None and registry is not None and not any(registry.rank(n) > RANK_BUILTIN for n in registry):
+        dist = DEFAULT_DISTRIBUTION
+    if dist is not None:
+        return f"{cls_name}.{name} needs an operator plugin: pip install {dist}"
+    return f"{cls_name!r} object has no attribute {name!r}"
+
+
+def missing_fluent_message(qualname: str, op: str) -> str:
+    """The error of an operator method (``NDArray.sum``) or helper whose operator ``op``
+    is not registered: the distribution to install when a standard one provides it."""
+    dist = providing_distribution(op)
+    if dist is not None:
+        return f"{qualname} needs an operator plugin: pip install {dist}"
+    return (f"{qualname}: operator {op!r} is not registered (is the plugin that provides it installed? "
+            f"`plexnet plugins` lists what is)")
 
 
 def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:

@@ -347,7 +347,9 @@ class Symbol:
         from . import op_function, _METHOD_ALIASES
         fn = op_function(_METHOD_ALIASES.get(name, name))
         if fn is None:
-            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+            from ..operator.hints import missing_method_message
+            from ..registry import registries
+            raise AttributeError(missing_method_message("Symbol", name, registries().operators))
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     def astype(self, *args: Any, **kwargs: Any) -> "Symbol":

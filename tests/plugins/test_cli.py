@@ -259,3 +259,11 @@ def test_plugins_table_shows_conflicts(ep_pm, capsys: pytest.CaptureFixture) -> 
     out = " ".join(capsys.readouterr().out.split())  # the table wraps to the terminal width
     assert "ops_basic [standard]" in out and "Name conflicts" in out
     assert "operator 'Conv' is registered by both plugin 'ops_basic' and plugin 'aaa_dup'" in out
+
+
+def test_core_alone_methods_name_the_distribution(core_alone) -> None:
+    import plexnet as mx
+    a = mx.nd.zeros((2,))
+    with pytest.raises(Exception, match=r"^NDArray\.sum needs an operator plugin: pip install plexnet-ops-basic$"):
+        a.sum()
+    assert not hasattr(a, "no_such_method")  # still an AttributeError
