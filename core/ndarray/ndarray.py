@@ -418,7 +418,9 @@ class NDArray:
         from . import op_function
         fn = op_function(name)
         if fn is None:
-            raise AttributeError(f"'NDArray' object has no attribute {name!r}")
+            from ..operator.hints import missing_method_message
+            from ..registry import registries
+            raise AttributeError(missing_method_message("NDArray", name, registries().operators))
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     def zeros_like(self) -> "NDArray":
