@@ -176,3 +176,11 @@ elif scenario == "hang":  # rank 1 stops itself (SIGSTOP) while rank 0 waits for
     kv.push(0, mx.nd.ones((4,)))
     kv.pull(0, out=o)
     o.wait_to_read()
+
+elif scenario == "noop":  # one round, then a clean exit
+    kv = mx.kv.create("dist_sync")
+    kv.init(0, mx.nd.zeros((4,)))
+    o = mx.nd.zeros((4,))
+    kv.push(0, mx.nd.ones((4,)))
+    kv.pull(0, out=o)
+    o.wait_to_read()

@@ -96,3 +96,22 @@ def test_hung_worker_is_named(tmp_path, ray_address):
     log = (tmp_path / "launcher.log").read_text()
     assert rc == 128 + signal.SIGSTOP, log[-3000:]
     assert "worker 1 (pid" in log and "hung: stopped (SIGSTOP)" in log, log[-3000:]
+
+
+def test_relaunch_without_usable_checkpoint_says_so(tmp_path, ray_address):
+    """Point 10: checkpoints of unequal rounds (no round every server has) are reported,
+    the job starts from round 0 instead of silently."""
+    ck = tmp_path / "ckpt"
+    ck.mkdir()
+    (ck / "server-0-of-2.r00000004.npz").write_bytes(b"x")
+    (ck / "server-1-of-2.r00000006.npz").write_bytes(b"x")
+    p = _start(tmp_path, "noop", workers=1, extra=("--address", ray_address, "-s", "2", "--checkpoint-dir", str(ck)))
+    try:
+        rc = p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+    log = (tmp_path / "launcher.log").read_text()
+    assert rc == 0, log[-3000:]
+    assert "no usable checkpoint in" in log and "server 0: [4]; server 1: [6]" in log, log[-3000:]
