@@ -50,10 +50,12 @@ class BaseConvRNNCell(BaseRNNCell):
     def _num_gates(self) -> int:
         return len(self._gate_names)
 
+    #: how many states the cell carries (h; LSTM: h and c)
+    _num_states = 1
+
     @property
     def state_info(self) -> list:
-        return [{"shape": self._state_shape, "__layout__": self._conv_layout},
-                {"shape": self._state_shape, "__layout__": self._conv_layout}]
+        return [{"shape": self._state_shape, "__layout__": self._conv_layout} for _ in range(self._num_states)]
 
     def _conv_forward(self, inputs: Any, states: list, name: str) -> tuple[Any, Any]:
         i2h = symbol.Convolution(name="%si2h" % name, data=inputs, num_filter=self._num_hidden * self._num_gates,
@@ -84,10 +86,6 @@ class ConvRNNCell(BaseConvRNNCell):
     def _gate_names(self) -> Sequence[str]:
         return ("",)
 
-    @property
-    def state_info(self) -> list:
-        return [{"shape": self._state_shape, "__layout__": self._conv_layout}]
-
     def __call__(self, inputs: Any, states: list) -> tuple[Any, list]:
         self._counter += 1
         name = "%st%d_" % (self._prefix, self._counter)
@@ -98,6 +96,8 @@ class ConvRNNCell(BaseConvRNNCell):
 
 class ConvLSTMCell(BaseConvRNNCell):
     """Convolutional LSTM (Shi et al. 2015)."""
+
+    _num_states = 2
 
     def __init__(self, input_shape: Sequence[int], num_hidden: int, prefix: str = "ConvLSTM_",
                  **kwargs: Any) -> None:
@@ -131,10 +131,6 @@ class ConvGRUCell(BaseConvRNNCell):
     @property
     def _gate_names(self) -> Sequence[str]:
         return ["_r", "_z", "_o"]
-
-    @property
-    def state_info(self) -> list:
-        return [{"shape": self._state_shape, "__layout__": self._conv_layout}]
 
     def __call__(self, inputs: Any, states: list) -> tuple[Any, list]:
         self._counter += 1

@@ -189,6 +189,16 @@ class BaseRNNCell:
         outputs, _ = _normalize_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
+    def _fc_params(self, i2h_bias_init: Any = None) -> None:
+        """The step cells' parameters: ``i2h``/``h2h`` weights and biases."""
+        self._iW = self.params.get("i2h_weight")
+        self._hW = self.params.get("h2h_weight")
+        self._iB = self.params.get("i2h_bias", **({"init": i2h_bias_init} if i2h_bias_init is not None else {}))
+        self._hB = self.params.get("h2h_bias")
+
+    def _nc_states(self, n: int) -> list:
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"} for _ in range(n)]  # type: ignore[attr-defined]
+
     def _get_activation(self, inputs: Any, activation: Any, **kwargs: Any) -> Any:
         if isinstance(activation, str):
             return symbol.Activation(inputs, act_type=activation, **kwargs)
@@ -203,14 +213,11 @@ class RNNCell(BaseRNNCell):
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
         self._activation = activation
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias")
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
+        self._fc_params()
 
     @property
     def state_info(self) -> list:
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return self._nc_states(1)
 
     @property
     def _gate_names(self) -> Sequence[str]:
@@ -235,15 +242,11 @@ class LSTMCell(BaseRNNCell):
                  forget_bias: float = 1.0) -> None:
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
-        self._iW = self.params.get("i2h_weight")
-        self._hW = self.params.get("h2h_weight")
-        self._iB = self.params.get("i2h_bias", init=LSTMBias(forget_bias=forget_bias))
-        self._hB = self.params.get("h2h_bias")
+        self._fc_params(LSTMBias(forget_bias=forget_bias))
 
     @property
     def state_info(self) -> list:
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"},
-                {"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return self._nc_states(2)
 
     @property
     def _gate_names(self) -> Sequence[str]:
@@ -272,14 +275,11 @@ class GRUCell(BaseRNNCell):
     def __init__(self, num_hidden: int, prefix: str = "gru_", params: RNNParams | None = None) -> None:
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias")
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
+        self._fc_params()
 
     @property
     def state_info(self) -> list:
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return self._nc_states(1)
 
     @property
     def _gate_names(self) -> Sequence[str]:
