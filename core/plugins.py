@@ -77,6 +77,7 @@ INTERNAL_PLUGINS: tuple[str, ...] = (
     "plexnet.operator.custom",
     "plexnet.kvstore.local",
     "plexnet.optimizer.builtin",
+    "plexnet.optimizer.more",
     "plexnet.io.builtin",
 )
 

@@ -160,6 +160,7 @@ BUILTIN_OPTIMIZERS: dict[str, type] = {"sgd": SGD, "nag": NAG, "adam": Adam, "ad
 
 @hookimpl
 def plexnet_register_optimizers(register: Any) -> None:
-    from .more import MORE_OPTIMIZERS  # the rest of MXNet's optimizers (more.py imports SGD from here)
-    for name, cls in {**BUILTIN_OPTIMIZERS, **MORE_OPTIMIZERS}.items():
+    # the rest of MXNet's optimizers register from plexnet.optimizer.more, an internal
+    # plugin of its own (it imports SGD from here)
+    for name, cls in BUILTIN_OPTIMIZERS.items():
         register(name, cls)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from ..hookspecs import hookimpl
 from . import kernels
 from .builtin import SGD
 from .optimizer import Optimizer, _zeros_like
@@ -462,3 +463,10 @@ MORE_OPTIMIZERS: dict[str, type] = {
     "signum": Signum, "ftml": FTML, "ftrl": Ftrl, "lars": LARS, "lbsgd": LBSGD, "lamb": LAMB, "dcasgd": DCASGD,
     "sgld": SGLD, "ccsgd": ccSGD, "adamax": Adamax, "nadam": Nadam, "adadelta": AdaDelta, "test": Test,
 }
+
+
+@hookimpl
+def plexnet_register_optimizers(register: Any) -> None:
+    """An internal plugin (``plexnet.plugins.INTERNAL_PLUGINS``) beside ``builtin``."""
+    for name, cls in MORE_OPTIMIZERS.items():
+        register(name, cls)
