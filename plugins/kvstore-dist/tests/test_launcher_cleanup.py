@@ -31,6 +31,17 @@ def _start(tmp_path, scenario, workers=1, extra=(), env=None):
                             env={**os.environ, **(env or {})})
 
 
+def _run(p, tmp_path, timeout=120):
+    """Wait for the launcher (killing its group if it overruns); ``(status, log)``."""
+    try:
+        rc = p.wait(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+    return rc, (tmp_path / "launcher.log").read_text()
+
+
 def _wait_for(pred, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -85,15 +96,9 @@ def test_killed_launcher_leaves_nothing(tmp_path, how):
 
 
 def test_hung_worker_is_named(tmp_path, ray_address):
-    p = _start(tmp_path, "hang", workers=2, extra=("--address", ray_address, "--grace", "2"),
-               env={"PLEXNET_KVSTORE_HEARTBEAT_TIMEOUT": "4", "PLEXNET_KVSTORE_TIMEOUT": "60"})
-    try:
-        rc = p.wait(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=30)
-    log = (tmp_path / "launcher.log").read_text()
+    rc, log = _run(_start(tmp_path, "hang", workers=2, extra=("--address", ray_address, "--grace", "2"),
+                          env={"PLEXNET_KVSTORE_HEARTBEAT_TIMEOUT": "4", "PLEXNET_KVSTORE_TIMEOUT": "60"}),
+                   tmp_path)
     assert rc == 128 + signal.SIGSTOP, log[-3000:]
     assert "worker 1 (pid" in log and "hung: stopped (SIGSTOP)" in log, log[-3000:]
 
@@ -105,13 +110,7 @@ def test_relaunch_without_usable_checkpoint_says_so(tmp_path, ray_address):
     ck.mkdir()
     (ck / "server-0-of-2.r00000004.npz").write_bytes(b"x")
     (ck / "server-1-of-2.r00000006.npz").write_bytes(b"x")
-    p = _start(tmp_path, "noop", workers=1, extra=("--address", ray_address, "-s", "2", "--checkpoint-dir", str(ck)))
-    try:
-        rc = p.wait(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=30)
-    log = (tmp_path / "launcher.log").read_text()
+    rc, log = _run(_start(tmp_path, "noop", workers=1,
+                          extra=("--address", ray_address, "-s", "2", "--checkpoint-dir", str(ck))), tmp_path)
     assert rc == 0, log[-3000:]
     assert "no usable checkpoint in" in log and "server 0: [4]; server 1: [6]" in log, log[-3000:]
