@@ -23,6 +23,7 @@ from ..base import PlexnetError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import name as _name
+from .cached import _infer_from
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 __all__ = ["Block", "HybridBlock", "HookHandle", "DeferredInitializationError"]
@@ -445,22 +446,6 @@ class Block:
 def _brief(d: dict) -> str:
     keys = list(d)
     return ", ".join(keys[:10]) + (", ..." if len(keys) > 10 else "")
-
-
-def _infer_from(sym: Any, names: list[str], args: list) -> tuple[dict, dict]:
-    """Argument and aux shapes / dtypes of ``sym`` from its inputs' arrays."""
-    shapes = {n: tuple(a.shape) for n, a in zip(names, args) if a is not None}
-    arg_s, _, aux_s = sym.infer_shape_partial(**shapes)
-    sdict = dict(zip(sym.list_arguments(), arg_s))
-    sdict.update(zip(sym.list_auxiliary_states(), aux_s))
-    dtypes = {n: np.dtype(a.dtype) for n, a in zip(names, args) if a is not None}
-    try:
-        arg_t, _, aux_t = sym.infer_type_partial(**dtypes)
-        tdict = dict(zip(sym.list_arguments(), arg_t))
-        tdict.update(zip(sym.list_auxiliary_states(), aux_t))
-    except Exception:  # noqa: BLE001 - dtype inference is best effort here
-        tdict = {}
-    return sdict, tdict
 
 
 class HybridBlock(Block):

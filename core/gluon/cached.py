@@ -19,6 +19,8 @@ from __future__ import annotations
 import weakref
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..autograd.state import STATE
 from ..autograd.tape import TapeNode
 from ..base import PlexnetError
@@ -32,6 +34,22 @@ from .parameter import Parameter
 __all__ = ["CachedGraph", "CachedNode"]
 
 _ADD = OpReqType.add
+
+
+def _infer_from(sym: Any, names: list[str], args: list) -> tuple[dict, dict]:
+    """Argument and aux shapes / dtypes of ``sym`` from its inputs' arrays."""
+    shapes = {n: tuple(a.shape) for n, a in zip(names, args) if a is not None}
+    arg_s, _, aux_s = sym.infer_shape_partial(**shapes)
+    sdict = dict(zip(sym.list_arguments(), arg_s))
+    sdict.update(zip(sym.list_auxiliary_states(), aux_s))
+    dtypes = {n: np.dtype(a.dtype) for n, a in zip(names, args) if a is not None}
+    try:
+        arg_t, _, aux_t = sym.infer_type_partial(**dtypes)
+        tdict = dict(zip(sym.list_arguments(), arg_t))
+        tdict.update(zip(sym.list_auxiliary_states(), aux_t))
+    except Exception:  # noqa: BLE001 - dtype inference is best effort here
+        tdict = {}
+    return sdict, tdict
 
 
 class _Bound:
@@ -81,7 +99,6 @@ class CachedGraph:
         self._hook = getattr(block, "_op_hook", None)
 
     def _finish_init(self, args: Sequence[NDArray]) -> None:
-        from .block import _infer_from
         pending = [p for p in self.params if p._data is None]
         if not pending:
             return
