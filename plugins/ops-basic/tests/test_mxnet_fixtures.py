@@ -34,7 +34,7 @@ def _close(got: np.ndarray, want: np.ndarray, what: str) -> None:
 
 
 @pytest.mark.parametrize("case", INDEX, ids=[f"{c['key']}-{c['op']}" for c in INDEX])
-def test_matches_mxnet(case: dict) -> None:
+def test_replays_mxnet_reference(case: dict) -> None:
     key, op, kw = case["key"], case["op"], case["kwargs"]
     prop = make_prop(op, kw)
     aux_names = prop.list_auxiliary_states()

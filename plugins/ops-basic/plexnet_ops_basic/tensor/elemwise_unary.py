@@ -11,6 +11,8 @@ the gradient needs besides the head gradient (``"out_grad"``, ``"out_value"``,
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import Any, Callable
 
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
@@ -153,7 +155,35 @@ def _need_special(name: str, op: str) -> Callable[..., Any]:
 
 
 _gamma, _gammaln = _need_special("gamma", "gamma"), _need_special("gammaln", "gammaln")
-_erfinv = _need_special("erfinv", "erfinv")
+def _erfinv(xp: Any, x: Any, out: Any = None) -> Any:
+    fn = special(xp, "erfinv")
+    if fn is not None:
+        return fn(x, out=out) if out is not None else fn(x)
+    # without scipy/cupyx.erfinv: Giles' approximation, then Newton steps on erf
+    with np.errstate(all="ignore"):
+        return _erfinv_newton(xp, x, out)
+
+
+def _erfinv_newton(xp: Any, x: Any, out: Any) -> Any:
+    w = -xp.log((1.0 - x) * (1.0 + x))
+    small = w < 5.0
+    ws, wl = w - 2.5, xp.sqrt(w) - 3.0
+    ps = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+              0.246640727, 1.50140941):
+        ps = ps * ws + c
+    pl = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+              1.00167406, 2.83297682):
+        pl = pl * wl + c
+    y = xp.where(small, ps, pl) * x
+    for _ in range(3):
+        y = y - (_erf(xp, y, None) - x) / (_2_SQRTPI * xp.exp(-y * y))
+    y = xp.where(xp.abs(x) >= 1, xp.sign(x) * xp.inf, y)
+    if out is None:
+        return y.astype(x.dtype, copy=False)
+    xp.copyto(out, y, casting="unsafe")
+    return out
 _SQRTPI_2 = math.sqrt(math.pi) / 2
 
 

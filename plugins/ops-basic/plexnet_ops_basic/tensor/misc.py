@@ -3,8 +3,8 @@
 (dense only: every stype gives a dense copy), ``_split_v2`` (``nd.split_v2``) and the
 legacy ``_onehot_encode`` (``nd.onehot_encode``).
 
-``reset_arrays`` zeroes its inputs in place: they are its auxiliary states (what an
-operator may write besides its outputs), so the engine orders it like a write.
+``reset_arrays`` zeroes its inputs in place (``mutate_inputs``: the engine orders it as a
+write of them).
 """
 from __future__ import annotations
 
@@ -161,30 +161,34 @@ class ResetArraysParam(Params):
 
 
 class ResetArraysProp(FnProp):
-    """Set every input to zero in place (no outputs)."""
+    """Set every input to zero in place (no outputs; the inputs are MXNet's mutable inputs,
+    named by ``mutate_inputs`` so the engine orders the call as a write of them)."""
     param_cls = ResetArraysParam
-    arguments = ()
     outputs = ()
     deps = ()
 
-    def list_auxiliary_states(self) -> list[str]:
+    def list_arguments(self) -> list[str]:
         return [f"array_{i}" for i in range(self.param.num_arrays)]
 
+    def mutate_inputs(self) -> list[int]:
+        return list(range(self.param.num_arrays))
+
     def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
-        return [], [], [None] * self.param.num_arrays
+        return list(in_shape), [], []
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
-        return [], [], [None] * self.param.num_arrays
+        return list(in_type), [], []
 
 
 class _ResetOp(XpOperator):
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
-        for a in aux:
+        for a in in_data:
             a[...] = 0
 
     def backward(self, ctx: Any, out_grad: Any, in_data: Any, out_data: Any, req: Any, in_grad: Any,
                  aux: Any) -> None:
-        pass
+        for g, r in zip(in_grad, req):
+            fill_zero(g, r)
 
 
 class CastStorageParam(Params):

@@ -190,3 +190,14 @@ def test_topk_paths_agree_with_a_stable_sort(n: int, k: int, ascend: bool, dtype
     keys = x.astype(np.int64) if ascend else -x.astype(np.int64)
     ref = np.argsort(keys, axis=-1, kind="stable")[:, :k if k >= 1 else n]
     np.testing.assert_array_equal(got, ref)
+
+
+def test_reset_arrays_and_onehot_encode_through_the_harness() -> None:
+    a, b = rand(2, 3), rand(4)
+    outs = run_forward("reset_arrays", [a, b], {"num_arrays": 2}, check_inputs=False)
+    assert len(outs) == 0 and not outs.inputs[0].any() and not outs.inputs[1].any()  # the harness's copies
+    assert make_prop("reset_arrays", {"num_arrays": 2}).mutate_inputs() == [0, 1]
+    check_forward("_onehot_encode", [np.array([1.0, 3, 0]), np.zeros((3, 4))], {}, np.eye(4)[[1, 3, 0]])
+    outs = run_forward("amp_multicast", [rand(2), rand(3).astype(np.float32)], {"num_outputs": 2})
+    assert outs[0].dtype == outs[1].dtype == np.float64
+    check_gradient("amp_multicast", [rand(2), rand(3)], {"num_outputs": 2})
