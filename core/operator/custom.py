@@ -156,11 +156,10 @@ class CustomProperty(OperatorProperty):
         except Exception as e:  # noqa: BLE001 - user code
             raise ShapeError(f"Custom[{self.op_type}].infer_shape failed for input shapes "
                              f"{[tuple(s) for s in in_shape]}: {type(e).__name__}: {e}") from e
-        ins, outs = res[0], res[1]
-        aux = res[2] if len(res) > 2 else []
-        ins = [tuple(int(d) for d in s) for s in ins]
-        self._shapes = ins
-        return ins, [tuple(int(d) for d in s) for s in outs], [tuple(int(d) for d in s) for s in aux]
+        known_in = [tuple(int(d) for d in s) for s in res[0]]
+        self._shapes = known_in
+        return (known_in, [tuple(int(d) for d in s) for s in res[1]],
+                [tuple(int(d) for d in s) for s in (res[2] if len(res) > 2 else [])])
 
     def infer_type(self, in_type: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
         if any(t is None for t in in_type):
