@@ -113,8 +113,8 @@ def load_buffer(buf: bytes, fname: str = "<buffer>") -> list[np.ndarray] | dict[
     buf = bytes(buf) if not isinstance(buf, bytes) else buf
     t = _TRAILER.size
     if len(buf) >= t + 24 and buf[-t:-t + 8] == TRAILER_MAGIC:
-        _magic, length, crc, _res = _TRAILER.unpack(buf[-t:])
-        if length == len(buf) - t:
+        _magic, length, crc, res = _TRAILER.unpack(buf[-t:])
+        if length == len(buf) - t and res == 0:
             if zlib.crc32(memoryview(buf)[:length]) == crc:
                 return _parse(buf[:length], fname)
             try:  # an MXNet file whose last bytes merely look like a trailer

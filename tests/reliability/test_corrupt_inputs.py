@@ -168,3 +168,30 @@ def test_deeply_nested_symbol_json(tmp_path):
 def test_good_symbol_json_still_loads():
     s = mx.sym.load(os.path.join(FIX, "mxnet_cnn_bn-symbol.json"))
     assert "data" in s.list_arguments()
+
+
+# -- property: any single flipped bit of a plexnet file is an error, never other data -------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from plexnet.ndarray.serialize import dump_buffer, load_buffer  # noqa: E402
+
+_dtypes = st.sampled_from(["float32", "float64", "float16", "int32", "int64", "uint8"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text("abcxyz:_", min_size=1, max_size=8), _dtypes,
+                          st.lists(st.integers(0, 4), min_size=1, max_size=3)), min_size=1, max_size=4, unique_by=lambda t: t[0]),
+       st.data())
+def test_any_flipped_bit_is_detected(arrays, data):
+    d = {name: np.arange(int(np.prod(shape)) if shape else 1).astype(dt).reshape(shape)
+         for name, dt, shape in arrays}
+    buf = dump_buffer(d)
+    back = load_buffer(buf, "x.params")
+    assert list(back) == list(d) and all(np.array_equal(back[k], d[k]) for k in d)
+    pos = data.draw(st.integers(0, len(buf) - 1))
+    bit = data.draw(st.integers(0, 7))
+    bad = bytearray(buf)
+    bad[pos] ^= 1 << bit
+    with pytest.raises(NDArrayFormatError):
+        load_buffer(bytes(bad), "x.params")
