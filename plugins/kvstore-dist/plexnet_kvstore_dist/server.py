@@ -555,6 +555,16 @@ class ServerCore:
         return path
 
     def restore(self, path: str) -> None:
+        """Load a checkpoint; an unreadable one is a ``ServerError`` naming the file."""
+        try:
+            self._restore(path)
+        except ServerError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
+            raise ServerError(f"{path}: unreadable kvstore checkpoint ({type(e).__name__}: {e}); remove it or "
+                              f"point --checkpoint-dir elsewhere") from None
+
+    def _restore(self, path: str) -> None:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["__meta__"]).decode())
             if meta.get("format") != _CKPT_FORMAT:

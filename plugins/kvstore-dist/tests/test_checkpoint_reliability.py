@@ -122,3 +122,10 @@ def test_no_usable_checkpoint_is_explained(tmp_path):
     assert rnd is None and "no round that every server has" in msg and "server 0: [4]" in msg
     rnd, msg = describe_restore(None, 2)
     assert rnd is None and msg == ""
+
+
+def test_unreadable_checkpoint_is_named(tmp_path):
+    from plexnet_kvstore_dist.server import ServerError
+    (tmp_path / "server-0-of-1.r00000002.npz").write_bytes(b"not a zip file")
+    with pytest.raises(ServerError, match=r"server-0-of-1\.r00000002\.npz: unreadable kvstore checkpoint"):
+        ServerCore(0, 1, 1, "sync", checkpoint_dir=str(tmp_path), restore_round=2, heartbeat_timeout=0)
