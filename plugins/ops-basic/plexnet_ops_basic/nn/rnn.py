@@ -178,6 +178,11 @@ class RNNProp(OperatorProperty):
             deps.append(out_data[-1])
         return deps
 
+    def is_stateless(self) -> bool:
+        # each graph node gets its own operator: a training forward keeps its step caches
+        # for the backward that follows (MXNet's reserve space)
+        return False
+
 
 # -- the computation ------------------------------------------------------------------------------------------
 
@@ -220,6 +225,7 @@ class RNNOp(Operator):
 
     def __init__(self, prop: RNNProp) -> None:
         self.p = prop.param
+        self._stash: Any = None  # (input identities, per-layer step caches) of the last training forward
 
     # -- one direction of one layer ---------------------------------------------------------------------
     def _cell_forward(self, xp: Any, lay: _Layer, xw: Any, h: Any, c: Any, m: Any) -> tuple[Any, Any, Any, tuple]:
@@ -400,18 +406,25 @@ class RNNOp(Operator):
                 dropmask = xp.ones(out_data[-1].shape, dtype=x.dtype)
         hy, cy = [], []
         inp = x
+        keep = bool(ctx.is_train)
+        saved = []
+        self._stash = None
         for layer in range(nl):
-            ys = []
+            ys, row = [], []
             for k in range(d):
                 j = layer * d + k
-                y, h, c, _ = self._direction(xp, layers[layer][k], inp, hx[j], None if cx is None else cx[j], masks,
-                                             k == 1, lengths)
+                y, h, c, sv = self._direction(xp, layers[layer][k], inp, hx[j], None if cx is None else cx[j], masks,
+                                              k == 1, lengths, keep=keep)
                 ys.append(y)
                 hy.append(h)
                 cy.append(c)
+                row.append(sv)
+            saved.append(row)
             inp = ys[0] if d == 1 else xp.concatenate(ys, axis=2)
             if drop and layer < nl - 1:
                 inp = inp * dropmask[layer]
+        if keep:
+            self._stash = (_identity(in_data), saved)
         results = [inp, xp.stack(hy)] + ([xp.stack(cy)] if p.mode == "lstm" else []) + ([dropmask] if drop else [])
         for o, r, v in zip(out_data, req, results):
             _store(xp, o, r, v)
@@ -421,14 +434,17 @@ class RNNOp(Operator):
         xp = ctx.xp
         p = self.p
         x, hx, cx, lengths, masks, layers = self._setup(xp, in_data)
-        _, _, ho, d, nl = _dims(p)
-        drop = p.p > 0 and nl > 1
-        dropmask = out_data[-1] if drop else None
-        nvis = len(out_grad)
-        dy = out_grad[0]
-        dhy = out_grad[1] if nvis > 1 else xp.zeros_like(hx)
-        dcy = out_grad[2] if nvis > 2 else (xp.zeros_like(cx) if cx is not None else None)
-        # forward again, keeping what each layer's backward needs
+        dropmask = out_data[-1] if p.p > 0 and p.num_layers > 1 else None
+        stash, self._stash = getattr(self, "_stash", None), None
+        if stash is not None and stash[0] == _identity(in_data):
+            saved = stash[1]  # the training forward's caches (same input arrays)
+        else:  # forward again, keeping what each layer's backward needs
+            saved = self._recompute(xp, x, hx, cx, masks, layers, lengths, dropmask)
+        self._backward_layers(xp, p, saved, layers, masks, out_grad, in_data, hx, cx, dropmask, req, in_grad)
+
+    def _recompute(self, xp: Any, x: Any, hx: Any, cx: Any, masks: Any, layers: list, lengths: Any,
+                   dropmask: Any) -> list:
+        _, _, _, d, nl = _dims(self.p)
         saved = []
         inp = x
         for layer in range(nl):
@@ -438,8 +454,18 @@ class RNNOp(Operator):
             saved.append([r[3] for r in row])
             if layer < nl - 1:
                 inp = row[0][0] if d == 1 else xp.concatenate([r[0] for r in row], axis=2)
-                if drop:
+                if dropmask is not None:
                     inp = inp * dropmask[layer]
+        return saved
+
+    def _backward_layers(self, xp: Any, p: RNNParam, saved: list, layers: list, masks: Any, out_grad: Any,
+                         in_data: Any, hx: Any, cx: Any, dropmask: Any, req: Any, in_grad: Any) -> None:
+        _, _, ho, d, nl = _dims(p)
+        x = in_data[0]
+        nvis = len(out_grad)
+        dy = out_grad[0]
+        dhy = out_grad[1] if nvis > 1 else xp.zeros_like(hx)
+        dcy = out_grad[2] if nvis > 2 else (xp.zeros_like(cx) if cx is not None else None)
         w_grad = xp.zeros(in_data[1].shape, dtype=in_data[1].dtype)
         dhx = xp.zeros_like(hx)
         dcx = xp.zeros_like(cx) if cx is not None else None
@@ -459,13 +485,18 @@ class RNNOp(Operator):
                     w_grad[off:off + g.size] = g.reshape(-1)
                 dx_total = dx if dx_total is None else dx_total + dx
             dy = dx_total
-            if drop and layer > 0:
+            if dropmask is not None and layer > 0:
                 dy = dy * dropmask[layer - 1]
         grads_out = [dy, w_grad, dhx] + ([dcx] if cx is not None else [])
         for g, r, v in zip(in_grad, req, grads_out):
             _store(xp, g, r, v)
         if p.use_sequence_length and req[-1] not in (OpReqType.null, OpReqType.add):
             in_grad[-1][...] = 0
+
+
+def _identity(arrays: Any) -> tuple:
+    """Which input arrays a forward saw (the same objects: the executor's bound arrays)."""
+    return tuple(id(a) for a in arrays)
 
 
 def _store(xp: Any, out: Any, req: Any, value: Any) -> None:
