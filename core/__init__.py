@@ -42,9 +42,9 @@ def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'plexnet' has no attribute {name!r}")
-    mod = importlib.import_module(f"{__name__}.{target}")
-    globals()[name] = mod
-    return mod
+    module = importlib.import_module(f"{__name__}.{target}")
+    globals()[name] = module
+    return module
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))

@@ -32,7 +32,7 @@ class NotImplementedForSymbol(PlexnetError):
         super().__init__()
         self.function = getattr(function, "__name__", str(function))
         self.alias = alias
-        self.args = [str(type(a)) for a in args]
+        self.args = [str(type(a)) for a in args]  # type: ignore[assignment]  # a list, as MXNet's
 
     def __str__(self) -> str:
         msg = f"Function {self.function}"

@@ -27,7 +27,8 @@ class Context:
 
     def __init__(self, device_type: "str | Context", device_id: int = 0) -> None:
         if isinstance(device_type, Context):
-            device_type, device_id = device_type.device_type, device_type.device_id
+            device_id = device_type.device_id
+            device_type = device_type.device_type
         if not isinstance(device_type, str) or not device_type:
             raise ValueError(f"Context: device_type must be a non-empty string, got {device_type!r}")
         if int(device_id) < 0:

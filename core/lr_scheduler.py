@@ -78,7 +78,7 @@ def from_config(cfg: dict[str, Any] | None) -> LRScheduler | None:
     cls = _CLASSES.get(cfg.get("type", ""))
     if cls is None:
         raise ValueError(f"unknown learning-rate scheduler type {cfg.get('type')!r}; known: {sorted(_CLASSES)}")
-    obj = cls.__new__(cls)
+    obj = cls.__new__(cls)  # type: ignore[call-overload]  # restored without running __init__
     obj.__dict__.update(cfg.get("attrs", {}))
     return obj
 

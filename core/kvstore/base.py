@@ -107,7 +107,7 @@ class KVStoreBase:
         return capability.lower() == "optimizer"
 
     @staticmethod
-    def register(klass: type) -> type:
+    def register(klass: Any) -> Any:
         """Register a kvstore class so that ``kv.create(klass.__name__.lower())`` builds it
         (MXNet 1.9's ``KVStoreBase.register``). Plugins use the
         ``plexnet_register_kvstores`` hook instead."""

@@ -76,7 +76,7 @@ def rescaled_grad(xp: Any, w: Any, g: Any, rescale_grad: float, clip_gradient: f
     if wd_first and wd:
         t += wd * w
     if clip_on(clip_gradient):
-        xp.clip(t, -clip_gradient, clip_gradient, out=t)
+        xp.clip(t, -clip_gradient, clip_gradient, out=t)  # type: ignore[operator]  # clip_on: not None
     return t
 
 
@@ -192,7 +192,7 @@ def rmsprop(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float =
         delta -= t
         w += delta
     if clip_on(clip_weights):
-        xp.clip(w, -clip_weights, clip_weights, out=w)
+        xp.clip(w, -clip_weights, clip_weights, out=w)  # type: ignore[operator]  # clip_on: not None
 
 
 def signsgd(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float = 0.0, rescale_grad: float = 1.0,

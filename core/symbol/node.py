@@ -111,7 +111,7 @@ class Entry(NamedTuple):
     """Output ``index`` of ``node``."""
 
     node: Node
-    index: int
+    index: int  # type: ignore[assignment]  # MXNet's name; shadows tuple.index
 
 
 def topo_sort(heads: Iterable[Entry]) -> list[Node]:
