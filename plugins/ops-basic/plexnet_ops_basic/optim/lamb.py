@@ -150,7 +150,9 @@ class Phase2Op(Operator):
 
 
 def register(registry: Any) -> None:
-    for name, prop, op in (("lamb_update_phase1", Phase1Prop, Phase1Op), ("mp_lamb_update_phase1", MPPhase1Prop, Phase1Op),
-                           ("lamb_update_phase2", Phase2Prop, Phase2Op), ("mp_lamb_update_phase2", MPPhase2Prop, Phase2Op)):
+    for name, prop, op in (("lamb_update_phase1", Phase1Prop, Phase1Op),
+                           ("mp_lamb_update_phase1", MPPhase1Prop, Phase1Op),
+                           ("lamb_update_phase2", Phase2Prop, Phase2Op),
+                           ("mp_lamb_update_phase2", MPPhase2Prop, Phase2Op)):
         registry.register_property(name, prop)
         registry.register_impl(name, "*", lambda pr, ctx, op=op: op(pr), impl_name="xp")
