@@ -20,7 +20,7 @@ from typing import Any
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..operator.contract import OpReqType
-from .tape import Leaf, SimpleNode, describe, small_prop
+from .tape import Leaf, Ones, SimpleNode, describe, small_prop
 
 #: operators whose gradient is the output gradient unchanged
 IDENTITY_GRAD = frozenset(("_plus_scalar", "_minus_scalar", "_copy", "identity"))
@@ -154,7 +154,11 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             continue
         cur = acc.get(key)
         if cur is not None:
+            if cur.__class__ is Ones:
+                cur = acc[key] = cur.materialize()
             _add_seed(cur, g)
+        elif n.__class__ is not Leaf and g is None:
+            acc[key] = Ones(h)  # made only if a node needs the array (a hybridized graph has its own)
         elif n.__class__ is Leaf and want is None:
             if g is None:
                 g = _new_like(h)
@@ -178,6 +182,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             for k in range(nvis):
                 cur = acc.pop((nid, k), None)
                 ogs.append(cur if cur is not None else _zeros_of(node, k))
+        if not node.takes_ones:
+            ogs = [g.materialize() if g.__class__ is Ones else g for g in ogs]
         n_args = node.n_args
         ins = node.inputs
         if n_args == 1 and node.__class__ is SimpleNode and node.sop.name in IDENTITY_GRAD:
@@ -210,6 +216,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 continue
             key = (id(n), ag[1])
             cur = acc.get(key)
+            if cur.__class__ is Ones:
+                cur = acc[key] = cur.materialize()
             if keys is not None:
                 if key in keys:  # the same array twice in one call: a private buffer, added after
                     p = _new_like(x)
@@ -226,7 +234,10 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 acc[key] = n.grad
                 targets.append((n.grad, n.req))
             else:
-                b = acc[key] = _new_like(x)
+                b = node.own_grad(i)  # a buffer the node writes anyway (no copy)
+                if b is None:
+                    b = _new_like(x)
+                acc[key] = b
                 targets.append((b, _WRITE))
         node.push_backward(ogs, targets, train_mode)
         if privates:

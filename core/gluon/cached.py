@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..autograd.state import STATE
-from ..autograd.tape import TapeNode
+from ..autograd.tape import Ones, TapeNode
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..executor import Executor
@@ -95,6 +95,7 @@ class CachedGraph:
                 raise PlexnetError(f"hybridized graph of {block.name!r}: auxiliary state {n!r} is not a parameter")
             self.aux_params.append(params[n])
         self.params = [p for k, p in self.arg_slots if k == "param"] + self.aux_params
+        self.n_arg_params = len(self.params) - len(self.aux_params)
         self._bound: dict[tuple, list[_Bound]] = {}
         self._hook = getattr(block, "_op_hook", None)
 
@@ -114,7 +115,7 @@ class CachedGraph:
             p._finish_deferred_init()
 
     def _bind(self, ctx: Any, args: Sequence[NDArray], need: tuple, recording: bool, pdata: tuple,
-              shared: Executor | None) -> _Bound:
+              pgrad: tuple, shared: Executor | None) -> _Bound:
         in_arrays = [_nd.empty(a.shape, ctx, a.dtype) for a in args]
         arg_arrays, grads, reqs = [], [], []
         k = 0
@@ -124,8 +125,13 @@ class CachedGraph:
                 g = need[v]
             else:
                 arg_arrays.append(pdata[k])
+                direct = pgrad[k] if k < len(pgrad) else None
                 k += 1
                 g = recording and v.grad_req != "null"
+                if direct is not None:  # the parameter's own gradient array: no copy after backward
+                    grads.append(direct)
+                    reqs.append("write")
+                    continue
             a = arg_arrays[-1]
             grads.append(_nd.zeros(a.shape, ctx, a.dtype) if g else None)
             reqs.append("write" if g else "null")
@@ -140,7 +146,7 @@ class CachedGraph:
                 node = next((n for n in ops if name.startswith(n + "_")), name)
                 cb(node, ops.get(node, ""), arr)
             exe.set_monitor_callback(monitor, monitor_all)
-        return _Bound(exe, in_arrays, pdata, grads)
+        return _Bound(exe, in_arrays, pdata + pgrad, grads)
 
     def __call__(self, args: Sequence[NDArray]) -> list[NDArray]:
         if len(args) != len(self.input_names):
@@ -154,16 +160,20 @@ class CachedGraph:
         need = tuple(recording and a._ag is not None for a in args)
         key = (ctx, tuple((a.shape, a._data.dtype) for a in args), need, recording)
         pdata = tuple(p.data(ctx) for p in self.params)
+        # recording: parameters with grad_req 'write' have the executor write their gradient arrays
+        pgrad = tuple(p.grad(ctx) if p.grad_req == "write" else None for p in self.params[:self.n_arg_params]) \
+            if recording else ()
+        ident = pdata + pgrad
         lst = self._bound.setdefault(key, [])
         b = None
         for cand in lst:
-            if not cand.busy() and _same(cand.params, pdata):
+            if not cand.busy() and _same(cand.params, ident):
                 b = cand
                 break
         if b is None:
-            lst[:] = [c for c in lst if _same(c.params, pdata)]
+            lst[:] = [c for c in lst if _same(c.params, ident)]
             # no memory sharing: the busy executor's values are still needed
-            b = self._bind(ctx, args, need, recording, pdata, None)
+            b = self._bind(ctx, args, need, recording, pdata, pgrad, None)
             lst.append(b)
         for src, dst in zip(args, b.in_arrays):
             src.copyto(dst)
@@ -173,19 +183,22 @@ class CachedGraph:
         if recording:
             inputs: list = []
             grads: list = []
+            direct: list = []
             k = 0
             for (kind, v), g in zip(self.arg_slots, b.grad_of):
                 if kind == "in":
                     if need[v]:
                         inputs.append(args[v])
                         grads.append(g)
+                        direct.append(False)
                 else:
                     if g is not None:
                         inputs.append(pdata[k])
                         grads.append(g)
+                        direct.append(g is pgrad[k])
                     k += 1
             if inputs:
-                node = CachedNode(b, inputs, grads, outs)
+                node = CachedNode(b, inputs, grads, direct, outs)
                 for i, o in enumerate(outs):
                     o._ag = (node, i)
                 b.node_ref = weakref.ref(node)
@@ -204,24 +217,56 @@ def _same(a: tuple, b: tuple) -> bool:
 class CachedNode(TapeNode):
     """The tape node of one hybridized call."""
 
-    __slots__ = ("bound", "grads")
+    __slots__ = ("bound", "direct", "grads")
 
-    def __init__(self, bound: _Bound, inputs: list, grads: list, outs: list) -> None:
+    def __init__(self, bound: _Bound, inputs: list, grads: list, direct: list, outs: list) -> None:
         TapeNode.__init__(self, "_CachedOp", inputs, len(inputs), outs)
         self.bound = bound
         self.grads = grads
+        #: per input: the executor writes this parameter's own gradient array
+        self.direct = direct
 
     def free(self) -> None:
         TapeNode.free(self)
         self.grads = []
 
+    takes_ones = True
+
+    def own_grad(self, i: int) -> Any:
+        # the executor's gradient array: valid until this executor's next backward,
+        # which the engine orders after every reader
+        if i < len(self.grads) and not self.direct[i]:
+            return self.grads[i]
+        return None
+
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
-        self.bound.exe.backward(out_grads, is_train=is_train)
-        pairs = [(g._data, t[0]._data, t[1] == _ADD) for g, t in zip(self.grads, targets) if t is not None]
-        if not pairs:
+        exe = self.bound.exe
+        # a parameter gradient the executor overwrites but the tape wants elsewhere, or
+        # added to an earlier contribution: keep its current value aside first
+        saved = []
+        for g, t, d in zip(self.grads, targets, self.direct):
+            if d and not (t is not None and t[0] is g and t[1] != _ADD):
+                tmp = _nd.empty(g.shape, g.context, g.dtype)
+                _copy(g, tmp, False)
+                saved.append((g, tmp, t))
+        if all(g.__class__ is Ones for g in out_grads):
+            exe.backward(is_train=is_train)  # the executor's head gradients are ones already
+        else:
+            exe.backward([g.materialize() if g.__class__ is Ones else g for g in out_grads], is_train=is_train)
+        for g, tmp, t in saved:
+            if t is not None and t[0] is g:  # add to the earlier contribution
+                _copy(tmp, g, True)
+                continue
+            if t is not None:
+                _copy(g, t[0], t[1] == _ADD)
+            _copy(tmp, g, False)  # the parameter's gradient as it was
+        todo = [(g, t) for g, t, d in zip(self.grads, targets, self.direct)
+                if t is not None and t[0] is not g and not d]
+        if not todo:
             return
-        reads = [g._chunk.var for g, t in zip(self.grads, targets) if t is not None]
-        writes = [t[0]._chunk.var for t in targets if t is not None]
+        pairs = [(g._data, t[0]._data, t[1] == _ADD) for g, t in todo]
+        reads = [g._chunk.var for g, _t in todo]
+        writes = [t[0]._chunk.var for _g, t in todo]
 
         def run(rc: Any) -> None:
             xp = rc.xp
@@ -231,3 +276,14 @@ class CachedNode(TapeNode):
                 else:
                     dst[...] = src
         _engine().push_sync(run, self.ctx, reads, writes, 0, 0, "_CachedOp_grads")
+
+
+def _copy(src: NDArray, dst: NDArray, add: bool) -> None:
+    s, d = src._data, dst._data
+
+    def run(rc: Any) -> None:
+        if add:
+            rc.xp.add(d, s, out=d)
+        else:
+            d[...] = s
+    _engine().push_sync(run, dst._chunk.ctx, (src._chunk.var,), (dst._chunk.var,), 0, 0, "_CachedOp_grad_copy")

@@ -274,3 +274,54 @@ def test_lr_mult_and_grad_req_add() -> None:
         with autograd.record():
             net(nd.ones((1, 2))).sum().backward()
     np.testing.assert_allclose(net.weight.grad().asnumpy(), 2.0)
+
+
+@pytest.mark.parametrize("order", ["block_first", "block_last"])
+def test_hybridized_parameter_also_used_outside_the_block(order) -> None:
+    """The executor writes parameter gradients in place; another use of the parameter
+    in the same graph must still be added, whichever runs first in backward."""
+    results = []
+    for hyb in (False, True):
+        net = nn.Dense(3, in_units=4)
+        net.initialize(mx.init.One())
+        net.hybridize(hyb)
+        x = nd.array(np.arange(8).reshape(2, 4))
+        with autograd.record():
+            w = net.weight.data()
+            if order == "block_first":
+                loss = (net(x) ** 2).sum() + (w * 3).sum()
+            else:
+                loss = (w * 3).sum() + (net(x) ** 2).sum()
+        loss.backward()
+        results.append(net.weight.grad().asnumpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
+
+
+def test_autograd_grad_through_hybridized_block_leaves_param_grad_alone() -> None:
+    net = nn.Dense(3, in_units=4)
+    net.initialize(mx.init.One())
+    net.hybridize()
+    x = nd.ones((2, 4))
+    net.weight.grad()[:] = 7
+    with autograd.record():
+        y = (net(x) ** 2).sum()
+    gw = autograd.grad(y, [net.weight.data()])[0]
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), 7.0)
+    net.hybridize(False)
+    with autograd.record():
+        y = (net(x) ** 2).sum()
+    gw2 = autograd.grad(y, [net.weight.data()])[0]
+    np.testing.assert_allclose(gw.asnumpy(), gw2.asnumpy(), rtol=1e-6)
+
+
+def test_hybridized_grad_req_add_accumulates() -> None:
+    net = nn.Dense(3, in_units=4)
+    net.initialize(mx.init.One())
+    net.collect_params().setattr("grad_req", "add")
+    net.hybridize()
+    x = nd.ones((2, 4))
+    for _ in range(3):
+        with autograd.record():
+            y = net(x).sum()
+        y.backward()
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), 3 * 2.0)
