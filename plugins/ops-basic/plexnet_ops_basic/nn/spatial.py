@@ -136,15 +136,19 @@ def _corners(xp: Any, grid: Any, h: int, w: int) -> tuple:
     return x, y, x0.astype(np.int64), y0.astype(np.int64), x - x0, y - y0
 
 
+def _lin(xp: Any, yi: Any, xi: Any, h: int, w: int) -> tuple[Any, Any]:
+    """Flat in-plane index ``(N, 1, Ho*Wo)`` of clipped corners, and the in-range mask."""
+    ok = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
+    lin = xp.clip(yi, 0, h - 1) * w + xp.clip(xi, 0, w - 1)
+    return lin.reshape(lin.shape[0], 1, -1), ok
+
+
 def _gather(xp: Any, data: Any, yi: Any, xi: Any) -> tuple[Any, Any]:
     """``data[n, :, yi, xi]`` as ``(N, C, Ho, Wo)`` with zeros outside; and the in-range mask."""
     n, c, h, w = data.shape
-    ok = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
-    yc, xc = xp.clip(yi, 0, h - 1), xp.clip(xi, 0, w - 1)
-    bidx = xp.arange(n).reshape(n, 1, 1)
-    vals = data[bidx, :, yc, xc]  # (N, Ho, Wo, C)
-    vals = xp.moveaxis(vals, -1, 1) * ok[:, None]
-    return vals, ok
+    lin, ok = _lin(xp, yi, xi, h, w)
+    vals = xp.take_along_axis(data.reshape(n, c, h * w), xp.broadcast_to(lin, (n, c, lin.shape[2])), axis=2)
+    return vals.reshape((n, c) + yi.shape[1:]) * ok[:, None], ok
 
 
 def bilinear_sample(xp: Any, data: Any, grid: Any) -> Any:
@@ -165,7 +169,6 @@ def bilinear_sample_grad(xp: Any, data: Any, grid: Any, g: Any) -> tuple[Any, An
     gdata = xp.zeros(data.shape, dtype=g.dtype)
     gfx = 0
     gfy = 0
-    bidx = xp.broadcast_to(xp.arange(n).reshape(n, 1, 1), x0.shape)
     for dy, dx, wt, dwx, dwy in ((0, 0, (1 - fy) * (1 - fx), -(1 - fy), -(1 - fx)),
                                  (0, 1, (1 - fy) * fx, (1 - fy), -fx),
                                  (1, 0, fy * (1 - fx), -fy, (1 - fx)),
@@ -175,9 +178,11 @@ def bilinear_sample_grad(xp: Any, data: Any, grid: Any, g: Any) -> tuple[Any, An
         s = (vals * g).sum(axis=1)  # (N, Ho, Wo)
         gfx = gfx + s * dwx
         gfy = gfy + s * dwy
-        contrib = xp.moveaxis(g * (wt * ok)[:, None], 1, -1)  # (N, Ho, Wo, C)
-        yc, xc = xp.clip(yi, 0, h - 1), xp.clip(xi, 0, w - 1)
-        scatter_add(xp, gdata, (bidx, slice(None), yc, xc), contrib)
+        lin, _ = _lin(xp, yi, xi, h, w)
+        contrib = (g * (wt * ok)[:, None]).reshape(n, c, -1)
+        flat = gdata.reshape(n, c, h * w)
+        nn_, cc = xp.arange(n).reshape(n, 1, 1), xp.arange(c).reshape(1, c, 1)
+        scatter_add(xp, flat, (nn_, cc, xp.broadcast_to(lin, contrib.shape)), contrib)
     ggrid = xp.stack([gfx * (w - 1) / 2.0, gfy * (h - 1) / 2.0], axis=1)
     return gdata, ggrid
 
