@@ -4,94 +4,48 @@ num_group, bias; Deconvolution's ``adj`` / ``target_shape`` as torch's
 ``output_padding``. Channels-last layouts, dtypes other than float32/float64 and an
 ``adj`` torch cannot take run the ops-basic implementation.
 
-**Per-shape choice.** oneDNN is not faster everywhere: on LeNet's first layer (one input
-channel) ops-basic's im2col backward took half of torch's time. So the first call of a
-geometry with at least ``TUNE_MIN_MACS`` multiply-adds times both implementations
-(``TUNE_REPS`` alternating runs each, into scratch outputs) and keeps the faster one for
-that geometry and phase (forward / backward), as MXNet's ``cudnn_tune`` does on GPUs.
-``PLEXNET_TORCH_CONV_TUNE=0`` always takes torch."""
+**Narrow inputs stay on ops-basic.** oneDNN is not faster everywhere: where a
+column of the im2col matrix is short (``C/num_group * prod(kernel)`` below
+``TORCH_MIN_ROWS``, e.g. LeNet's first layer: one input channel, 5x5), ops-basic's
+im2col + GEMM backward took about half of torch's time (2.4-2.7 ms against 4.7-5.5 ms).
+A timed trial per geometry was tried first and dropped: on this shared host the timings
+of one trial were too noisy to choose by (it picked numpy for ResNet layers that torch
+runs twice as fast)."""
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
-
-import numpy as np
 
 from plexnet_ops_basic.nn.convolution import ConvolutionOp
 from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
 
 from . import _base
-from ._base import NULL, WRITE, T, TorchOp, store
+from ._base import NULL, T, TorchOp, store
 
-#: geometries with fewer multiply-adds run through torch without a trial
-TUNE_MIN_MACS = 20_000_000
-TUNE_REPS = 2
-
-
-def _prod(shape) -> int:
-    n = 1
-    for v in shape:
-        n *= int(v)
-    return n
+#: shortest im2col column (input channels per group x kernel size) run through torch
+TORCH_MIN_ROWS = 64
 
 
 class TorchConvBase(TorchOp):
     transposed = False
 
-    def __init__(self, prop: Any) -> None:
-        super().__init__(prop)
-        self._choice: dict = {}
-        self.tune = os.environ.get("PLEXNET_TORCH_CONV_TUNE", "1") != "0"
-
-    def _uses_xp(self, phase: str, x: Any, w: Any, y: Any, trial) -> bool:
-        """Whether ops-basic runs ``phase`` for this geometry; decided by ``trial(impl)``
-        timings on first use (see the module docstring)."""
-        key = (phase, x.shape, x.dtype.str)
-        c = self._choice.get(key)
-        if c is None:
-            c = "torch"
-            if self.tune and max(x.size, y.size) * _prod(w.shape[1:]) >= TUNE_MIN_MACS:
-                best = {"torch": float("inf"), "xp": float("inf")}
-                for _ in range(TUNE_REPS):
-                    for impl in ("torch", "xp"):
-                        t0 = time.perf_counter()
-                        trial(impl)
-                        best[impl] = min(best[impl], time.perf_counter() - t0)
-                c = "xp" if best["xp"] < best["torch"] else "torch"
-            self._choice[key] = c
-        return c == "xp"
-
-    def forward(self, ctx, in_data, req, out_data, aux_states):
-        if req[0] != NULL and self.supports(ctx, list(in_data) + list(out_data)):
-            def trial(impl: str) -> None:
-                scratch = [np.empty_like(out_data[0])]
-                run = self.torch_forward if impl == "torch" else self.xp_op.forward
-                run(ctx, in_data, [WRITE], scratch, aux_states)
-            if not self._uses_xp("forward", in_data[0], in_data[1], out_data[0], trial):
-                return self.torch_forward(ctx, in_data, req, out_data, aux_states)
-        return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
-
-    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        if self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)):
-            def trial(impl: str) -> None:
-                scratch = [g if r == NULL else np.empty_like(g) for g, r in zip(in_grad, req)]
-                reqs = [NULL if r == NULL else WRITE for r in req]
-                run = self.torch_backward if impl == "torch" else self.xp_op.backward
-                run(ctx, out_grad, in_data, out_data, reqs, scratch, aux_states)
-            if not self._uses_xp("backward", in_data[0], in_data[1], out_grad[0], trial):
-                return self.torch_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
-        return self.xp_op.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
-
     def geometry(self, xshape: tuple) -> tuple[list, list, list, list] | None:
         """``(stride, pad, dilate, output_padding)`` for data of shape ``xshape``, or None
         when torch cannot run it."""
         p = self.p
+        if self.rows(xshape) < TORCH_MIN_ROWS:
+            return None
         nd = len(p.kernel)
         return list(p.stride), list(p.pad), list(p.dilate), [0] * nd
 
     def supports(self, ctx, arrays):
         return not self.p.channels_last() and _base.ok_arrays(arrays)
+
+    def rows(self, xshape: tuple) -> int:
+        """Length of an im2col column: input channels per group times the kernel size."""
+        k = 1
+        for v in self.p.kernel:
+            k *= int(v)
+        return int(xshape[1]) // self.p.num_group * k
 
     def torch_forward(self, ctx, in_data, req, out_data, aux_states):
         if req[0] == NULL:
@@ -131,8 +85,14 @@ class TorchDeconvolutionOp(TorchConvBase):
     fallback = DeconvolutionOp
     transposed = True
 
+    def rows(self, xshape):
+        # the convolution whose data gradient this is reads num_filter channels
+        return super().rows((xshape[0], self.p.num_filter))
+
     def geometry(self, xshape):
         p = self.p
+        if self.rows(xshape) < TORCH_MIN_ROWS:
+            return None
         pad, adj = p.infer_pad(xshape[2:])
         # torch wants output_padding below stride or dilation
         if any(a >= max(s, d) and a > 0 for a, s, d in zip(adj, p.stride, p.dilate)):

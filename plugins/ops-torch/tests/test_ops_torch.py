@@ -26,6 +26,14 @@ def rand(shape, dtype=F32, seed=0, low=-1.0, high=1.0):
 
 
 # -- Convolution / Deconvolution ---------------------------------------------------------------
+@pytest.fixture
+def torch_for_every_width(monkeypatch):
+    """The small test geometries are narrow (short im2col columns), which run ops-basic by
+    default: let torch take them so that its path is what these tests compare."""
+    from plexnet_ops_torch import convolution as tconv
+    monkeypatch.setattr(tconv, "TORCH_MIN_ROWS", 1)
+
+
 CONV = [
     ((2, 3, 9, 9), dict(kernel=(3, 3), num_filter=4, pad=(1, 1))),
     ((2, 4, 9, 8), dict(kernel=(3, 2), num_filter=6, stride=(2, 1), dilate=(1, 2), pad=(1, 0), num_group=2)),
@@ -38,36 +46,32 @@ CONV = [
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("case", range(len(CONV)))
 @pytest.mark.parametrize("req", REQS)
-def test_convolution_matches_xp(case, dtype, req):
+def test_convolution_matches_xp(case, dtype, req, torch_for_every_width):
     dshape, kw = CONV[case]
     args = opcheck.random_args("Convolution", kw, data=dshape, dtype=dtype)
     compare("Convolution", args, kw, req=req)
 
 
-@pytest.mark.parametrize("phase_req", ["write", "add"])
-def test_convolution_per_shape_choice(monkeypatch, phase_req):
+def test_narrow_convolutions_run_xp(monkeypatch):
     from plexnet_ops_torch import convolution as tconv
-    monkeypatch.setattr(tconv, "TUNE_MIN_MACS", 0)  # every geometry gets a trial
-    kw = dict(kernel=(3, 3), num_filter=4, pad=(1, 1))
-    args = opcheck.random_args("Convolution", kw, data=(2, 3, 6, 6), dtype=F64)
-    compare("Convolution", args, kw, req=phase_req)  # trials write scratch arrays only
+    kw = dict(kernel=(3, 3), num_filter=4)
     prop = opcheck.make_prop("Convolution", kw)
     op = tconv.TorchConvolutionOp(prop)
-    outs = opcheck.run_forward("Convolution", args, kw)
+    assert op.rows((2, 8, 6, 6)) == 72 and op.geometry((2, 8, 6, 6)) is not None
+    assert op.rows((2, 3, 6, 6)) == 27 and op.geometry((2, 3, 6, 6)) is None  # LeNet/ResNet stems
     calls = []
-    op.torch_forward = lambda *a: calls.append("torch")
-    op._xp = type("X", (), {"forward": lambda self, *a: calls.append("xp")})()
-    y = np.empty_like(outs[0])
-    ctx = opcheck._opctx(True, [])
-    op.forward(ctx, [args["data"], args["weight"], args["bias"]], [tconv.WRITE], [y], [])
-    assert calls[:4] in (["torch", "xp"] * 2,) and len(calls) == 5
-    (key, choice), = op._choice.items()
-    assert key[0] == "forward" and choice == calls[-1]
-    op.forward(ctx, [args["data"], args["weight"], args["bias"]], [tconv.WRITE], [y], [])
-    assert len(calls) == 6 and calls[-1] == choice  # decided once per geometry
+    monkeypatch.setattr(tconv.ConvolutionOp, "forward", lambda self, *a: calls.append("xp"))
+    x = np.zeros((2, 3, 6, 6), F32)
+    op.forward(opcheck._opctx(True, []), [x, np.zeros((4, 3, 3, 3), F32), np.zeros(4, F32)],
+               [tconv.NULL.__class__.write], [np.zeros((2, 4, 4, 4), F32)], [])
+    assert calls == ["xp"]
+    dprop = opcheck.make_prop("Deconvolution", dict(kernel=(3, 3), num_filter=2))
+    assert tconv.TorchDeconvolutionOp(dprop).rows((1, 16, 5, 5)) == 18  # num_filter x kernel
 
 
-def test_convolution_gradient_numerical():
+def test_convolution_gradient_numerical(torch_for_every_width, monkeypatch):
+    from plexnet_ops_torch import convolution as tconv
+    monkeypatch.setattr(tconv.ConvolutionOp, "backward", None)  # fails loudly if ops-basic ran
     kw = dict(kernel=(3, 3), num_filter=2, stride=(2, 2), pad=(1, 1))
     args = opcheck.random_args("Convolution", kw, data=(1, 2, 4, 4))
     assert chosen("Convolution", kw) is TorchConvolutionOp
@@ -83,7 +87,7 @@ DECONV = [
 
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("case", range(len(DECONV)))
-def test_deconvolution_matches_xp(case, dtype):
+def test_deconvolution_matches_xp(case, dtype, torch_for_every_width):
     dshape, kw = DECONV[case]
     args = opcheck.random_args("Deconvolution", kw, data=dshape, dtype=dtype)
     for req in ("write", "add"):
@@ -222,7 +226,7 @@ def test_probe_reports_why_torch_is_missing(monkeypatch):
     assert reg.select_impl("Convolution", "cpu").impl_name == "torch"
 
 
-def test_executor_step_uses_torch_and_matches_xp():
+def test_executor_step_uses_torch_and_matches_xp(torch_for_every_width):
     import plexnet as mx
     data = mx.sym.Variable("data")
     h = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True, name="c")
@@ -253,3 +257,4 @@ def test_executor_step_uses_torch_and_matches_xp():
                 reg.force_impl(op, "cpu", None)
     for k in res["xp"]:
         np.testing.assert_allclose(res["torch"][k], res["xp"][k], rtol=1e-3, atol=1e-5, err_msg=k)
+
