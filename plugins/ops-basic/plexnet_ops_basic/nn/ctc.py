@@ -91,57 +91,74 @@ def _logsumexp(xp: Any, *arrs: Any) -> Any:
 
 
 class CTCLossOp(XpOperator):
-    def _sequence(self, xp: Any, scores: Any, labels: list[int], blank: int) -> tuple[float, Any]:
-        """Loss and score gradient of one sequence ``scores (T, C)``."""
-        t_len, c = scores.shape
-        z = scores - scores.max(axis=1, keepdims=True)
-        logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
-        ext = [blank]
-        for lab in labels:
-            ext += [lab, blank]
-        s_len = len(ext)
-        ext_a = xp.asarray(np.array(ext, dtype=np.int64))
-        # transitions from s-2 are allowed for non-blanks that differ from the label two back
-        skip = np.zeros(s_len, dtype=bool)
-        for s in range(2, s_len):
-            skip[s] = ext[s] != blank and ext[s] != ext[s - 2]
-        skip_a = xp.asarray(skip)
-        if t_len == 0:
-            return (0.0 if not labels else np.inf), xp.zeros(scores.shape, dtype=scores.dtype)
-        lp = logp[:, ext_a]  # (T, S)
-        alpha = xp.full((t_len, s_len), NEG_INF, dtype=np.float64)
-        alpha[0, 0] = lp[0, 0]
-        if s_len > 1:
-            alpha[0, 1] = lp[0, 1]
-        ninf1 = xp.full((1,), NEG_INF)
-        ninf2 = xp.full((2,), NEG_INF)
-        for t in range(1, t_len):
+    def _batch(self, xp: Any, scores: Any, labels: list[list[int]], t_lens: np.ndarray, blank: int) -> tuple[Any, Any]:
+        """Losses ``(N,)`` and score gradients ``(T, N, C)`` of the whole batch: one
+        forward-backward recursion over time, vectorised over sequences and label
+        positions (positions past a sequence's labels and steps past its length are
+        masked out)."""
+        t_max, n, c = scores.shape
+        z = scores - scores.max(axis=2, keepdims=True)
+        logp = z - xp.log(xp.exp(z).sum(axis=2, keepdims=True))  # (T, N, C)
+        s_max = 2 * max((len(lab) for lab in labels), default=0) + 1
+        ext = np.full((n, s_max), blank, dtype=np.int64)
+        valid = np.zeros((n, s_max), dtype=bool)
+        skip = np.zeros((n, s_max), dtype=bool)
+        s_len = np.zeros(n, dtype=np.int64)
+        for i, lab in enumerate(labels):
+            e = [blank]
+            for v in lab:
+                e += [v, blank]
+            s_len[i] = len(e)
+            ext[i, :len(e)] = e
+            valid[i, :len(e)] = True
+            for k in range(2, len(e)):
+                skip[i, k] = e[k] != blank and e[k] != e[k - 2]
+        ext_a, valid_a, skip_a = xp.asarray(ext), xp.asarray(valid), xp.asarray(skip)
+        lp = xp.take_along_axis(logp, xp.broadcast_to(ext_a[None], (t_max, n, s_max)), axis=2)
+        lp = xp.where(valid_a[None], lp, NEG_INF)
+        skip_next = xp.concatenate([skip_a[:, 2:], xp.zeros((n, 2), dtype=bool)], axis=1)
+        ninf1, ninf2 = xp.full((n, 1), NEG_INF), xp.full((n, 2), NEG_INF)
+        t_len = xp.asarray(t_lens)
+        alpha = xp.full((t_max, n, s_max), NEG_INF)
+        if t_max:
+            alpha[0, :, :2] = lp[0, :, :2]
+        for t in range(1, t_max):
             a = alpha[t - 1]
-            a1 = xp.concatenate([ninf1, a[:-1]])
-            a2 = xp.where(skip_a, xp.concatenate([ninf2, a[:-2]])[:s_len], NEG_INF)
+            a1 = xp.concatenate([ninf1, a[:, :-1]], axis=1)
+            a2 = xp.where(skip_a, xp.concatenate([ninf2, a[:, :-2]], axis=1)[:, :s_max], NEG_INF)
             alpha[t] = _logsumexp(xp, a, a1, a2) + lp[t]
-        beta = xp.full((t_len, s_len), NEG_INF, dtype=np.float64)
-        beta[-1, -1] = lp[-1, -1]
-        if s_len > 1:
-            beta[-1, -2] = lp[-1, -2]
-        skip_next = xp.concatenate([skip_a[2:], xp.zeros((2,), dtype=bool)])[:s_len]
-        for t in range(t_len - 2, -1, -1):
-            b = beta[t + 1]
-            b1 = xp.concatenate([b[1:], ninf1])
-            b2 = xp.where(skip_next, xp.concatenate([b[2:], ninf2])[:s_len], NEG_INF)
-            beta[t] = _logsumexp(xp, b, b1, b2) + lp[t]
-        tail = [alpha[-1, -1]] + ([alpha[-1, -2]] if s_len > 1 else [])
-        log_p = _logsumexp(xp, *tail)
-        loss = -float(log_p)
-        gamma = alpha + beta - lp  # log of sum over paths through (t, s), times p
-        grad = xp.exp(logp)
-        if np.isfinite(loss):
-            occ = xp.zeros((t_len, c), dtype=np.float64)
-            w = xp.exp(gamma - log_p)
-            for s in range(s_len):  # small S: a host loop over label positions
-                occ[:, ext[s]] += w[:, s]
-            grad = grad - occ
-        return loss, grad
+        beta = xp.full((t_max, n, s_max), NEG_INF)
+        rows = xp.arange(n)
+        last_s = xp.asarray(s_len - 1)
+        for t in range(t_max - 1, -1, -1):
+            if t + 1 < t_max:
+                b = beta[t + 1]
+                b1 = xp.concatenate([b[:, 1:], ninf1], axis=1)
+                b2 = xp.where(skip_next, xp.concatenate([b[:, 2:], ninf2], axis=1)[:, :s_max], NEG_INF)
+                beta[t] = _logsumexp(xp, b, b1, b2) + lp[t]
+            start = t_len - 1 == t  # sequences whose last step is t start their recursion here
+            init = xp.full((n, s_max), NEG_INF)
+            init[rows, last_s] = lp[t, rows, last_s]
+            prev = xp.maximum(last_s - 1, 0)
+            init[rows, prev] = xp.where(last_s > 0, lp[t, rows, prev], init[rows, prev])
+            beta[t] = xp.where(start[:, None], init, xp.where((t < t_len - 1)[:, None], beta[t], NEG_INF))
+        t_last = xp.maximum(t_len - 1, 0)
+        a_end = alpha[t_last, rows]  # (N, S)
+        tail1 = a_end[rows, last_s]
+        tail2 = xp.where(last_s > 0, a_end[rows, xp.maximum(last_s - 1, 0)], NEG_INF)
+        log_p = _logsumexp(xp, tail1, tail2)
+        empty = t_len == 0
+        has_labels = xp.asarray(np.array([len(lab) > 0 for lab in labels]))
+        log_p = xp.where(empty, xp.where(has_labels, NEG_INF, 0.0), log_p)
+        finite = xp.isfinite(log_p)
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = xp.exp(alpha + beta - lp - xp.where(finite, log_p, 0.0)[None, :, None])
+        w = xp.where(xp.isfinite(w) & finite[None, :, None], w, 0.0)
+        onehot = (ext_a[:, :, None] == xp.arange(c)[None, None, :]).astype(w.dtype)  # (N, S, C)
+        occ = xp.einsum("tns,nsc->tnc", w, onehot)
+        steps = (xp.arange(t_max)[:, None] < t_len[None, :])[:, :, None]
+        grad = xp.where(steps, xp.exp(logp) - occ, 0.0)
+        return -log_p, grad
 
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         xp, p = ctx.xp, self.param
@@ -156,21 +173,18 @@ class CTCLossOp(XpOperator):
         lab_host = np.asarray(_host(label)).astype(np.int64)
         blank = 0 if p.blank_label == "first" else c - 1
         pad = 0 if p.blank_label == "first" else -1
-        losses = np.zeros(n, dtype=np.float64)
-        grad = xp.zeros(data.shape, dtype=data.dtype)
+        labels = []
         for i in range(n):
             row = lab_host[i]
             if llen is not None:
-                labels = row[:int(llen[i])].tolist()
+                labels.append(row[:int(llen[i])].tolist())
             else:
                 stop = np.nonzero(row == pad)[0]
-                labels = row[:int(stop[0]) if stop.size else row.size].tolist()
-            t_len = min(int(dlen[i]), t_max) if dlen is not None else t_max
-            loss, g = self._sequence(xp, data[:t_len, i].astype(np.float64), labels, blank)
-            losses[i] = loss
-            grad[:t_len, i] = g
+                labels.append(row[:int(stop[0]) if stop.size else row.size].tolist())
+        t_lens = np.minimum(dlen, t_max) if dlen is not None else np.full(n, t_max, dtype=np.int64)
+        losses, grad = self._batch(xp, data.astype(np.float64), labels, t_lens, blank)
         if req[0] != NULL:
-            store(xp, out_data[0], req[0], xp.asarray(losses.astype(data.dtype)))
+            store(xp, out_data[0], req[0], losses.astype(data.dtype))
         if req[1] != NULL:
             store(xp, out_data[1], req[1], grad)
 
