@@ -13,9 +13,29 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .params import ParamError
+import types
 
-__all__ = ["positional_params", "is_varargs", "split_positional"]
+from .params import REQUIRED, ParamError
+
+__all__ = ["positional_params", "is_varargs", "split_positional", "static_input_names"]
+
+
+def static_input_names(prop_cls: Any) -> list[str] | None:
+    """The array inputs of the generated signature: ``list_arguments()`` (and auxiliary
+    states) of a property whose parameters are at their defaults (a required one is
+    ``None``), as MXNet's static signature lists them (``FullyConnected``: data, weight,
+    bias); ``None`` when the property needs real parameters to list them."""
+    pcls = prop_cls.param_cls
+    try:
+        prop = prop_cls()
+        if pcls is not None:
+            prop.param = types.SimpleNamespace(**{
+                n: (None if f.default is REQUIRED else f.default) for n, f in pcls._fields.items()})
+        names = list(prop.list_arguments()) + list(prop.list_auxiliary_states())
+    except Exception:  # noqa: BLE001 - a property that needs real parameters to list them
+        return None
+    names = [n for n in names if isinstance(n, str) and n.isidentifier()]
+    return names or None
 
 
 def is_varargs(prop_cls: Any) -> bool:
@@ -36,20 +56,26 @@ def split_positional(op: str, prop_cls: Any, args: Sequence[Any], kwargs: dict[s
                      is_array: Callable[[Any], bool], tail: Sequence[str] = ("out", "name")) -> list[Any]:
     """Split positional ``args`` into array inputs (returned) and parameters (moved into
     ``kwargs``, as are the trailing ``tail`` names: ``out, name`` for ``nd``, ``name, attr,
-    out`` for ``sym``). ``None`` between arrays is a skipped
-    optional input (``FullyConnected(x, w, None, ...)``); a ``None`` parameter means the
-    default. Raises ``ParamError`` naming the operator for too many values or a value
+    out`` for ``sym``). ``None`` in an input slot of the static signature (or before
+    another array) is a skipped optional input (``FullyConnected(x, w, None, 2)``); a
+    ``None`` parameter means the default. Raises ``ParamError`` naming the operator for too many values or a value
     given twice."""
     n = len(args)
     i = 0
     arrays: list[Any] = []
+    slots: int | None = None
     while i < n:
         a = args[i]
         if is_array(a):
             arrays.append(a)
             i += 1
-        elif a is None and any(is_array(b) for b in args[i + 1:]):
-            i += 1  # a skipped optional input
+            continue
+        if a is not None:
+            break
+        if slots is None:
+            slots = len(static_input_names(prop_cls) or ())
+        if i < slots or any(is_array(b) for b in args[i + 1:]):
+            i += 1  # a skipped optional input (FullyConnected(x, w, None, ...))
         else:
             break
     rest = list(args[i:])

@@ -17,10 +17,9 @@ their parameters keyword-only.
 from __future__ import annotations
 
 import inspect
-import types
 from typing import Any
 
-from .calling import is_varargs
+from .calling import is_varargs, static_input_names
 from .params import REQUIRED
 
 __all__ = ["operator_signature", "REQUIRED_PARAMETER", "TAILS"]
@@ -41,18 +40,9 @@ REQUIRED_PARAMETER = _Required()
 
 
 def _input_names(prop_cls: Any) -> list[str]:
-    """``list_arguments()`` of a property whose parameters are at their defaults (a
-    required one is ``None``); ``["data"]`` when that cannot be worked out."""
-    pcls = prop_cls.param_cls
-    try:
-        prop = prop_cls()
-        if pcls is not None:
-            prop.param = types.SimpleNamespace(**{
-                n: (None if f.default is REQUIRED else f.default) for n, f in pcls._fields.items()})
-        names = list(prop.list_arguments()) + list(prop.list_auxiliary_states())
-    except Exception:  # noqa: BLE001 - a property that needs real parameters to list them
-        return ["data"]
-    return [n for n in names if isinstance(n, str) and n.isidentifier()] or ["data"]
+    """The static array inputs (``calling.static_input_names``); ``["data"]`` when they
+    cannot be worked out."""
+    return static_input_names(prop_cls) or ["data"]
 
 
 def operator_signature(prop_cls: Any, namespace: str = "nd") -> inspect.Signature:

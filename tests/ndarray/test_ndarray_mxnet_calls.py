@@ -24,10 +24,6 @@ with open(_FIX) as _f:
 LENIENT = {"mx.nd.LeakyReLU(x, 'leaky', 0.1)", "mx.nd.softmax(x, 0)"}
 # known differences, each with the reason
 KNOWN = {
-    # a None is a skipped input only when an array follows it; otherwise it is a
-    # parameter meaning "default" (plexnet cannot tell FullyConnected's three input slots
-    # from a parameter-dependent argument list without the parameters)
-    "mx.nd.FullyConnected(x, mx.nd.ones((2, 4)), None, 2, True)": "trailing None input slot",
     # ops-basic's broadcast_like wants equal ranks; MXNet prepends axes
     "v.broadcast_like(x[:, :3])": "broadcast_like rank promotion (ops-basic)",
 }
