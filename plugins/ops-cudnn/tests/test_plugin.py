@@ -70,7 +70,8 @@ def test_without_cudnn_gpu_selects_xp_and_forcing_cudnn_is_a_clear_error():
 def test_cpu_never_sees_the_cudnn_implementation():
     reg = registries().operators
     for op in OPS:
-        assert reg.select_impl(op, "cpu").impl_name == "xp"
+        # xp, or a CPU plugin's (plexnet-ops-torch) where installed; never cuDNN
+        assert reg.select_impl(op, "cpu").impl_name != "cudnn"
 
 
 def test_missing_frontend_is_reported_not_raised(monkeypatch):
