@@ -1,7 +1,7 @@
 """``plexnet.io`` (``mx.io``): data iterators with MXNet 1.x names and semantics.
 
 Built-in: ``NDArrayIter``, ``CSVIter``, ``MNISTIter``, ``ImageRecordIter`` (needs
-Pillow), ``ImageRecordUInt8Iter``, ``PrefetchingIter``, ``ResizeIter``. Iterators that
+Pillow), ``ImageRecordUInt8Iter``, ``ImageDetRecordIter``, ``PrefetchingIter``, ``ResizeIter``. Iterators that
 plugins register through ``plexnet_register_data_iters`` appear here by name too
 (``plexnet.io.<Name>``). See docs/io.md.
 """
@@ -11,6 +11,7 @@ from typing import Any
 
 from .base import DataBatch, DataDesc, DataIter, ResizeIter
 from .csv_iter import CSVIter
+from .image_det_record_iter import ImageDetRecordIter
 from .image_record_iter import ImageRecordIter, ImageRecordUInt8Iter
 from .mnist_iter import MNISTIter
 from .ndarray_iter import NDArrayIter
@@ -18,7 +19,7 @@ from .partition import partition_indices, partition_range
 from .prefetch import PrefetchingIter
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "CSVIter", "MNISTIter",
-           "ImageRecordIter", "ImageRecordUInt8Iter", "PrefetchingIter", "ResizeIter",
+           "ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter", "PrefetchingIter", "ResizeIter",
            "partition_range", "partition_indices", "list_data_iters"]
 
 
