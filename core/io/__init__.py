@@ -18,9 +18,14 @@ from .ndarray_iter import NDArrayIter
 from .partition import partition_indices, partition_range
 from .prefetch import PrefetchingIter
 
+#: MXNet's legacy names for the same iterators
+ImageRecordIter_v1 = ImageRecordIter
+ImageRecordUInt8Iter_v1 = ImageRecordUInt8Iter
+
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "CSVIter", "MNISTIter",
            "ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter", "PrefetchingIter", "ResizeIter",
-           "partition_range", "partition_indices", "list_data_iters"]
+           "partition_range", "partition_indices", "list_data_iters", "ImageRecordIter_v1",
+           "ImageRecordUInt8Iter_v1"]
 
 
 def list_data_iters() -> list[str]:
