@@ -21,6 +21,9 @@ from plexnet_ops_basic.tensor.indexing import scatter_add
 
 __all__ = ["register"]
 
+#: regions gathered at once (bounds the padded window tensor's memory)
+_CHUNK = 64
+
 
 class ROIPoolingParam(Params):
     pooled_size = Field(Shape, doc="(height, width) of the pooled output")
@@ -54,7 +57,7 @@ class ROIPoolingProp(FnProp):
         return ins, [out, out]
 
     def _bins(self, rois: np.ndarray, h: int, w: int) -> list:
-        """Per roi: batch index and per bin ``(hs, he, ws, we)``."""
+        """Per roi: batch index, row bins ``[(hs, he)] * ph`` and column bins ``[(ws, we)] * pw``."""
         ph, pw = tuple(self.param.pooled_size)
         s = self.param.spatial_scale
         res = []
@@ -63,33 +66,47 @@ class ROIPoolingProp(FnProp):
             x1, y1, x2, y2 = (int(math.floor(v * s + 0.5)) for v in roi[1:])  # C round()
             rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
             bh, bw = rh / ph, rw / pw
-            bins = []
-            for i in range(ph):
-                hs = min(max(int(math.floor(i * bh)) + y1, 0), h)
-                he = min(max(int(math.ceil((i + 1) * bh)) + y1, 0), h)
-                for j in range(pw):
-                    ws = min(max(int(math.floor(j * bw)) + x1, 0), w)
-                    we = min(max(int(math.ceil((j + 1) * bw)) + x1, 0), w)
-                    bins.append((hs, he, ws, we))
-            res.append((b, bins))
+            rows = [(min(max(int(math.floor(i * bh)) + y1, 0), h), min(max(int(math.ceil((i + 1) * bh)) + y1, 0), h))
+                    for i in range(ph)]
+            cols = [(min(max(int(math.floor(j * bw)) + x1, 0), w), min(max(int(math.ceil((j + 1) * bw)) + x1, 0), w))
+                    for j in range(pw)]
+            res.append((b, rows, cols))
         return res
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
         data, rois = ins
         n, c, h, w = data.shape
         ph, pw = tuple(self.param.pooled_size)
-        out = xp.zeros((rois.shape[0], c, ph * pw), dtype=data.dtype)
-        idx = xp.full((rois.shape[0], c, ph * pw), -1, dtype=np.int64)
-        for r, (b, bins) in enumerate(self._bins(_host(rois), h, w)):
-            for k, (hs, he, ws, we) in enumerate(bins):
-                if he <= hs or we <= ws:
-                    continue
-                patch = data[b, :, hs:he, ws:we].reshape(c, -1)
-                am = patch.argmax(axis=1)
-                out[r, :, k] = patch[xp.arange(c), am]
-                idx[r, :, k] = (hs + am // (we - ws)) * w + ws + am % (we - ws)
-        shape = (rois.shape[0], c, ph, pw)
-        return [out.reshape(shape), idx.reshape(shape).astype(data.dtype)]
+        bins = self._bins(_host(rois), h, w)
+        r_n = len(bins)
+        out = xp.zeros((r_n, c, ph, pw), dtype=data.dtype)
+        idx = xp.full((r_n, c, ph, pw), -1, dtype=np.int64)
+        nhwc = xp.ascontiguousarray(data.transpose(0, 2, 3, 1))  # the gathers then copy whole channel rows
+        for r0 in range(0, r_n, _CHUNK):
+            chunk = bins[r0:r0 + _CHUNK]
+            b = np.array([x[0] for x in chunk], dtype=np.int64)
+            hs, he = (np.array([[rb[k] for rb in x[1]] for x in chunk], dtype=np.int64).reshape(-1, ph) for k in (0, 1))
+            ws, we = (np.array([[cb[k] for cb in x[2]] for x in chunk], dtype=np.int64).reshape(-1, pw) for k in (0, 1))
+            bh, bw = max(int((he - hs).max()), 1), max(int((we - ws).max()), 1)
+            # every bin padded to bh x bw window positions that repeat its last row/column (so they
+            # change neither the max nor where it first occurs); window axes before the channels
+            ri = np.minimum(hs[:, :, None] + np.arange(bh), np.maximum(he - 1, hs)[:, :, None]).clip(0, h - 1)
+            ci = np.minimum(ws[:, :, None] + np.arange(bw), np.maximum(we - 1, ws)[:, :, None]).clip(0, w - 1)
+            g = nhwc[xp.asarray(b)[:, None, None, None, None], xp.asarray(ri)[:, :, None, :, None],
+                     xp.asarray(ci)[:, None, :, None, :]]  # (R, ph, pw, bh, bw, C)
+            k = bh * bw
+            g = g.reshape(len(chunk), ph, pw, k, c)
+            vals = g.max(axis=3)
+            # the first maximum in row-major window order, as MXNet's loops (a min: argmax over a
+            # middle axis is several times slower)
+            pt = np.int8 if k < 127 else np.int32  # small positions: a narrow pass
+            pos = xp.where(g == vals[:, :, :, None, :], xp.arange(k, dtype=pt).reshape(k, 1), pt(k)).min(axis=3)
+            pos = pos.astype(np.int64)
+            flat = (xp.asarray(hs)[:, :, None, None] + pos // bw) * w + xp.asarray(ws)[:, None, :, None] + pos % bw
+            empty = xp.asarray((he <= hs)[:, :, None] | (we <= ws)[:, None, :])[..., None]  # (R, ph, pw, 1)
+            out[r0:r0 + len(chunk)] = xp.where(empty, 0, vals).transpose(0, 3, 1, 2)
+            idx[r0:r0 + len(chunk)] = xp.where(empty, -1, flat).transpose(0, 3, 1, 2)
+        return [out, idx.astype(data.dtype)]
 
     def gradient(self, xp: Any, ogs: list, ins: list, outs: list, ctx: Any) -> list:
         data, rois = ins

@@ -108,3 +108,31 @@ def test_param_errors() -> None:
         make_prop("im2col", {"kernel": (2, 2), "stride": (1,)})
     with pytest.raises(ParamError, match="Pooling_v1.*pooling_convention"):
         make_prop("Pooling_v1", {"kernel": (2, 2), "pooling_convention": "same"})
+
+
+def _roi_pool_reference(data: np.ndarray, rois: np.ndarray, ph: int, pw: int, scale: float) -> np.ndarray:
+    """MXNet's CPU loops (roi_pooling.cc), written out directly."""
+    n, c, h, w = data.shape
+    out = np.zeros((len(rois), c, ph, pw))
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        x1, y1, x2, y2 = (int(np.floor(v * scale + 0.5)) for v in roi[1:])
+        bh, bw = max(y2 - y1 + 1, 1) / ph, max(x2 - x1 + 1, 1) / pw
+        for i in range(ph):
+            hs, he = (min(max(int(f((i + k) * bh)) + y1, 0), h) for k, f in ((0, np.floor), (1, np.ceil)))
+            for j in range(pw):
+                ws, we = (min(max(int(f((j + k) * bw)) + x1, 0), w) for k, f in ((0, np.floor), (1, np.ceil)))
+                if he > hs and we > ws:
+                    out[r, :, i, j] = data[b, :, hs:he, ws:we].reshape(c, -1).max(axis=1)
+    return out
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 4), st.integers(1, 4))
+def test_roi_pooling_matches_the_reference_loops(seed: int, ph: int, pw: int) -> None:
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 4, (2, 3, 9, 11)).astype(np.float64)  # many ties
+    x1, y1 = rng.uniform(-40, 160, 6), rng.uniform(-40, 140, 6)
+    rois = np.stack([rng.integers(0, 2, 6), x1, y1, x1 + rng.uniform(0, 120, 6), y1 + rng.uniform(0, 120, 6)], 1)
+    out = run_forward("ROIPooling", [data, rois], {"pooled_size": (ph, pw), "spatial_scale": 1 / 16})[0]
+    np.testing.assert_array_equal(out, _roi_pool_reference(data, rois, ph, pw, 1 / 16))
