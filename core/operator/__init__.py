@@ -12,11 +12,26 @@ from .contract import OpContext, Operator, OperatorProperty, OpReqType, assign
 from .params import Field, ParamError, Params, Shape
 
 __all__ = ["OpContext", "Operator", "OperatorProperty", "OpReqType", "assign", "Field", "Params",
-           "ParamError", "Shape", "CustomOp", "CustomOpProp", "register"]
+           "ParamError", "Shape", "CustomOp", "CustomOpProp", "register", "PythonOp", "NumpyOp", "NDArrayOp",
+           "get_all_registered_operators"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("CustomOp", "CustomOpProp", "register", "get_custom_prop"):
         from . import custom
         return getattr(custom, name)
+    if name in ("PythonOp", "NumpyOp", "NDArrayOp"):  # MXNet's deprecated Python operators
+        from . import legacy
+        return getattr(legacy, name)
+    if name == "get_all_registered_operators":
+        return get_all_registered_operators
+    if name == "array":  # MXNet's module imports nd.array under this name
+        import importlib
+        return importlib.import_module("plexnet.ndarray").array
     raise AttributeError(f"module 'plexnet.operator' has no attribute {name!r}")
+
+
+def get_all_registered_operators() -> list[str]:
+    """Names of every registered operator (aliases included), as MXNet's function."""
+    from ..plugins import registries
+    return sorted(registries().operators)
