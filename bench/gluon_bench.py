@@ -105,6 +105,101 @@ def run_one(lib: str, kind: str, mode: str, steps: int, batch: int) -> float:
     return best
 
 
+def op_costs(lib: str, n: int = 200) -> dict:
+    """Microseconds per element-wise operator (8x8 arrays, ``y = y * w + 1`` chained):
+    not recording, recording, and backward per recorded operator."""
+    mx = __import__(lib)
+    nd, ag = mx.nd, mx.autograd
+    x = nd.ones((8, 8))
+    x.attach_grad()
+    w = nd.ones((8, 8))
+
+    def chain():
+        y = x
+        for _ in range(n):
+            y = y * w + 1
+        return y
+    res = {}
+    for rec in (False, True):
+        best = float("inf")
+        for _ in range(5):
+            nd.waitall()
+            t = time.perf_counter()
+            if rec:
+                with ag.record():
+                    chain()
+            else:
+                chain()
+            nd.waitall()
+            best = min(best, time.perf_counter() - t)
+        res["record" if rec else "plain"] = best / (2 * n) * 1e6
+    best = float("inf")
+    for _ in range(5):
+        with ag.record():
+            y = chain()
+        nd.waitall()
+        t = time.perf_counter()
+        y.backward()
+        nd.waitall()
+        best = min(best, time.perf_counter() - t)
+    res["backward"] = best / (2 * n) * 1e6
+    return res
+
+
+def alternate(kinds=("mlp", "lenet"), rounds: int = 8, steps: int = 15, batch: int = 64) -> dict:
+    """plexnet only, one process: imperative / hybridized / Module alternated ``rounds``
+    times, best seconds per step of each (stable on a shared machine)."""
+    import numpy as np
+    mx = __import__("plexnet")
+    res = {}
+    for kind in kinds:
+        rng = np.random.RandomState(0)
+        shape = (batch, 784) if kind == "mlp" else (batch, 1, 28, 28)
+        x = mx.nd.array(rng.rand(*shape).astype(np.float32))
+        y = mx.nd.array(rng.randint(0, 10, batch).astype(np.float32))
+        fns = {}
+        for mode in ("imperative", "hybridized", "module"):
+            if mode == "module":
+                mod = mx.mod.Module(_symbol(mx, kind), context=mx.cpu())
+                mod.bind([("data", shape)], [("softmax_label", (batch,))])
+                mod.init_params(mx.init.Xavier())
+                mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.01})
+                b = mx.io.DataBatch([x], [y])
+
+                def step(mod=mod, b=b):
+                    mod.forward(b, is_train=True)
+                    mod.backward()
+                    mod.update()
+            else:
+                net = _gluon_net(mx, kind)
+                net.initialize(mx.init.Xavier())
+                loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+                if mode == "hybridized":
+                    net.hybridize()
+                    loss_fn.hybridize()
+                tr = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
+
+                def step(net=net, loss_fn=loss_fn, tr=tr, x=x, y=y):
+                    with mx.autograd.record():
+                        loss = loss_fn(net(x), y)
+                    loss.backward()
+                    tr.step(batch)
+            fns[mode] = step
+        best = dict.fromkeys(fns, float("inf"))
+        for _ in range(rounds):
+            for mode, f in fns.items():
+                for _ in range(3):
+                    f()
+                mx.nd.waitall()
+                t = time.perf_counter()
+                for _ in range(steps):
+                    f()
+                mx.nd.waitall()
+                best[mode] = min(best[mode], (time.perf_counter() - t) / steps)
+        res[kind] = best
+    return res
+
+
 def _child(lib: str, python: str, steps: int, batch: int, only: str | None = None) -> dict:
     env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX", MXNET_ENGINE_TYPE=os.environ.get("MXNET_ENGINE_TYPE",
                                                                                             "ThreadedEnginePerDevice"))
@@ -130,7 +225,26 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", help="one configuration, e.g. mlp:hybridized")
+    ap.add_argument("--ops", action="store_true", help="per-operator costs (with --lib: that library only)")
+    ap.add_argument("--alternate", action="store_true",
+                    help="plexnet only: imperative / hybridized / Module alternated in one process")
     a = ap.parse_args()
+    if a.alternate:
+        for kind, best in alternate(steps=a.steps, batch=a.batch).items():
+            print(f"{kind}: " + ", ".join(f"{m} {v * 1e3:.3f} ms" for m, v in best.items())
+                  + f"; hybridized / Module = {best['hybridized'] / best['module']:.2f}")
+        return
+    if a.ops:
+        if a.lib:
+            print(json.dumps(op_costs(a.lib)))
+            return
+        env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX")
+        for lib, py in (("plexnet", sys.executable), ("mxnet", a.mxnet_python)):
+            out = subprocess.run([py, os.path.abspath(__file__), "--ops", "--lib", lib], env=env,
+                                 capture_output=True, text=True, timeout=600)
+            line = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+            print(lib, line[-1] if line else out.stderr[-2000:])
+        return
     configs = [tuple(a.only.split(":"))] if a.only else CONFIGS
     if a.lib:
         for kind, mode in configs:
