@@ -32,8 +32,8 @@ class PythonOp:
     def __init__(self, need_top_grad: bool = True) -> None:
         self.info_: Any = None
         self.need_top_grad_ = need_top_grad
-        warnings.warn(f"{type(self).__name__} has been deprecated. Please use CustomOp", DeprecationWarning,
-                      stacklevel=2)
+        kind = next(c.__name__ for c in type(self).__mro__ if c.__module__ == __name__)
+        warnings.warn(f"{kind} has been deprecated. Please use CustomOp", DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.get_symbol(*args, **kwargs)
