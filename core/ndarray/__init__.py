@@ -102,6 +102,10 @@ def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis
         raise ValueError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
                          f"{type(indices_or_sections).__name__}")
     sl = op_function("slice_axis")
+    if sl is None:
+        from ..operator.hints import missing_fluent_message
+        from ..operator.registry import OperatorNotFound
+        raise OperatorNotFound(missing_fluent_message("mx.nd.split_v2", "slice_axis"))
     outs = [sl(ary, axis=axis, begin=b, end=e) for b, e in pieces]  # type: ignore[misc]
     if squeeze_axis:
         outs = [o.squeeze(axis=axis) for o in outs]

@@ -104,6 +104,8 @@ def test_positional_parameter_order_matches_mxnet():
         theirs = [p for p in sig["params"] if p in mine]
         assert [p for p in mine if p in theirs] == theirs, name
         checked += 1
+    if not checked:
+        pytest.skip("needs an operator plugin (pip install plexnet-ops-basic)")
     assert checked > 100
 
 
