@@ -294,3 +294,25 @@ def test_compare_optimizer():
                              np.float32)
     with pytest.raises(mx.base.MXNetError, match="sparse"):
         tu.compare_optimizer(o1, o2, (3,), np.float32, w_stype="row_sparse")
+
+
+def test_check_gluon_hybridize_consistency():
+    gluon = pytest.importorskip("plexnet.gluon")
+    _ops("FullyConnected", "Activation")
+
+    def build(prefix):
+        net = gluon.nn.HybridSequential(prefix=prefix)
+        with net.name_scope():
+            net.add(gluon.nn.Dense(4, activation="relu"))
+            net.add(gluon.nn.Dense(2))
+        return net
+
+    x = mx.nd.array(np.random.RandomState(0).rand(3, 5))
+    tu.check_gluon_hybridize_consistency(build, [x])
+
+    def relu_only(prefix):
+        return gluon.nn.Activation("relu", prefix=prefix)
+
+    tu.check_gluon_hybridize_consistency(relu_only, [x - 0.5], numpy_func=lambda a: np.maximum(a, 0))
+    with pytest.raises(AssertionError):
+        tu.check_gluon_hybridize_consistency(relu_only, [x - 0.5], numpy_func=lambda a: a, test_grad=False)
