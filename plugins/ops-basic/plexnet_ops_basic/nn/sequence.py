@@ -21,8 +21,10 @@ class SequenceParam(Params):
     axis = Field(int, default=0, choices=(0, 1), doc="the time axis")
 
 
-class SequenceMaskParam(SequenceParam):
+class SequenceMaskParam(Params):  # MXNet's field order: use_sequence_length, value, axis
+    use_sequence_length = Field(bool, default=False, doc="take lengths from the sequence_length input")
     value = Field(float, default=0.0, doc="value of the masked steps")
+    axis = Field(int, default=0, choices=(0, 1), doc="the time axis")
     #: MXNet's declaration order (positional parameters of nd/sym.SequenceMask)
     field_order = ("use_sequence_length", "value", "axis")
 

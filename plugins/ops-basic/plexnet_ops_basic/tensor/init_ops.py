@@ -20,9 +20,16 @@ __all__ = ["register"]
 DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
 
 
-class _InitParam(Params):
-    ctx = Field(str, default="", doc="context (ignored: the caller's context is used)")
-    dtype = Field("dtype", default="float32", choices=DTYPES, doc="output dtype")
+def _ctx() -> Field:
+    return Field(str, default="", doc="context (ignored: the caller's context is used)")
+
+
+def _dtype() -> Field:
+    return Field("dtype", default="float32", choices=DTYPES, doc="output dtype")
+
+
+# Fields in MXNet's declaration order (positional parameters of nd/sym._zeros & co.):
+# each struct lists ``ctx`` and ``dtype`` itself, after its own fields.
 
 
 class _InitProp(FnProp):
@@ -44,8 +51,10 @@ class _InitProp(FnProp):
         return []
 
 
-class ShapeParam(_InitParam):
+class ShapeParam(Params):
     shape = Field(Shape, default=Shape(()), doc="output shape")
+    ctx = _ctx()
+    dtype = _dtype()
 
     def __post_init__(self, op: str) -> None:
         if any(d is None or d < 0 for d in self.shape):
@@ -85,12 +94,14 @@ class FullProp(ZerosProp):
         return [xp.asarray(v, dtype=self.param.dtype)]
 
 
-class ArangeParam(_InitParam):
+class ArangeParam(Params):
     start = Field(float, doc="start of the interval")
     stop = Field(float, default=None, optional=True, doc="end (exclusive); None: the interval is [0, start)")
     step = Field(float, default=1.0, doc="spacing")
     repeat = Field(int, default=1, low=1, doc="repeat each value this many times")
     infer_range = Field(bool, default=False, doc="(symbolic) infer stop from the output shape: unsupported")
+    ctx = _ctx()
+    dtype = _dtype()
 
     def __post_init__(self, op: str) -> None:
         if self.step == 0:
@@ -123,11 +134,13 @@ class ArangeProp(_InitProp):
         return [a]
 
 
-class LinspaceParam(_InitParam):
+class LinspaceParam(Params):
     start = Field(float, doc="first value")
     stop = Field(float, doc="last value (included when endpoint)")
     num = Field(int, low=0, doc="number of values")
     endpoint = Field(bool, default=True, doc="include stop")
+    ctx = _ctx()
+    dtype = _dtype()
 
 
 class LinspaceProp(_InitProp):
@@ -143,10 +156,12 @@ class LinspaceProp(_InitProp):
         return [xp.linspace(p.start, p.stop, p.num, endpoint=p.endpoint, dtype=np.float64)]
 
 
-class EyeParam(_InitParam):
+class EyeParam(Params):
     N = Field(int, low=0, doc="rows")
     M = Field(int, default=0, low=0, doc="columns (0: N)")
     k = Field(int, default=0, doc="diagonal: 0 main, > 0 upper, < 0 lower")
+    ctx = _ctx()
+    dtype = _dtype()
 
 
 class EyeProp(_InitProp):
