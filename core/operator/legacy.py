@@ -48,13 +48,13 @@ class PythonOp:
         sym = importlib.import_module("plexnet.symbol")
         return sym.op_function("Custom")(*args, op_type=op_type, **kwargs)
 
-    def forward(self, in_data: list, out_data: list) -> None:
+    def forward(self, in_data: list[Any], out_data: list[Any]) -> None:
         out_data[0][:] = in_data[0]
 
-    def backward(self, out_grad: list, in_data: list, out_data: list, in_grad: list) -> None:
+    def backward(self, out_grad: list[Any], in_data: list[Any], out_data: list[Any], in_grad: list[Any]) -> None:
         in_grad[0][:] = 1.0
 
-    def infer_shape(self, in_shape: list) -> tuple[list, list]:
+    def infer_shape(self, in_shape: list[Any]) -> tuple[list[Any], list[Any]]:
         return in_shape, [in_shape[0]]
 
     def list_outputs(self) -> list[str]:
@@ -79,7 +79,8 @@ class NDArrayOp(PythonOp):
 
 def _prop_class(op: PythonOp) -> type:
     class _Op(CustomOp):
-        def forward(self, is_train: bool, req: list, in_data: list, out_data: list, aux: list) -> None:
+        def forward(self, is_train: bool, req: list[Any], in_data: list[Any], out_data: list[Any],
+                    aux: list[Any]) -> None:
             if op._numpy:
                 outs = [np.zeros(o.shape, dtype=o.dtype) for o in out_data]
                 op.forward(in_data=[x.asnumpy() for x in in_data], out_data=outs)
@@ -88,8 +89,8 @@ def _prop_class(op: PythonOp) -> type:
             else:
                 op.forward(in_data=list(in_data), out_data=list(out_data))
 
-        def backward(self, req: list, out_grad: list, in_data: list, out_data: list, in_grad: list,
-                     aux: list) -> None:
+        def backward(self, req: list[Any], out_grad: list[Any], in_data: list[Any], out_data: list[Any],
+                     in_grad: list[Any], aux: list[Any]) -> None:
             if op._numpy:
                 grads = [np.zeros(g.shape, dtype=g.dtype) for g in in_grad]
                 op.backward(out_grad=[None if g is None else g.asnumpy() for g in out_grad],
@@ -111,11 +112,11 @@ def _prop_class(op: PythonOp) -> type:
         def list_outputs(self) -> list[str]:
             return list(op.list_outputs())
 
-        def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
+        def infer_shape(self, in_shape: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
             ins, outs = op.infer_shape([list(s) for s in in_shape])
             return list(ins), list(outs), []
 
-        def create_operator(self, ctx: Any, in_shapes: list, in_dtypes: list) -> CustomOp:
+        def create_operator(self, ctx: Any, in_shapes: list[Any], in_dtypes: list[Any]) -> CustomOp:
             return _Op()
 
     return _Prop
