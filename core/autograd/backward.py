@@ -20,7 +20,7 @@ from typing import Any
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..operator.contract import OpReqType
-from .tape import Leaf, Ones, SimpleNode, describe, small_prop
+from .tape import Leaf, SimpleNode, describe, small_prop
 
 #: operators whose gradient is the output gradient unchanged
 IDENTITY_GRAD = frozenset(("_plus_scalar", "_minus_scalar", "_copy", "identity"))
@@ -52,6 +52,21 @@ def _copy_into(dst: Any, src: Any, req: OpReqType) -> None:
     ctx = dst._chunk.ctx
     _engine().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
                         "autograd_accumulate")
+
+
+class Ones:
+    """A head gradient of ones not made yet: a node with ``takes_ones`` (a hybridized
+    graph, whose executor keeps ones) uses it without any array; others ``materialize``."""
+
+    __slots__ = ("like",)
+
+    def __init__(self, like: Any) -> None:
+        self.like = like
+
+    def materialize(self) -> Any:
+        b = _new_like(self.like)
+        _fill(b, 1.0)
+        return b
 
 
 def _topo(heads: Sequence[Any]) -> list:

@@ -63,30 +63,11 @@ class Leaf:
         self.fresh = False
 
 
-class Ones:
-    """A head gradient of ones not made yet: a node with ``takes_ones`` (a hybridized
-    graph, whose executor keeps ones) uses it without any array; others ``materialize``."""
-
-    __slots__ = ("like",)
-
-    def __init__(self, like: Any) -> None:
-        self.like = like
-
-    def materialize(self) -> Any:
-        from ..ndarray.ndarray import _new
-        x = self.like
-        b = _new(x._data.shape, x._chunk.ctx, x._data.dtype)
-        d, ctx = b._data, b._chunk.ctx
-        _engine().push_sync(lambda rc: d.fill(1), ctx, (), (b._chunk.var,), small_prop(d.nbytes, ctx), 0,
-                            "autograd_fill")
-        return b
-
-
 class TapeNode:
     """A recorded call. Subclasses implement ``push_backward`` (and, where a
     differentiable gradient exists, are known to ``higher.py``)."""
 
-    #: accepts ``Ones`` placeholders among its output gradients
+    #: accepts ``backward.Ones`` placeholders among its output gradients
     takes_ones = False
 
     def own_grad(self, i: int) -> Any:

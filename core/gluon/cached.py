@@ -22,7 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..autograd.state import STATE
-from ..autograd.tape import Ones, TapeNode
+from ..autograd.backward import Ones
+from ..autograd.tape import TapeNode
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..executor import Executor

@@ -16,7 +16,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import autograd
 from ..autograd.state import STATE as _AG
 from ..autograd.tape import check_inplace, record_op, record_simple
 from .. import engine as _engine_mod
@@ -243,7 +242,7 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
         outs = [_new(tuple(s), ctx, np.dtype(t if t is not None else np.float32)) for s, t in zip(oshapes, otypes)]
     requested = [_resources().request(ctx, r) for r in prop.forward_resource(in_shapes)]
     op = prop.create_operator(ctx)
-    is_train = autograd.is_training()
+    is_train = _AG.training
     in_data = [x._data for x in inputs[:n_args]]
     aux_data = [x._data for x in inputs[n_args:]]
     out_data = [o._data for o in outs]
