@@ -10,8 +10,9 @@ momentum 0.9, wd 1e-4, 10 epochs, batch 64), so it reaches the demo's accuracy (
 
     python examples/gluon_mnist.py [--epochs N] [--no-hybridize] [--json]
 
-Under Apache MXNet 1.9 the same script runs with ``import mxnet as mx`` (the data
-loading needs ``plexnet.datasets`` only for the split; see ``load_split``).
+Everything but ``load_split`` (the demo's stratified split, from ``plexnet.datasets``)
+is MXNet 1.x Gluon code: with ``import mxnet as mx`` and another source of the arrays it
+runs unchanged under Apache MXNet 1.9.
 """
 from __future__ import annotations
 
