@@ -19,6 +19,6 @@ PLEXNET_API_VERSION = "1.0"
 
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
-    from . import activation, batch_norm, convolution, fully_connected, pooling
-    for mod in (convolution, batch_norm, activation, pooling, fully_connected):
+    from . import activation, batch_norm, convolution, pooling
+    for mod in (convolution, batch_norm, activation, pooling):
         mod.register(registry, _base.available)

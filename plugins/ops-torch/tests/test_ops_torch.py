@@ -179,16 +179,6 @@ def test_maxpool_ties_route_to_first_maximum():
     np.testing.assert_array_equal(g[0][0, 0], want)
 
 
-# -- FullyConnected ------------------------------------------------------------------------------
-@pytest.mark.parametrize("kw,shape", [(dict(num_hidden=5), (4, 3, 2)), (dict(num_hidden=3, no_bias=True), (4, 6)),
-                                      (dict(num_hidden=4, flatten=False), (2, 3, 5))])
-@pytest.mark.parametrize("req", REQS)
-@pytest.mark.parametrize("dtype", [F32, F64])
-def test_fully_connected_matches_xp(kw, shape, req, dtype):
-    args = opcheck.random_args("FullyConnected", kw, data=shape, dtype=dtype)
-    compare("FullyConnected", args, kw, req=req)
-
-
 # -- dtypes, registry ---------------------------------------------------------------------------
 def test_float16_runs_xp():
     kw = dict(kernel=(3, 3), num_filter=2)
@@ -200,8 +190,7 @@ def test_float16_runs_xp():
     np.testing.assert_array_equal(out[0], ref[0])
 
 
-@pytest.mark.parametrize("name", ["Convolution", "Deconvolution", "BatchNorm", "Activation", "Pooling",
-                                  "FullyConnected"])
+@pytest.mark.parametrize("name", ["Convolution", "Deconvolution", "BatchNorm", "Activation", "Pooling"])
 def test_torch_is_the_default_cpu_implementation(name):
     reg = registries().operators
     assert reg.select_impl(name, "cpu").impl_name == "torch"
@@ -239,7 +228,7 @@ def test_executor_step_uses_torch_and_matches_xp(torch_for_every_width):
     res = {}
     for which in ("xp", "torch"):
         reg = registries().operators
-        for op in ("Convolution", "BatchNorm", "Activation", "Pooling", "FullyConnected"):
+        for op in ("Convolution", "BatchNorm", "Activation", "Pooling"):
             reg.force_impl(op, "cpu", which)
         try:
             exe = net.simple_bind(mx.cpu(), data=x.shape, grad_req="write")
@@ -253,7 +242,7 @@ def test_executor_step_uses_torch_and_matches_xp(torch_for_every_width):
             res[which] = {n: g.asnumpy() for n, g in exe.grad_dict.items() if g is not None}
             res[which]["out"] = exe.outputs[0].asnumpy()
         finally:
-            for op in ("Convolution", "BatchNorm", "Activation", "Pooling", "FullyConnected"):
+            for op in ("Convolution", "BatchNorm", "Activation", "Pooling"):
                 reg.force_impl(op, "cpu", None)
     for k in res["xp"]:
         np.testing.assert_allclose(res["torch"][k], res["xp"][k], rtol=1e-3, atol=1e-5, err_msg=k)
