@@ -98,7 +98,8 @@ class ThreadedBase(Runner, Engine):
                    mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                    priority: int = 0, name: str | None = None) -> None:
         if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
-            self._push(fn, ctx, *_norm(const_vars, mutate_vars), prop, priority, name or "op", False)
+            c, m, rw = _norm(const_vars, mutate_vars)
+            self._push(fn, ctx, c, m, rw, prop, priority, name or "op", False)
         else:
             self._push(fn, ctx, (), mutate_vars, (), prop, priority, name or "op", False)
 
@@ -106,7 +107,8 @@ class ThreadedBase(Runner, Engine):
                   mutate_vars: Sequence[Var] = (), prop: FnProperty = _NORMAL,
                   priority: int = 0, name: str | None = None) -> None:
         if const_vars or mutate_vars.__class__ is not tuple or len(mutate_vars) != 1:
-            self._push(fn, ctx, *_norm(const_vars, mutate_vars), prop, priority, name, True)
+            c, m, rw = _norm(const_vars, mutate_vars)
+            self._push(fn, ctx, c, m, rw, prop, priority, name, True)
         else:
             self._push(fn, ctx, (), mutate_vars, (), prop, priority, name, True)
 
