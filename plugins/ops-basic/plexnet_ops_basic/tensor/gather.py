@@ -1,6 +1,6 @@
 """N-d gathering and index arithmetic: ``gather_nd``, ``scatter_nd``, ``ravel_multi_index``,
 ``unravel_index``, ``diag``, and MXNet's legacy row pickers ``batch_take``,
-``choose_element_0index``, ``fill_element_0index``, ``argmax_channel``.
+``fill_element_0index`` (``choose_element_0index`` is ``pick``'s alias, in ``indexing``), ``argmax_channel``.
 
 Index arrays may have any dtype (truncated to integers). ``gather_nd`` accumulates
 gradients of repeated indices; ``scatter_nd`` keeps the last write of repeated indices
@@ -194,8 +194,9 @@ class _RowPickProp(_IndexProp):
         return xp.arange(a.shape[0]), xp.clip(_ints(xp, idx), 0, a.shape[1] - 1)
 
 
-class ChooseElementProp(_RowPickProp):
-    """``out[i] = lhs[i, rhs[i]]`` (legacy; ``pick`` is the modern form)."""
+class BatchTakeProp(_RowPickProp):
+    """``out[i] = a[i, indices[i]]`` (deprecated in MXNet; ``pick`` replaces it)."""
+    arguments = ("a", "indices")
     deps = ("out_grad", "in_data")
 
     def shapes(self, ins: list) -> tuple[list, list]:
@@ -209,11 +210,6 @@ class ChooseElementProp(_RowPickProp):
         g = xp.zeros(ins[0].shape, dtype=ogs[0].dtype)
         g[self._cols(xp, ins[0], ins[1])] = ogs[0]
         return [g, None]
-
-
-class BatchTakeProp(ChooseElementProp):
-    """``out[i] = a[i, indices[i]]`` (deprecated in MXNet; ``pick`` replaces it)."""
-    arguments = ("a", "indices")
 
 
 class FillElementProp(_RowPickProp):
@@ -264,6 +260,5 @@ def register(registry: Any) -> None:
     register_fn(registry, "unravel_index", UnravelProp, ("_unravel_index",))
     register_fn(registry, "diag", DiagProp)
     register_fn(registry, "batch_take", BatchTakeProp)
-    register_fn(registry, "choose_element_0index", ChooseElementProp)
     register_fn(registry, "fill_element_0index", FillElementProp)
     register_fn(registry, "argmax_channel", ArgmaxChannelProp)

@@ -422,6 +422,7 @@ def register(registry: Any) -> None:
     register_op(registry, "slice", SliceProp, SliceOp, ("crop",))
     register_op(registry, "slice_axis", SliceAxisProp, SliceOp)
     register_op(registry, "take", TakeProp, TakeOp)
-    register_op(registry, "pick", PickProp, PickOp)
+    # MXNet 1.9.1 registers the legacy choose_element_0index as an alias of pick
+    register_op(registry, "pick", PickProp, PickOp, ("choose_element_0index",))
     register_op(registry, "one_hot", OneHotProp, OneHotOp)
     register_op(registry, "where", WhereProp, WhereOp)

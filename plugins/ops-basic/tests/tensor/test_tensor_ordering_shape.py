@@ -42,7 +42,7 @@ GRAD_CASES = [
     ("diag", [rand(2, 3, 3)], {"axis1": 1, "axis2": 2}, None),
     ("gather_nd", [rand(3, 2), np.array([[0, 2, 0], [1, 1, 1]])], {}, ["data"]),
     ("scatter_nd", [rand(2, 2), np.array([[0, 2]])], {"shape": (3, 2)}, ["data"]),
-    ("choose_element_0index", [rand(3, 4), np.array([1, 0, 3])], {}, ["lhs"]),
+    ("choose_element_0index", [rand(3, 4), np.array([1, 0, 3])], {}, ["data"]),
     ("fill_element_0index", [rand(3, 4), rand(3), np.array([1, 0, 3])], {}, ["lhs", "mhs"]),
     ("Pad", [rand(1, 1, 3, 3)], {"mode": "reflect", "pad_width": (0, 0, 0, 0, 2, 1, 1, 2)}, None),
     ("Pad", [rand(1, 2, 2, 2)], {"mode": "edge", "pad_width": (0, 0, 0, 0, 2, 1, 1, 2)}, None),
@@ -159,7 +159,7 @@ def test_nd_functions_over_the_operators() -> None:
     ("Pad", {"mode": "reflect", "pad_width": (0, 0, 0, 0, 3, 0, 0, 0)}, [(1, 1, 3, 3)], r"Pad.*\(1, 1, 3, 3\)"),
     ("Pad", {"mode": "edge", "pad_width": (0, 0, 0, 0, 1, 0, 0, 0)}, [(1, 1, 3)], r"Pad.*\(1, 1, 3\)"),
     ("khatri_rao", {"num_args": 2}, [(2, 3), (2, 4)], r"khatri_rao.*\(2, 3\).*\(2, 4\)"),
-    ("choose_element_0index", {}, [(2, 3), (3,)], r"choose_element_0index.*\(2, 3\).*\(3,\)"),
+    ("batch_take", {}, [(2, 3), (3,)], r"batch_take.*\(2, 3\).*\(3,\)"),
 ])
 def test_shape_errors(name: str, kw: dict, shapes: list, match: str) -> None:
     with pytest.raises(ShapeError, match=match):
