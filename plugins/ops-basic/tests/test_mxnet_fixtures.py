@@ -52,3 +52,16 @@ def test_replays_mxnet_reference(case: dict) -> None:
         names = prop.list_arguments()
         for a in case["grad"]:
             _close(grads[names.index(a)], DATA[f"{key}/grad/{a}"], f"{op} {kw}: gradient of {a!r}")
+
+
+@pytest.mark.parametrize("case", [c for c in INDEX if "signature" in c],
+                         ids=[f"{c['key']}-{c['op']}" for c in INDEX if "signature" in c])
+def test_parameters_in_mxnet_order(case: dict) -> None:
+    """MXNet's generated ``nd.<op>`` takes positional parameters in declaration order:
+    ours declare the same names in the same order (what MXNet names and we do not are
+    array inputs)."""
+    prop = make_prop(case["op"], case["kwargs"])
+    ours = list(prop.param_cls._fields) if prop.param_cls is not None else []
+    arrays = set(prop.list_arguments()) | set(prop.list_auxiliary_states())
+    theirs = [p for p in case["signature"] if p not in arrays and not p.startswith("arg")]
+    assert [p for p in theirs if p in ours] == [p for p in ours if p in theirs], (theirs, ours)
