@@ -148,8 +148,7 @@ class Trainer:
             if self._update_on_kvstore:
                 kv.push(i, p.list_grad(), priority=-i)
             else:
-                kv.pushpull(i, p.list_grad(), priority=-i) if hasattr(kv, "pushpull") else (
-                    kv.push(i, p.list_grad(), priority=-i), kv.pull(i, p.list_grad(), priority=-i))
+                kv.pushpull(i, p.list_grad(), priority=-i)
 
     def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
         """Apply the optimizer (after ``allreduce_grads``)."""
