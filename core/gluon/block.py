@@ -406,11 +406,13 @@ class Block:
         self.collect_params().reset_ctx(ctx)
 
     def __call__(self, *args: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
-            hook(self, args)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
         out = self.forward(*args)
-        for hook in list(self._forward_hooks.values()):
-            hook(self, args, out)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
         return out
 
     def forward(self, *args: Any) -> Any:
