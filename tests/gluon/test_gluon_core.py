@@ -325,3 +325,20 @@ def test_hybridized_grad_req_add_accumulates() -> None:
             y = net(x).sum()
         y.backward()
     np.testing.assert_allclose(net.weight.grad().asnumpy(), 3 * 2.0)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_backward_inside_record_block(hybrid) -> None:
+    """MXNet's tutorials call backward inside ``with autograd.record():``."""
+    net = _mlp()
+    net.initialize()
+    net.hybridize(hybrid)
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    x, y = nd.array(np.random.rand(4, 10)), nd.array([0, 1, 2, 3])
+    for _ in range(2):
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            loss.backward()
+        tr.step(4)
+    assert np.isfinite(net[0].weight.data().asnumpy()).all()
