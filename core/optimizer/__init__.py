@@ -26,5 +26,5 @@ __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup"
 
 def NDabs(*args: object, **kwargs: object) -> object:  # noqa: N802 - MXNet exposes nd.abs under this name here
     """``mx.nd.abs`` (MXNet's optimizer module imports it as ``NDabs``)."""
-    from ..ndarray import op_function
-    return op_function("abs")(*args, **kwargs)
+    from .. import ndarray  # nd.abs: names the plugin to install when it is missing
+    return ndarray.abs(*args, **kwargs)
