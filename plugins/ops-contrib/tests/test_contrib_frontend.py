@@ -12,7 +12,8 @@ OPS = ["AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "allclose", "aran
        "box_nms", "box_non_maximum_suppression", "div_sqrt_dim", "fft", "gradientmultiplier", "ifft", "index_array",
        "index_copy", "quadratic", "round_ste", "sign_ste", "interleaved_matmul_selfatt_qk",
        "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt",
-       "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget", "SparseEmbedding", "count_sketch", "PSROIPooling"]
+       "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget", "SparseEmbedding", "count_sketch", "PSROIPooling",
+       "BatchNormWithReLU", "SyncBatchNorm"]
 PYTHON = ["foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask", "rand_zipfian",
           "current_context", "uniform"]
 
