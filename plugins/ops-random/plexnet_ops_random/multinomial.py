@@ -54,12 +54,19 @@ class MultinomialProp(SamplerProp):
         k = p.shape[-1]
         rows = p.reshape(-1, k).astype(np.float64)
         n = int(np.prod(self.param.shape, dtype=np.int64)) if len(self.param.shape) else 1
-        cdf = rows.cumsum(axis=1)
-        cdf = cdf / cdf[:, -1:]  # as MXNet: relative to the row's total
         u = xp.asarray(rng.random((rows.shape[0], n)))
-        if n * k <= 256:  # count the cdf entries at or below each draw
-            idx = (u[:, :, None] >= cdf[:, None, :]).sum(axis=2)
+        if k <= 64:  # few categories: count the cdf entries at or below each draw, column by column
+            total = xp.zeros((rows.shape[0], 1))  # (numpy's cumsum along a short axis is slow)
+            for j in range(k):  # summed in cumsum's order, so the last cdf entry is exactly 1
+                total = total + rows[:, j:j + 1]
+            running = xp.zeros((rows.shape[0], 1))
+            idx = xp.zeros(u.shape, dtype=np.int64)
+            for j in range(k):
+                running = running + rows[:, j:j + 1]
+                idx += u >= running / total  # as MXNet: relative to the row's total
         else:  # one sorted search over all rows: row r's cdf and draws are shifted by r
+            cdf = rows.cumsum(axis=1)
+            cdf = cdf / cdf[:, -1:]
             off = xp.arange(rows.shape[0], dtype=np.float64)[:, None]
             pos = xp.searchsorted((cdf + off).ravel(), (u + off).ravel(), side="right").reshape(u.shape)
             idx = pos - (off * k).astype(pos.dtype)
