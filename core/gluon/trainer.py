@@ -86,9 +86,7 @@ class Trainer:
         kv, update_on_kv = _create_kvstore(config["kvstore"], ndev, arg_arrays)
         self._distributed = kv is not None and "dist" in kv.type
         if config["update_on_kvstore"] is not None:
-            if config["update_on_kvstore"] and kv is None:
-                raise PlexnetError("Cannot set update_on_kvstore=True when there is no kvstore (a single device "
-                                   "and a non-distributed kvstore type)")
+            # as MXNet: without a kvstore (one device, non-dist type) the flag has no effect
             update_on_kv = bool(config["update_on_kvstore"]) and kv is not None
         if kv is not None:
             if self._compression_params:
