@@ -13,7 +13,7 @@ OPS = ["AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "allclose", "aran
        "index_copy", "quadratic", "round_ste", "sign_ste", "interleaved_matmul_selfatt_qk",
        "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt",
        "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget", "SparseEmbedding", "count_sketch", "PSROIPooling",
-       "BatchNormWithReLU", "SyncBatchNorm", "Proposal", "MultiProposal"]
+       "BatchNormWithReLU", "SyncBatchNorm", "Proposal", "MultiProposal", "RROIAlign"]
 PYTHON = ["foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask", "rand_zipfian",
           "current_context", "uniform"]
 
