@@ -29,7 +29,7 @@ _LAZY = {
     "test_utils": "test_utils", "callback": "callback", "model": "model", "recordio": "recordio",
     "monitor": "monitor", "mon": "monitor", "visualization": "visualization", "viz": "visualization", "rnn": "rnn",
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
-    "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon",
+    "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon", "contrib": "contrib",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
 }
 

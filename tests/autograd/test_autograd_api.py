@@ -338,3 +338,30 @@ def test_advanced_indexing_is_recorded() -> None:
         y = (x[nd.array([0, 2, 2])] * nd.array([1., 10., 100.])).sum()
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [1., 0., 110., 0.])
+
+
+def test_contrib_autograd_legacy_api() -> None:
+    from plexnet.contrib import autograd as cag
+
+    def f(a, b):
+        return (a * b).sum()
+    a, b = nd.array([1., 2.]), nd.array([3., 4.])
+    grads, loss = cag.grad_and_loss(f)(a, b)
+    np.testing.assert_allclose(grads[0].asnumpy(), [3., 4.])
+    np.testing.assert_allclose(grads[1].asnumpy(), [1., 2.])
+    assert float(loss.asscalar()) == 11.0
+    np.testing.assert_allclose(cag.grad(f, argnum=1)(a, b)[0].asnumpy(), [1., 2.])
+    with cag.train_section():
+        assert autograd.is_recording() and autograd.is_training()
+        with cag.test_section():
+            assert not autograd.is_recording() and not autograd.is_training()
+    assert cag.set_is_training(True) is False
+    assert cag.set_is_training(False) is True
+    x = nd.array([2.])
+    g = nd.zeros((1,))
+    cag.mark_variables([x], [g])
+    with cag.train_section():
+        y = x * x
+    cag.compute_gradient([y])
+    np.testing.assert_allclose(g.asnumpy(), [4.])
+    assert mx.contrib.autograd.zeros_like(x).shape == (1,)
