@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import recordio
 from ..base import MXNetError
-from .image_record_iter import ImageRecordIter, _Augmenter
+from .decode import cv2, inter_method
+from .image_record_iter import ImageRecordIter, _Augmenter, _to_rgb
 
 __all__ = ["ImageDetRecordIter"]
 
@@ -54,22 +55,24 @@ class _DetAugmenter(_Augmenter):
         self.mirror_prob = float(mirror_prob)
         self.pad_value = float(pad_value)
 
-    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray) -> tuple[np.ndarray, int]:
+    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
+                 rng: np.random.Generator | None = None) -> tuple[np.ndarray, int]:
         header, img = recordio.unpack(payload)
         label = np.atleast_1d(np.asarray(header.label, dtype=np.float32)).copy()
         if 4 + len(label) > len(label_out):
             raise MXNetError(f"record {header.id}: label of {len(label)} values does not fit label_pad_width "
                              f"{len(label_out) - 4}")
         try:
-            im = self._decode(img)
+            arr = self._decode(img)
         except Exception as e:  # noqa: BLE001
             raise MXNetError(f"cannot decode the image of record {header.id} ({len(img)} bytes): {e}") from e
-        w, h = im.size
+        h, w = arr.shape[:2]
         if (w, h) != (self.w, self.h):
-            im = im.resize((self.w, self.h), self._filter((w, h), (self.w, self.h), float(u[3])))
-        arr = np.asarray(im)
-        if arr.ndim == 2:
-            arr = arr[:, :, None]
+            flag = inter_method(self.inter_method, w, h, self.w, self.h, rng)
+            arr = cv2().resize(arr, (self.w, self.h), interpolation=flag)
+            if arr.ndim == 2:
+                arr = arr[:, :, None]
+        arr = _to_rgb(arr)
         if self.mirror_prob > 0 and u[2] < self.mirror_prob:
             arr = arr[:, ::-1]
             _flip_boxes(label, header.id)

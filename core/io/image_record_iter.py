@@ -1,15 +1,15 @@
 """``ImageRecordIter``: decoded, augmented image batches from RecordIO files.
 
-MXNet 1.x's ``mx.io.ImageRecordIter`` with the same parameters and batching semantics,
-decoding with Pillow instead of OpenCV.
+MXNet 1.x's ``mx.io.ImageRecordIter`` with the same parameters, augmenters (see
+``augment``) and batching semantics, decoding and resizing with OpenCV as MXNet does.
 
 Pipeline. The consumer's thread plans batches (which records, in which order: see
 ``batching.BatchPlanner``); up to ``max(prefetch_buffer, preprocess_threads)`` planned
 batches are built at once by a pool of ``preprocess_threads`` worker threads, each
 worker building one whole batch: read the records (``os.pread``, no shared file
 position), decode, resize, crop, mirror, normalise straight into the batch array.
-Batches come out in plan order. Pillow and numpy release the GIL while decoding and
-resizing, which is where the time goes.
+Batches come out in plan order. OpenCV and numpy release the GIL while decoding,
+resizing and normalising, which is where the time goes.
 
 Reproducible: the shuffle order depends on ``(seed, pass)`` and the augmentation of a
 batch on ``(seed_aug, batch serial)`` only, never on thread timing; ``reset()`` in the
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
-import io
 import logging
 import os
 import warnings
@@ -30,32 +29,27 @@ import numpy as np
 from .. import recordio
 from ..base import MXNetError
 from ..fileio import atomic_open
+from .augment import AUG_PARAM_NAMES, AugParams, DefaultAugmenter
 from .base import DataDesc, DataIter, to_ndarray
 from .batching import BatchPlanner, Plan
+from .decode import cv2, imdecode_bgr
 from .partition import partition_range
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
 
 log = logging.getLogger(__name__)
 
-#: MXNet augmentation parameters that plexnet does not implement, with their defaults;
-#: passing the default is accepted (scripts often spell them out), anything else raises.
-_UNSUPPORTED_DEFAULTS: dict[str, Any] = {
-    "max_rotate_angle": 0, "max_shear_ratio": 0.0, "rotate": -1, "rotate_list": "",
-    "max_random_scale": 1.0, "min_random_scale": 1.0, "max_aspect_ratio": 0.0,
-    "max_img_size": 1e10, "min_img_size": 0.0, "max_crop_size": -1, "min_crop_size": -1,
-    "random_h": 0, "random_s": 0, "random_l": 0, "max_random_contrast": 0.0,
-    "max_random_illumination": 0.0, "path_imglist": "", "aug_seq": "aug_default",
-}
+#: MXNet parameters plexnet accepts at their default only
+_UNSUPPORTED_DEFAULTS: dict[str, Any] = {"path_imglist": "", "aug_seq": "aug_default"}
 #: MXNet parameters that have no effect here.
 _IGNORED = {"verbose", "ctx", "device_id", "shuffle_chunk_size", "shuffle_chunk_seed",
             "num_decode_threads", "silent"}
 
+#: the augmentation parameters beyond the named ones of ``ImageRecordIter.__init__``
+_AUG_EXTRA = (AUG_PARAM_NAMES - {"data_shape", "resize", "rand_crop", "pad", "fill_value", "inter_method"}) | {
+    "max_random_contrast", "max_random_illumination"}
+
 _DTYPES = {"float32": np.float32, "uint8": np.uint8, "float16": np.float16}
-
-
-def _pil() -> Any:
-    return recordio._pil()
 
 
 def _shape3(s: Any) -> tuple[int, int, int]:
@@ -68,97 +62,45 @@ def _shape3(s: Any) -> tuple[int, int, int]:
     return s  # type: ignore[return-value]
 
 
-def _jpeg_header(buf: bytes) -> tuple[int, int, int] | None:
-    """(height, width, components) from a JPEG's SOF marker; None if not a plain JPEG."""
-    n = len(buf)
-    if n < 4 or buf[0] != 0xFF or buf[1] != 0xD8:
-        return None
-    i = 2
-    while i + 4 <= n:
-        if buf[i] != 0xFF:
-            return None
-        m = buf[i + 1]
-        if m == 0xFF:  # fill byte
-            i += 1
-            continue
-        if m == 0x01 or 0xD0 <= m <= 0xD8:  # markers without a length
-            i += 2
-            continue
-        if 0xC0 <= m <= 0xCF and m not in (0xC4, 0xC8, 0xCC):  # SOFn
-            if i + 10 > n:
-                return None
-            return (buf[i + 5] << 8) | buf[i + 6], (buf[i + 7] << 8) | buf[i + 8], buf[i + 9]
-        i += 2 + ((buf[i + 2] << 8) | buf[i + 3])
-    return None
+def _to_rgb(arr: np.ndarray) -> np.ndarray:
+    """OpenCV's BGR(A) -> RGB(A) view (gray unchanged)."""
+    if arr.shape[2] == 3:
+        return arr[:, :, ::-1]
+    if arr.shape[2] == 4:
+        return arr[:, :, [2, 1, 0, 3]]
+    return arr
 
 
 class _Augmenter:
-    """Decode + resize + crop + mirror one record (``__call__``, per image), then
-    normalise a whole batch at once (``finish``)."""
+    """Decode + augment (``augment.DefaultAugmenter``) + mirror one record
+    (``__call__``, per image), then normalise a whole batch at once (``finish``)."""
 
     def __init__(self, data_shape: tuple[int, int, int], resize: int, rand_crop: bool,
                  rand_mirror: bool, mirror: bool, pad: int, fill_value: int, inter_method: int,
                  mean: np.ndarray | None, mult: np.ndarray, out_dtype: np.dtype,
-                 label_width: int) -> None:
+                 label_width: int, max_random_contrast: float = 0.0,
+                 max_random_illumination: float = 0.0, **aug: Any) -> None:
         self.c, self.h, self.w = data_shape
+        self.params = AugParams(data_shape=tuple(data_shape), resize=int(resize), rand_crop=bool(rand_crop),
+                                pad=int(pad), fill_value=int(fill_value), inter_method=int(inter_method), **aug)
+        self.default = DefaultAugmenter(self.params)
         self.resize = int(resize)
         self.rand_crop, self.rand_mirror, self.mirror = bool(rand_crop), bool(rand_mirror), bool(mirror)
         self.pad, self.fill_value = int(pad), int(fill_value)
-        if inter_method not in (0, 1, 2, 3, 4, 9, 10):
-            raise ValueError(f"ImageRecordIter: invalid inter_method {inter_method}: valid values are "
-                             f"0 (nearest), 1 (bilinear), 2 (bicubic), 3 (area), 4 (lanczos), 9 (auto), "
-                             f"10 (random)")
         self.inter_method = int(inter_method)
         self.mean = mean          # (c,1,1) or (c,h,w) float32, or None (raw pixels out)
         self.mult = mult          # (c,1,1) float32: scale / std
         self.out_dtype = out_dtype
         self.label_width = int(label_width)
-        self.mode = {1: "L", 3: "RGB", 4: "RGBA"}[self.c]
-        Image = _pil()
-        self._Image = Image
-        self._filters = [Image.Resampling.NEAREST, Image.Resampling.BILINEAR, Image.Resampling.BICUBIC,
-                         Image.Resampling.BOX, Image.Resampling.LANCZOS]
+        self.max_random_contrast = float(max_random_contrast)
+        self.max_random_illumination = float(max_random_illumination)
+        cv2()  # fail early, with the install hint, when OpenCV is missing
 
-    def _filter(self, old: tuple[int, int], new: tuple[int, int], u: float) -> Any:
-        m = self.inter_method
-        if m == 9:
-            if new[0] > old[0] and new[1] > old[1]:
-                m = 2
-            elif new[0] < old[0] and new[1] < old[1]:
-                m = 3
-            else:
-                m = 1
-        elif m == 10:
-            m = min(int(u * 5), 4)
-        return self._filters[m]
+    def _decode(self, img: bytes) -> np.ndarray:
+        """``(h, w, c)`` uint8, OpenCV's BGR(A) order."""
+        return imdecode_bgr(img, self.c)
 
-    def _decode(self, img: bytes) -> Any:
-        Image = self._Image
-        if self.c != 4:
-            # JPEG fast path: Pillow's libjpeg decoder straight from the bytes, skipping
-            # the Python-level marker parsing of Image.open (a third of the time, under
-            # the GIL). Same pixels; anything unusual takes the general path.
-            hdr = _jpeg_header(img)
-            if hdr is not None and hdr[2] in (1, 3) and hdr[0] and hdr[1]:
-                mode = "L" if (self.c == 1 or hdr[2] == 1) else "RGB"
-                try:
-                    im = Image.frombytes(mode, (hdr[1], hdr[0]), img, "jpeg", mode, "")
-                except Exception:  # noqa: BLE001 - fall back to the general path
-                    im = None
-                if im is not None:
-                    return im if im.mode == self.mode else im.convert(self.mode)
-        im = Image.open(io.BytesIO(img))
-        if self.c == 1 and im.format == "JPEG":
-            im.draft("L", im.size)  # libjpeg's grayscale output, as OpenCV does
-        if im.mode != self.mode:
-            return im.convert(self.mode)
-        im.load()
-        return im
-
-    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray) -> tuple[np.ndarray, int]:
-        """Label into ``label_out``; returns the ``(h, w, c)`` uint8 crop (mirrored if
-        drawn) and the record id. ``u``: 4 uniform numbers for this image's random draws."""
-        header, img = recordio.unpack(payload)
+    def _label(self, header: recordio.IRHeader, label_out: np.ndarray) -> None:
         if header.flag > 0:
             if header.flag != self.label_width:
                 raise MXNetError(f"record {header.id} holds a {header.flag}-dimensional label but "
@@ -169,44 +111,35 @@ class _Augmenter:
                 raise MXNetError(f"record {header.id} holds one label but label_width is "
                                  f"{self.label_width}")
             label_out[0] = header.label
+
+    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
+                 rng: np.random.Generator | None = None) -> tuple[np.ndarray, int]:
+        """Label into ``label_out``; returns the ``(h, w, c)`` uint8 RGB image (mirrored if
+        drawn) and the record id. ``u``: this image's uniform numbers (``u[2]``: mirror);
+        ``rng``: the augmenter's random numbers."""
+        header, img = recordio.unpack(payload)
+        self._label(header, label_out)
         try:
-            im = self._decode(img)
+            arr = self._decode(img)
         except Exception as e:  # noqa: BLE001
             raise MXNetError(f"cannot decode the image of record {header.id} ({len(img)} bytes): "
                              f"{e}") from e
-        if self.resize > 0:
-            w, h = im.size
-            if h > w:
-                nh, nw = self.resize * h // w, self.resize
-            else:
-                nh, nw = self.resize, self.resize * w // h
-            if (nw, nh) != (w, h):
-                im = im.resize((nw, nh), self._filter((w, h), (nw, nh), float(u[3])))
-        if self.pad > 0:
-            from PIL import ImageOps
-            fill = self.fill_value if self.c == 1 else (self.fill_value,) * self.c
-            im = ImageOps.expand(im, border=self.pad, fill=fill)
-        w, h = im.size
-        if h < self.h or w < self.w:
-            raise MXNetError(f"record {header.id}: image of {h}x{w} is smaller than data_shape "
-                             f"{self.h}x{self.w}; set resize= to scale it up first")
-        y, x = h - self.h, w - self.w
-        if self.rand_crop:
-            y, x = min(int(u[0] * (y + 1)), y), min(int(u[1] * (x + 1)), x)
-        else:
-            y, x = y // 2, x // 2
-        arr = np.asarray(im)
-        if arr.ndim == 2:
-            arr = arr[:, :, None]
-        arr = arr[y:y + self.h, x:x + self.w]
+        if rng is None:
+            rng = np.random.default_rng(int(u[0] * 2**53))
+        try:
+            arr = self.default.process(arr, rng)
+        except MXNetError as e:
+            raise MXNetError(f"record {header.id}: {e}") from e
+        arr = _to_rgb(arr)
         if self.mirror or (self.rand_mirror and u[2] < 0.5):
             arr = arr[:, ::-1]
         return arr, int(header.id)
 
-    def finish(self, raw: np.ndarray, mirrored: np.ndarray) -> np.ndarray:
+    def finish(self, raw: np.ndarray, mirrored: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
         """``(bs, h, w, c)`` uint8 -> ``(bs, c, h, w)`` output, normalised in one go:
-        ``(pixel - mean) * scale / std`` (the mean image mirrored along with the image,
-        as MXNet subtracts it before mirroring)."""
+        ``((pixel - mean) * contrast + illumination) * scale / std`` (the mean image mirrored
+        along with the image, as MXNet subtracts it before mirroring; contrast and
+        illumination drawn per image from ``u[:, 4:6]`` when enabled)."""
         chw = raw.transpose(0, 3, 1, 2)
         if self.mean is None:
             return np.ascontiguousarray(chw, dtype=self.out_dtype)
@@ -215,6 +148,11 @@ class _Augmenter:
             mean = np.where(mirrored[:, None, None, None], mean[:, :, ::-1], mean)
         out = np.empty(chw.shape, dtype=self.out_dtype)
         np.subtract(chw, mean, out=out, dtype=self.out_dtype, casting="unsafe")
+        if (self.max_random_contrast > 0 or self.max_random_illumination > 0) and u is not None:
+            c = 1 + (u[:, 4] * 2 - 1) * self.max_random_contrast
+            ill = (u[:, 5] * 2 - 1) * self.max_random_illumination
+            out *= c.astype(np.float32)[:, None, None, None]
+            out += ill.astype(np.float32)[:, None, None, None]
         out *= self.mult
         return out
 
@@ -226,15 +164,16 @@ def _build_batch(reader: recordio.RecordFileReader, offsets: np.ndarray, aug: _A
     raw = np.empty((bs, aug.h, aug.w, aug.c), dtype=np.uint8)
     label = np.empty((bs, label_width), dtype=np.float32)
     index = np.empty(bs, dtype=np.uint64)
-    # every random draw of the batch at once: crop y, crop x, mirror, filter
-    u = np.random.default_rng([seed, plan.serial]).random((bs, 4))
+    rng = np.random.default_rng([seed, plan.serial])
+    # per image: crop y, crop x, mirror, filter, contrast, illumination
+    u = rng.random((bs, 6))
     mirrored = np.zeros(bs, dtype=bool) if aug.mirror or not aug.rand_mirror else u[:, 2] < 0.5
     if aug.mirror:
         mirrored[:] = True
     for slot, pos in enumerate(plan.positions):
         payload = reader.read_at(int(offsets[pos]))
-        raw[slot], index[slot] = aug(payload, u[slot], label[slot])
-    data = aug.finish(raw, mirrored)
+        raw[slot], index[slot] = aug(payload, u[slot], label[slot], rng)
+    data = aug.finish(raw, mirrored, u)
     return data, (label[:, 0].copy() if label_width == 1 else label), plan.pad, index
 
 
@@ -306,7 +245,11 @@ class ImageRecordIter(DataIter):
         self._closed = True  # until fully built: __del__/close() must cope
         self._pool: cf.ThreadPoolExecutor | None = None
         self._reader: recordio.RecordFileReader | None = None
+        aug_extra: dict[str, Any] = {}
         for k, v in kwargs.items():
+            if k in _AUG_EXTRA:
+                aug_extra[k] = v
+                continue
             if k in _IGNORED:
                 continue
             if k in _UNSUPPORTED_DEFAULTS:
@@ -314,7 +257,7 @@ class ImageRecordIter(DataIter):
                     raise NotImplementedError(f"ImageRecordIter: {k}={v!r} is not supported by plexnet")
                 continue
             raise TypeError(f"ImageRecordIter: unknown argument {k!r}")
-        _pil()  # fail early, with the install hint, when Pillow is missing
+        cv2()  # fail early, with the install hint, when OpenCV is missing
         if self.batch_size < 1:
             raise ValueError(f"ImageRecordIter: batch_size must be >= 1, got {batch_size}")
         self.data_shape = _shape3(data_shape)
@@ -365,7 +308,7 @@ class ImageRecordIter(DataIter):
                     int(inter_method))
         if mean_img and normalise:
             mean = self._mean_image(os.fspath(mean_img), aug_args)
-        self._aug = _Augmenter(*aug_args, mean, mult, out_dtype, self.label_width)
+        self._aug = _Augmenter(*aug_args, mean, mult, out_dtype, self.label_width, **aug_extra)
         # -- batching + workers -------------------------------------------------------------
         self.round_batch = bool(round_batch)
         self._planner = BatchPlanner(len(self._offsets), self.batch_size, round_batch=self.round_batch,

@@ -224,7 +224,24 @@ def test_pillow_missing_gives_install_hint(no_pillow):
         recordio.unpack_img(recordio.pack(IRHeader(0, 0, 0, 0), b"\x89PNG"))
 
 
-def test_image_record_iter_without_pillow_says_how_to_install(fixtures_dir, no_pillow):
+@pytest.fixture
+def no_opencv(monkeypatch):
+    """Importing ``cv2`` fails, as without OpenCV installed."""
+    import builtins
+
+    from plexnet.io import decode
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name == "cv2" or name.startswith("cv2."):
+            raise ImportError("No module named 'cv2'")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    monkeypatch.setattr(decode, "_cv2", None)
+
+
+def test_image_record_iter_without_opencv_says_how_to_install(fixtures_dir, no_opencv):
     from plexnet.io import ImageRecordIter
     with pytest.raises(ImportError, match=r"pip install 'plexnet\[image\]'"):
         ImageRecordIter(path_imgrec=os.path.join(fixtures_dir, "images.rec"), data_shape=(3, 16, 16),
