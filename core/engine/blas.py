@@ -8,7 +8,11 @@ worker computes. So the engine keeps the count of CPU workers that are awake (no
 parked waiting for work) and sets BLAS threads to ``max(1, cap // awake)``, where
 ``cap`` is the library's thread count at start (the core count, or what
 ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` said): one awake worker gets every core,
-two share them. The setting changes only when that number changes - when a worker parks
+two share them. When the machine is oversubscribed by other processes (1-minute load
+average above the cores + 0.5), awake workers get one BLAS thread each: measured here,
+multi-threaded GEMMs whose threads other processes keep descheduling cost far more than
+they give (issue 17: a ResNet-18 step 1.8 s with one BLAS thread against 4-5 s without).
+The setting changes only when the number of awake workers changes - when a worker parks
 or is woken, not per operation - through a library handle found once.
 
 A worker counts as awake from the moment it is woken (by the thread that hands it work),
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 try:
@@ -38,6 +43,9 @@ _libs: list[Any] | None = None     # threadpoolctl controllers of the BLAS libra
 _setters: list[Any] = []           # their process-wide set_num_threads
 _cap = 1
 _current = 0
+_ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+_load_checked = -10.0
+_load_busy = False
 
 
 def _setup() -> list[Any]:
@@ -70,10 +78,31 @@ def enabled() -> bool:
     return bool(libs) and _cap > 1
 
 
+def _busy_machine() -> bool:
+    """True when the machine is oversubscribed by others: the 1-minute load average
+    exceeds the cores by more than half a core (read at most once a second). This
+    process's own workers and BLAS threads never ask for more than the cores, so they
+    alone do not trip it."""
+    global _load_checked, _load_busy
+    now = time.monotonic()
+    if now - _load_checked > 1.0:
+        _load_checked = now
+        try:
+            _load_busy = os.getloadavg()[0] > _ncpu + 0.5
+        except OSError:  # pragma: no cover - no load average on this platform
+            _load_busy = False
+    return _load_busy
+
+
 def _apply() -> None:
     """Under ``_lock``: set the BLAS thread count for ``_awake`` workers if it changed."""
     global _current
-    n = max(1, _cap // _awake) if _awake > 0 else _cap
+    if _awake <= 0:
+        n = _cap
+    elif _busy_machine():
+        n = 1               # straggling BLAS threads on a loaded machine cost more than they give
+    else:
+        n = max(1, _cap // _awake)
     if n != _current:
         _current = n
         for set_threads in _setters:

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(not blas.enabled(), reason="no controllable mult
 @pytest.mark.parametrize("kind", ["ThreadedEngine", "ThreadedEnginePerDevice"])
 def test_two_busy_workers_share_the_cores_one_gets_them_all(kind: str, new_engine: Any,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blas, "_busy_machine", lambda: False)    # whatever else runs here
     monkeypatch.setenv("PLEXNET_CPU_WORKER_NTHREADS", "2")
     monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "2")
     from plexnet import backends
@@ -66,3 +67,26 @@ def test_idle_engine_gives_blas_every_thread(new_engine: Any) -> None:
     eng.wait_for_all()
     eng.shutdown()
     assert library_threads() == blas._cap == blas.blas_threads()
+
+
+@pytest.mark.timeout(30)
+def test_loaded_machine_gets_one_blas_thread_per_worker(new_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blas, "_busy_machine", lambda: True)
+    eng = new_engine("ThreadedEnginePerDevice")
+    eng.push_sync(lambda rc: None, cpu(), (), (eng.new_var(),))
+    eng.wait_for_all()
+    time.sleep(0.2)                                 # workers park
+    seen: list[int] = []
+    eng.push_sync(lambda rc: seen.append(library_threads()), cpu(), (), (eng.new_var(),))
+    eng.wait_for_all()
+    assert seen == [1]
+
+
+def test_load_check_reads_the_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blas, "_load_busy", blas._load_busy)       # restored afterwards
+    monkeypatch.setattr(blas, "_load_checked", -10.0)
+    monkeypatch.setattr(blas.os, "getloadavg", lambda: (blas._ncpu + 3.0, 0.0, 0.0))
+    assert blas._busy_machine()
+    monkeypatch.setattr(blas, "_load_checked", -10.0)
+    monkeypatch.setattr(blas.os, "getloadavg", lambda: (blas._ncpu * 1.0, 0.0, 0.0))
+    assert not blas._busy_machine()
