@@ -28,8 +28,7 @@ from . import op_function
 from .ndarray import NDArray, _new
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial", "negative_binomial",
-           "generalized_negative_binomial", "shuffle", "randint", "uniform_like", "normal_like", "gamma_like",
-           "exponential_like", "poisson_like", "negative_binomial_like", "generalized_negative_binomial_like",
+           "generalized_negative_binomial", "shuffle", "randint",
            "current_context"]
 
 _PLUGIN_HINT = "install plexnet-ops-random (pip install plugins/ops-random); `plexnet plugins` lists what is installed"
@@ -94,7 +93,7 @@ def _random_helper(random: str, sampler: str | None, params: list[Any], shape: A
             dtype = out.dtype
         if op_function(random) is None and random in _FALLBACK and not kwargs:
             return _fallback(random, params, shape, dtype, ctx, out)
-        names = _PARAM_NAMES[random]
+        names = _namespaces.RANDOM_PARAMS[random]
         kw = dict(zip(names, params), shape=shape, ctx=ctx, out=out, **kwargs)
         if dtype is not None:
             kw["dtype"] = np.dtype(dtype).name
@@ -102,11 +101,6 @@ def _random_helper(random: str, sampler: str | None, params: list[Any], shape: A
     raise ValueError(f"Distribution parameters must be either NDArray or numbers, but got {type(params[0])}.")
 
 
-_PARAM_NAMES = {
-    "_random_uniform": ("low", "high"), "_random_normal": ("loc", "scale"), "_random_poisson": ("lam",),
-    "_random_exponential": ("lam",), "_random_gamma": ("alpha", "beta"), "_random_negative_binomial": ("k", "p"),
-    "_random_generalized_negative_binomial": ("mu", "alpha"), "_random_randint": ("low", "high"),
-}
 
 
 def uniform(low: Any = 0, high: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,
@@ -195,20 +189,15 @@ def _like(dist: str) -> Callable[..., NDArray]:
     return fn
 
 
-uniform_like = _like("uniform")
-normal_like = _like("normal")
-gamma_like = _like("gamma")
-exponential_like = _like("exponential")
-poisson_like = _like("poisson")
-negative_binomial_like = _like("negative_binomial")
-generalized_negative_binomial_like = _like("generalized_negative_binomial")
+for _dist in _namespaces.LIKE_DISTRIBUTIONS:  # uniform_like, normal_like, ...
+    globals()[f"{_dist}_like"] = _like(_dist)
+    __all__.append(f"{_dist}_like")
+del _dist
 
 
 def __getattr__(name: str) -> Any:
     """A third-party ``_random_<name>`` / ``_sample_<name>`` operator as ``nd.random.<name>``."""
-    if not name.startswith("__"):
-        for p in _namespaces.PREFIXES["random"]:
-            fn = op_function(p + name)
-            if fn is not None:
-                return fn
-    raise AttributeError(f"plexnet.nd.random has no function {name!r}")
+    fn = _namespaces.prefixed_op(op_function, "random", name)
+    if fn is None:
+        raise AttributeError(f"plexnet.nd.random has no function {name!r}")
+    return fn

@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterable
 
 from ..registry import registries
 
-__all__ = ["PREFIXES", "FLAT_PREFIXES", "OpNamespace", "namespace", "flat_name", "names_with_prefix"]
+__all__ = ["PREFIXES", "FLAT_PREFIXES", "OpNamespace", "namespace", "flat_name", "names_with_prefix", "prefixed_op",
+           "RANDOM_PARAMS", "LIKE_DISTRIBUTIONS"]
 
 #: sub-namespace -> operator name prefixes (first match wins)
 PREFIXES: dict[str, tuple[str, ...]] = {
@@ -35,6 +36,18 @@ PREFIXES: dict[str, tuple[str, ...]] = {
 
 #: flat names that stand for ``"_" + name`` (MXNet's ``add_alias("linalg_gemm")`` etc.)
 FLAT_PREFIXES: tuple[str, ...] = ("linalg_", "random_", "sample_")
+
+
+#: the scalar parameters of MXNet's ``_random_<dist>`` operators, in positional order
+RANDOM_PARAMS: dict[str, tuple[str, ...]] = {
+    "_random_uniform": ("low", "high"), "_random_normal": ("loc", "scale"), "_random_poisson": ("lam",),
+    "_random_exponential": ("lam",), "_random_gamma": ("alpha", "beta"), "_random_negative_binomial": ("k", "p"),
+    "_random_generalized_negative_binomial": ("mu", "alpha"), "_random_randint": ("low", "high"),
+}
+
+#: distributions with a ``_random_<dist>_like`` operator (``nd.random.<dist>_like``)
+LIKE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
+                                       "generalized_negative_binomial")
 
 
 def _registry() -> Any:
@@ -60,6 +73,17 @@ def flat_name(name: str) -> str | None:
         op = "_" + name
         if op in _registry():
             return op
+    return None
+
+
+def prefixed_op(lookup: Callable[[str], Any], sub: str, name: str) -> Any | None:
+    """``lookup(prefix + name)`` for the first of ``sub``'s prefixes that has an operator."""
+    if name.startswith("__"):
+        return None
+    for p in PREFIXES[sub]:
+        fn = lookup(p + name)
+        if fn is not None:
+            return fn
     return None
 
 

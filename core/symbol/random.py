@@ -17,14 +17,8 @@ from . import op_function
 from .symbol import Symbol
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial", "negative_binomial",
-           "generalized_negative_binomial", "shuffle", "randint", "uniform_like", "normal_like", "gamma_like",
-           "exponential_like", "poisson_like", "negative_binomial_like", "generalized_negative_binomial_like"]
+           "generalized_negative_binomial", "shuffle", "randint"]
 
-_PARAM_NAMES = {
-    "_random_uniform": ("low", "high"), "_random_normal": ("loc", "scale"), "_random_poisson": ("lam",),
-    "_random_exponential": ("lam",), "_random_gamma": ("alpha", "beta"), "_random_negative_binomial": ("k", "p"),
-    "_random_generalized_negative_binomial": ("mu", "alpha"), "_random_randint": ("low", "high"),
-}
 
 
 def _op(name: str) -> Callable[..., Symbol]:
@@ -52,7 +46,7 @@ def _random_helper(random: str, sampler: str | None, params: list[Any], shape: A
     if isinstance(params[0], (numbers.Number, np.generic)) and not isinstance(params[0], bool):
         if any(not isinstance(p, (numbers.Number, np.generic)) for p in params[1:]):
             raise ValueError("Distribution parameters must all have the same type.")
-        return _op(random)(**dict(zip(_PARAM_NAMES[random], params)), **kw)
+        return _op(random)(**dict(zip(_namespaces.RANDOM_PARAMS[random], params)), **kw)
     raise ValueError(f"Distribution parameters must be either Symbol or numbers, but got {type(params[0])}.")
 
 
@@ -129,20 +123,15 @@ def _like(dist: str) -> Callable[..., Symbol]:
     return fn
 
 
-uniform_like = _like("uniform")
-normal_like = _like("normal")
-gamma_like = _like("gamma")
-exponential_like = _like("exponential")
-poisson_like = _like("poisson")
-negative_binomial_like = _like("negative_binomial")
-generalized_negative_binomial_like = _like("generalized_negative_binomial")
+for _dist in _namespaces.LIKE_DISTRIBUTIONS:  # uniform_like, normal_like, ...
+    globals()[f"{_dist}_like"] = _like(_dist)
+    __all__.append(f"{_dist}_like")
+del _dist
 
 
 def __getattr__(name: str) -> Any:
     """A third-party ``_random_<name>`` / ``_sample_<name>`` operator as ``sym.random.<name>``."""
-    if not name.startswith("__"):
-        for p in _namespaces.PREFIXES["random"]:
-            fn = op_function(p + name)
-            if fn is not None:
-                return fn
-    raise AttributeError(f"plexnet.sym.random has no function {name!r}")
+    fn = _namespaces.prefixed_op(op_function, "random", name)
+    if fn is None:
+        raise AttributeError(f"plexnet.sym.random has no function {name!r}")
+    return fn

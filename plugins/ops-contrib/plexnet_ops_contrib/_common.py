@@ -4,16 +4,27 @@ outs, ogs) -> grads`` on raw arrays; :class:`FnOp` runs them and honours ``req``
 MXNet registers the family as ``_contrib_<name>``; :func:`register` does too."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
+
+import numpy as np
 
 from plexnet.base import ShapeError
 from plexnet.operator import Operator, OperatorProperty, OpReqType, assign
 
-__all__ = ["FnProp", "FnOp", "register", "ShapeError", "fmt"]
+__all__ = ["FnProp", "FnOp", "register", "ShapeError", "fmt", "each_roi"]
 
 
 def fmt(names: Sequence[str], shapes: Sequence[Any]) -> str:
     return ", ".join(f"{n}={None if s is None else tuple(s)}" for n, s in zip(names, shapes))
+
+
+def each_roi(rois: Any, width: int, n_images: int) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(row, image, roi)`` for every roi (read on the host) whose image index is valid."""
+    host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, width)
+    for k, roi in enumerate(host):
+        b = int(roi[0])
+        if 0 <= b < n_images:
+            yield k, b, roi
 
 
 class FnProp(OperatorProperty):

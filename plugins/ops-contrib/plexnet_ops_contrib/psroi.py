@@ -13,7 +13,7 @@ import numpy as np
 
 from plexnet.operator import Field, Params
 
-from ._common import FnProp, register as _register
+from ._common import FnProp, each_roi, register as _register
 
 __all__ = ["register"]
 
@@ -72,13 +72,9 @@ class PSROIPoolingProp(FnProp):
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
         data, rois = ins
         n, _c, h, w = data.shape
-        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, 5)
         k = self.param.pooled_size
-        out = xp.zeros((len(r_host), self.param.output_dim, k, k), dtype=data.dtype)
-        for r, roi in enumerate(r_host):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                continue
+        out = xp.zeros((rois.shape[0], self.param.output_dim, k, k), dtype=data.dtype)
+        for r, b, roi in each_roi(rois, 5, n):
             for i, j, rs, cs, chans in self._bins(roi, h, w):
                 out[r, :, i, j] = data[b, xp.asarray(chans), rs, cs].mean(axis=(1, 2))
         return [out]
@@ -87,11 +83,7 @@ class PSROIPoolingProp(FnProp):
         data, rois = ins
         n, _c, h, w = data.shape
         g = xp.zeros(data.shape, dtype=data.dtype)
-        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, 5)
-        for r, roi in enumerate(r_host):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                continue
+        for r, b, roi in each_roi(rois, 5, n):
             for i, j, rs, cs, chans in self._bins(roi, h, w):
                 area = (rs.stop - rs.start) * (cs.stop - cs.start)
                 g[b, xp.asarray(chans), rs, cs] += (ogs[0][r, :, i, j] / area)[:, None, None]

@@ -179,22 +179,32 @@ class ROIAlignParam(Params):
     aligned = Field(bool, default=False, doc="half-pixel offset (Detectron2's aligned ROIAlign)")
 
 
-class ROIAlignProp(FnProp):
-    """Region-of-interest align (Mask R-CNN) of NCHW ``data`` over ``rois`` (R, 5)."""
+class RoiProp(FnProp):
+    """Pooling over regions of interest: NCHW ``data`` and ``rois`` of ``roi_width`` values."""
 
-    param_cls = ROIAlignParam
     arguments = ("data", "rois")
+    roi_width = 5
 
     def _pooled(self) -> tuple[int, int]:
         s = tuple(self.param.pooled_size)
         return (s[0], s[0]) if len(s) == 1 else (s[0], s[1])
 
-    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+    def check_inputs(self, shapes: Any) -> None:
         d, r = shapes
         if len(d) != 4:
             raise self.error("data must be 4-D (N, C, H, W)", shapes)
-        if len(r) != 2 or r[1] != 5:
-            raise self.error("rois must have shape (num_rois, 5)", shapes)
+        if len(r) != 2 or r[1] != self.roi_width:
+            raise self.error(f"rois must have shape (num_rois, {self.roi_width})", shapes)
+
+
+class ROIAlignProp(RoiProp):
+    """Region-of-interest align (Mask R-CNN) of NCHW ``data`` over ``rois`` (R, 5)."""
+
+    param_cls = ROIAlignParam
+
+    def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        self.check_inputs(shapes)
+        d, r = shapes
         ph, pw = self._pooled()
         c = d[1]
         if self.param.position_sensitive:

@@ -13,7 +13,8 @@ import numpy as np
 
 from plexnet.operator import Field, Params, Shape
 
-from ._common import FnProp, register as _register
+from ._common import each_roi, register as _register
+from .resample import RoiProp
 
 __all__ = ["register"]
 
@@ -37,21 +38,15 @@ def _bilinear_terms(x: np.ndarray, y: np.ndarray, h: int, w: int) -> list[tuple[
     return [(y0, x0, hy * hx * valid), (y0, x1, hy * lx * valid), (y1, x0, ly * hx * valid), (y1, x1, ly * lx * valid)]
 
 
-class RROIAlignProp(FnProp):
+class RROIAlignProp(RoiProp):
     """Rotated ROI align of NCHW ``data`` over ``rois`` (R, 6)."""
 
     param_cls = RROIAlignParam
-    arguments = ("data", "rois")
-
-    def _pooled(self) -> tuple[int, int]:
-        s = tuple(self.param.pooled_size)
-        return (s[0], s[0]) if len(s) == 1 else (s[0], s[1])
+    roi_width = 6
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
-        d, r = shapes
-        if len(d) != 4 or len(r) != 2 or r[1] != 6:
-            raise self.error("expected data (N, C, H, W) and rois (num_rois, 6)", shapes)
-        return [(r[0], d[1]) + self._pooled()]
+        self.check_inputs(shapes)
+        return [(shapes[1][0], shapes[0][1]) + self._pooled()]
 
     def _plan(self, roi: np.ndarray, h: int, w: int) -> tuple[list, int, int]:
         p = self.param
@@ -74,12 +69,8 @@ class RROIAlignProp(FnProp):
         data, rois = ins
         n, c, h, w = data.shape
         ph, pw = self._pooled()
-        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, 6)
-        out = xp.zeros((len(r_host), c, ph, pw), dtype=data.dtype)
-        for k, roi in enumerate(r_host):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                continue
+        out = xp.zeros((rois.shape[0], c, ph, pw), dtype=data.dtype)
+        for k, b, roi in each_roi(rois, 6, n):
             terms, gh, gw = self._plan(roi, h, w)
             acc = 0
             for yy, xx, ww in terms:
@@ -92,11 +83,7 @@ class RROIAlignProp(FnProp):
         n, c, h, w = data.shape
         ph, pw = self._pooled()
         g = xp.zeros(data.shape, dtype=data.dtype)
-        r_host = np.asarray(rois.get() if hasattr(rois, "get") else rois, dtype=np.float64).reshape(-1, 6)
-        for k, roi in enumerate(r_host):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                continue
+        for k, b, roi in each_roi(rois, 6, n):
             terms, gh, gw = self._plan(roi, h, w)
             spread = xp.broadcast_to(ogs[0][k][:, :, None, :, None] / (gh * gw), (c, ph, gh, pw, gw))
             spread = spread.reshape(c, ph * gh, pw * gw)
