@@ -20,7 +20,7 @@ import numpy as np
 from .. import recordio
 from ..base import MXNetError
 from .decode import cv2, inter_method
-from .image_record_iter import ImageRecordIter, _Augmenter, _to_rgb
+from .image_record_iter import ImageRecordIter, _Augmenter
 
 __all__ = ["ImageDetRecordIter"]
 
@@ -55,8 +55,8 @@ class _DetAugmenter(_Augmenter):
         self.mirror_prob = float(mirror_prob)
         self.pad_value = float(pad_value)
 
-    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
-                 rng: np.random.Generator | None = None) -> tuple[np.ndarray, int]:
+    def load(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
+             rng: np.random.Generator | None = None) -> tuple[np.ndarray, int, bool]:
         header, img = recordio.unpack(payload)
         label = np.atleast_1d(np.asarray(header.label, dtype=np.float32)).copy()
         if 4 + len(label) > len(label_out):
@@ -72,14 +72,13 @@ class _DetAugmenter(_Augmenter):
             arr = cv2().resize(arr, (self.w, self.h), interpolation=flag)
             if arr.ndim == 2:
                 arr = arr[:, :, None]
-        arr = _to_rgb(arr)
-        if self.mirror_prob > 0 and u[2] < self.mirror_prob:
-            arr = arr[:, ::-1]
+        mirrored = bool(self.mirror_prob > 0 and u[2] < self.mirror_prob)
+        if mirrored:
             _flip_boxes(label, header.id)
         label_out[:] = self.pad_value
         label_out[:4] = (self.c, self.h, self.w, len(label))
         label_out[4:4 + len(label)] = label
-        return arr, int(header.id)
+        return arr, int(header.id), mirrored
 
 
 def _flip_boxes(label: np.ndarray, rec_id: int) -> None:

@@ -112,11 +112,11 @@ class _Augmenter:
                                  f"{self.label_width}")
             label_out[0] = header.label
 
-    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
-                 rng: np.random.Generator | None = None) -> tuple[np.ndarray, int]:
-        """Label into ``label_out``; returns the ``(h, w, c)`` uint8 RGB image (mirrored if
-        drawn) and the record id. ``u``: this image's uniform numbers (``u[2]``: mirror);
-        ``rng``: the augmenter's random numbers."""
+    def load(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
+             rng: np.random.Generator | None = None) -> tuple[np.ndarray, int, bool]:
+        """Label into ``label_out``; returns the augmented ``(h, w, c)`` uint8 image in
+        OpenCV's BGR(A) order, the record id and whether to mirror it. ``u``: this image's
+        uniform numbers (``u[2]``: mirror); ``rng``: the augmenter's random numbers."""
         header, img = recordio.unpack(payload)
         self._label(header, label_out)
         try:
@@ -130,50 +130,67 @@ class _Augmenter:
             arr = self.default.process(arr, rng)
         except MXNetError as e:
             raise MXNetError(f"record {header.id}: {e}") from e
-        arr = _to_rgb(arr)
-        if self.mirror or (self.rand_mirror and u[2] < 0.5):
-            arr = arr[:, ::-1]
-        return arr, int(header.id)
+        return arr, int(header.id), self.mirror or (self.rand_mirror and bool(u[2] < 0.5))
 
-    def finish(self, raw: np.ndarray, mirrored: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
-        """``(bs, h, w, c)`` uint8 -> ``(bs, c, h, w)`` output, normalised in one go:
-        ``((pixel - mean) * contrast + illumination) * scale / std`` (the mean image mirrored
-        along with the image, as MXNet subtracts it before mirroring; contrast and
-        illumination drawn per image from ``u[:, 4:6]`` when enabled)."""
-        chw = raw.transpose(0, 3, 1, 2)
-        if self.mean is None:
-            return np.ascontiguousarray(chw, dtype=self.out_dtype)
-        mean = self.mean
-        if mean.shape[1] > 1 and mirrored.any():
-            mean = np.where(mirrored[:, None, None, None], mean[:, :, ::-1], mean)
-        out = np.empty(chw.shape, dtype=self.out_dtype)
-        np.subtract(chw, mean, out=out, dtype=self.out_dtype, casting="unsafe")
-        if (self.max_random_contrast > 0 or self.max_random_illumination > 0) and u is not None:
-            c = 1 + (u[:, 4] * 2 - 1) * self.max_random_contrast
-            ill = (u[:, 5] * 2 - 1) * self.max_random_illumination
-            out *= c.astype(np.float32)[:, None, None, None]
-            out += ill.astype(np.float32)[:, None, None, None]
-        out *= self.mult
-        return out
+    def __call__(self, payload: bytes, u: np.ndarray, label_out: np.ndarray,
+                 rng: np.random.Generator | None = None) -> tuple[np.ndarray, int]:
+        """``load``, as an ``(h, w, c)`` uint8 RGB(A) image, mirrored if drawn."""
+        arr, rec_id, mirrored = self.load(payload, u, label_out, rng)
+        arr = _to_rgb(arr)
+        return (arr[:, ::-1] if mirrored else arr), rec_id
+
+    def normalise_into(self, bgr: np.ndarray, mirrored: bool, out: np.ndarray, u: np.ndarray) -> None:
+        """One image of ``load`` into its ``(c, h, w)`` slot of the output batch:
+        ``((pixel - mean) * contrast + illumination) * scale / std``, plane by plane
+        (contiguous planes from ``cv2.split``: 3x faster than a strided transpose)."""
+        assert self.mean is not None
+        if bgr.shape[2] == 1:
+            planes = [bgr[:, :, 0]]
+        else:
+            split = cv2().split(bgr)
+            planes = [split[2], split[1], split[0]] + list(split[3:])
+        contrast = illum = None
+        if self.max_random_contrast > 0 or self.max_random_illumination > 0:
+            contrast = np.float32(1 + (u[4] * 2 - 1) * self.max_random_contrast)
+            illum = np.float32((u[5] * 2 - 1) * self.max_random_illumination)
+        per_pixel = self.mean.shape[1] > 1
+        for ch, plane in enumerate(planes):
+            m = self.mean[ch] if per_pixel else self.mean[ch, 0, 0]
+            if mirrored:
+                plane = plane[:, ::-1]
+                if per_pixel:
+                    m = m[:, ::-1]
+            o = out[ch]
+            np.subtract(plane, m, out=o, dtype=self.out_dtype, casting="unsafe")
+            if contrast is not None:
+                o *= contrast
+                o += illum
+            o *= self.mult[ch, 0, 0]
+
+    def finish(self, raw: np.ndarray) -> np.ndarray:
+        """``(bs, h, w, c)`` uint8 -> ``(bs, c, h, w)`` raw pixels (no normalisation)."""
+        return np.ascontiguousarray(raw.transpose(0, 3, 1, 2), dtype=self.out_dtype)
 
 
 def _build_batch(reader: recordio.RecordFileReader, offsets: np.ndarray, aug: _Augmenter,
                  plan: Plan, seed: int, label_width: int) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Worker: read, decode and augment the records of one plan into fresh arrays."""
     bs = len(plan.positions)
-    raw = np.empty((bs, aug.h, aug.w, aug.c), dtype=np.uint8)
     label = np.empty((bs, label_width), dtype=np.float32)
     index = np.empty(bs, dtype=np.uint64)
     rng = np.random.default_rng([seed, plan.serial])
-    # per image: crop y, crop x, mirror, filter, contrast, illumination
+    # per image: (unused), (unused), mirror, (unused), contrast, illumination
     u = rng.random((bs, 6))
-    mirrored = np.zeros(bs, dtype=bool) if aug.mirror or not aug.rand_mirror else u[:, 2] < 0.5
-    if aug.mirror:
-        mirrored[:] = True
-    for slot, pos in enumerate(plan.positions):
-        payload = reader.read_at(int(offsets[pos]))
-        raw[slot], index[slot] = aug(payload, u[slot], label[slot], rng)
-    data = aug.finish(raw, mirrored, u)
+    if aug.mean is None:  # raw pixels: gather HWC, one transpose at the end
+        raw = np.empty((bs, aug.h, aug.w, aug.c), dtype=np.uint8)
+        for slot, pos in enumerate(plan.positions):
+            raw[slot], index[slot] = aug(reader.read_at(int(offsets[pos])), u[slot], label[slot], rng)
+        data = aug.finish(raw)
+    else:
+        data = np.empty((bs, aug.c, aug.h, aug.w), dtype=aug.out_dtype)
+        for slot, pos in enumerate(plan.positions):
+            img, index[slot], mirrored = aug.load(reader.read_at(int(offsets[pos])), u[slot], label[slot], rng)
+            aug.normalise_into(img, mirrored, data[slot], u[slot])
     return data, (label[:, 0].copy() if label_width == 1 else label), plan.pad, index
 
 
