@@ -146,11 +146,12 @@ def op_costs(lib: str, n: int = 200) -> dict:
     return res
 
 
-def alternate(kinds=("mlp", "lenet"), rounds: int = 8, steps: int = 15, batch: int = 64) -> dict:
-    """plexnet only, one process: imperative / hybridized / Module alternated ``rounds``
-    times, best seconds per step of each (stable on a shared machine)."""
+def alternate(lib: str = "plexnet", kinds=("mlp", "lenet"), rounds: int = 8, steps: int = 15,
+              batch: int = 64) -> dict:
+    """One process: imperative / hybridized / Module alternated ``rounds`` times, best
+    seconds per step of each (steadier than medians on a shared machine)."""
     import numpy as np
-    mx = __import__("plexnet")
+    mx = __import__(lib)
     res = {}
     for kind in kinds:
         rng = np.random.RandomState(0)
@@ -227,12 +228,33 @@ def main() -> None:
     ap.add_argument("--only", help="one configuration, e.g. mlp:hybridized")
     ap.add_argument("--ops", action="store_true", help="per-operator costs (with --lib: that library only)")
     ap.add_argument("--alternate", action="store_true",
-                    help="plexnet only: imperative / hybridized / Module alternated in one process")
+                    help="imperative / hybridized / Module alternated within one process per library (best of)")
     a = ap.parse_args()
     if a.alternate:
-        for kind, best in alternate(steps=a.steps, batch=a.batch).items():
-            print(f"{kind}: " + ", ".join(f"{m} {v * 1e3:.3f} ms" for m, v in best.items())
-                  + f"; hybridized / Module = {best['hybridized'] / best['module']:.2f}")
+        if a.lib:
+            print(json.dumps({k: v for k, v in alternate(a.lib, steps=a.steps, batch=a.batch).items()}))
+            return
+        # both libraries, each in its own process, twice in turn; the best of each
+        env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX")
+        best: dict = {}
+        for lib, py in (("plexnet", sys.executable), ("mxnet", a.mxnet_python)) * 2:
+            out = subprocess.run([py, os.path.abspath(__file__), "--alternate", "--lib", lib, "--steps",
+                                  str(a.steps), "--batch", str(a.batch)], env=env, capture_output=True, text=True,
+                                 timeout=1200)
+            line = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+            if not line:
+                raise RuntimeError(f"{lib} run failed:\n{out.stderr[-3000:]}")
+            for kind, modes in json.loads(line[-1]).items():
+                for mode, v in modes.items():
+                    key = (lib, kind, mode)
+                    best[key] = min(best.get(key, float("inf")), v)
+        print(f"{'net':6} {'mode':11} {'plexnet ms':>11} {'mxnet ms':>10} {'ratio':>7}")
+        for kind in ("mlp", "lenet"):
+            for mode in ("imperative", "hybridized", "module"):
+                p, m = best[("plexnet", kind, mode)] * 1e3, best[("mxnet", kind, mode)] * 1e3
+                print(f"{kind:6} {mode:11} {p:11.3f} {m:10.3f} {p / m:7.2f}")
+            h, mo = best[("plexnet", kind, "hybridized")], best[("plexnet", kind, "module")]
+            print(f"plexnet {kind}: hybridized / Module = {h / mo:.2f}")
         return
     if a.ops:
         if a.lib:
