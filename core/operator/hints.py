@@ -39,11 +39,15 @@ def not_installed_message(name: str) -> str | None:
             f"(`plexnet plugins` lists what is installed)")
 
 
+#: array attributes computed by an operator of another name (``a.T`` is ``transpose``)
+_METHOD_OPS = {"T": "transpose"}
+
+
 def missing_method_message(cls_name: str, name: str, registry: Registry[Any] | None = None) -> str:
     """The ``AttributeError`` text for ``NDArray.<name>`` / ``Symbol.<name>`` (operator
     methods): the distribution to install when a standard one provides it, or when no
     operator plugin is loaded at all; else Python's usual message."""
-    dist = providing_distribution(name)
+    dist = providing_distribution(_METHOD_OPS.get(name, name))
     if dist is None and registry is not None and not any(registry.rank(n) > RANK_BUILTIN for n in registry):
         dist = DEFAULT_DISTRIBUTION
     if dist is not None:
