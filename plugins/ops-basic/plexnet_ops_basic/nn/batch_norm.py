@@ -33,11 +33,11 @@ class BatchNormParam(Params):
     max_calib_range = Field(float, default=None, optional=True, doc="quantisation only (ignored)")
 
 
-def _sum_squares(xp, a, ax):
-    """Sum of ``a * a`` over every axis but ``ax``: one pass, no temporary (einsum;
-    ``(a * a).sum(...)`` took 6x as long on ResNet's (32, 64, 32, 32))."""
+def _sum_products(xp, a, b, ax):
+    """Sum of ``a * b`` over every axis but ``ax`` in one pass without a temporary
+    (einsum; ``(a * a).sum(...)`` took 6x as long on ResNet's (32, 64, 32, 32))."""
     idx = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
-    return xp.einsum(f"{idx},{idx}->{idx[ax]}", a, a)
+    return xp.einsum(f"{idx},{idx}->{idx[ax]}", a, b)
 
 
 class BatchNormOp(Operator):
@@ -65,7 +65,7 @@ class BatchNormOp(Operator):
         if self._batch_stats(ctx):
             mean = x.mean(axis=axes)
             xp.subtract(x, mean.reshape(bshape), out=xc)
-            var = _sum_squares(xp, xc, ax) / (x.size // x.shape[ax])
+            var = _sum_products(xp, xc, xc, ax) / (x.size // x.shape[ax])
             mm *= p.momentum
             mm += (1 - p.momentum) * mean
             mv *= p.momentum
@@ -94,19 +94,26 @@ class BatchNormOp(Operator):
         else:
             mean = aux_states[0]
             invstd = 1.0 / xp.sqrt(aux_states[1] + p.eps)
-        xhat = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
+        xhat = xp.subtract(x, mean.reshape(bshape))
+        xhat *= invstd.reshape(bshape).astype(x.dtype, copy=False)
         dbeta = dy.sum(axis=axes)
-        dgamma = (dy * xhat).sum(axis=axes)
-        g = 1.0 if p.fix_gamma else gamma
+        dgamma = _sum_products(xp, dy, xhat, ax)
         if req[0] != OpReqType.null:
+            # dx = k*dy - k*dbeta/m - xhat * k*dgamma/m with k = gamma*invstd: written
+            # into dx itself (xhat's buffer takes the product), no other temporary
+            k = invstd if p.fix_gamma else gamma * invstd
+            dx = in_grad[0]
+            direct = writes(req[0]) and not (xp.may_share_memory(dx, dy) or xp.may_share_memory(dx, x))
+            if not direct:
+                dx = xp.empty_like(dy)
+            xp.multiply(dy, k.reshape(bshape).astype(dy.dtype, copy=False), out=dx)
             if self._batch_stats(ctx):
                 m = x.size // x.shape[ax]
-                dx = dy - (dbeta / m).reshape(bshape)
-                dx -= xhat * (dgamma / m).reshape(bshape)
-                dx *= (g * invstd).reshape(bshape) if not p.fix_gamma else invstd.reshape(bshape)
-            else:
-                dx = dy * ((g * invstd).reshape(bshape) if not p.fix_gamma else invstd.reshape(bshape))
-            _store(xp, in_grad[0], req[0], dx)
+                xhat *= (k * dgamma / m).reshape(bshape).astype(dy.dtype, copy=False)
+                dx -= xhat
+                dx -= (k * dbeta / m).reshape(bshape).astype(dy.dtype, copy=False)
+            if not direct:
+                _store(xp, in_grad[0], req[0], dx)
         if req[1] != OpReqType.null:
             _store(xp, in_grad[1], req[1], xp.zeros_like(dgamma) if p.fix_gamma else dgamma)
         _store(xp, in_grad[2], req[2], dbeta)
