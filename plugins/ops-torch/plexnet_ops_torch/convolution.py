@@ -4,13 +4,14 @@ num_group, bias; Deconvolution's ``adj`` / ``target_shape`` as torch's
 ``output_padding``. Channels-last layouts, dtypes other than float32/float64 and an
 ``adj`` torch cannot take run the ops-basic implementation.
 
-**Narrow inputs stay on ops-basic.** oneDNN is not faster everywhere: where a
-column of the im2col matrix is short (``C/num_group * prod(kernel)`` below
-``TORCH_MIN_ROWS``, e.g. LeNet's first layer: one input channel, 5x5), ops-basic's
-im2col + GEMM backward took about half of torch's time (2.4-2.7 ms against 4.7-5.5 ms).
-A timed trial per geometry was tried first and dropped: on this shared host the timings
-of one trial were too noisy to choose by (it picked numpy for ResNet layers that torch
-runs twice as fast)."""
+**Single-channel inputs stay on ops-basic.** oneDNN is not faster everywhere: on one
+input channel per group (LeNet's first layer: 1 x 5x5) ops-basic's im2col + GEMM
+backward took about half of torch's time (2.4-2.7 ms against 4.7-5.5 ms), while on
+ResNet's three-channel stem the two were level (3.9 / 4.0 ms) and torch's forward
+faster. So inputs with fewer than ``TORCH_MIN_CHANNELS`` channels per group run
+ops-basic. A timed trial per geometry was tried first and dropped: on this shared host
+the timings of one trial were too noisy to choose by (it picked numpy for ResNet layers
+that torch runs twice as fast)."""
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,8 @@ from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
 from . import _base
 from ._base import NULL, T, TorchOp, store
 
-#: shortest im2col column (input channels per group x kernel size) run through torch
-TORCH_MIN_ROWS = 64
+#: fewest input channels per group run through torch
+TORCH_MIN_CHANNELS = 2
 
 
 class TorchConvBase(TorchOp):
@@ -32,7 +33,7 @@ class TorchConvBase(TorchOp):
         """``(stride, pad, dilate, output_padding)`` for data of shape ``xshape``, or None
         when torch cannot run it."""
         p = self.p
-        if self.rows(xshape) < TORCH_MIN_ROWS:
+        if self.channels(xshape) < TORCH_MIN_CHANNELS:
             return None
         nd = len(p.kernel)
         return list(p.stride), list(p.pad), list(p.dilate), [0] * nd
@@ -40,12 +41,9 @@ class TorchConvBase(TorchOp):
     def supports(self, ctx, arrays):
         return not self.p.channels_last() and _base.ok_arrays(arrays)
 
-    def rows(self, xshape: tuple) -> int:
-        """Length of an im2col column: input channels per group times the kernel size."""
-        k = 1
-        for v in self.p.kernel:
-            k *= int(v)
-        return int(xshape[1]) // self.p.num_group * k
+    def channels(self, xshape: tuple) -> int:
+        """Input channels per group of the convolution."""
+        return int(xshape[1]) // self.p.num_group
 
     def torch_forward(self, ctx, in_data, req, out_data, aux_states):
         if req[0] == NULL:
@@ -85,13 +83,13 @@ class TorchDeconvolutionOp(TorchConvBase):
     fallback = DeconvolutionOp
     transposed = True
 
-    def rows(self, xshape):
+    def channels(self, xshape):
         # the convolution whose data gradient this is reads num_filter channels
-        return super().rows((xshape[0], self.p.num_filter))
+        return super().channels((xshape[0], self.p.num_filter))
 
     def geometry(self, xshape):
         p = self.p
-        if self.rows(xshape) < TORCH_MIN_ROWS:
+        if self.channels(xshape) < TORCH_MIN_CHANNELS:
             return None
         pad, adj = p.infer_pad(xshape[2:])
         # torch wants output_padding below stride or dilation

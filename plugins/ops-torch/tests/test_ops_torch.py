@@ -28,10 +28,10 @@ def rand(shape, dtype=F32, seed=0, low=-1.0, high=1.0):
 # -- Convolution / Deconvolution ---------------------------------------------------------------
 @pytest.fixture
 def torch_for_every_width(monkeypatch):
-    """The small test geometries are narrow (short im2col columns), which run ops-basic by
+    """Some test geometries have one input channel per group, which runs ops-basic by
     default: let torch take them so that its path is what these tests compare."""
     from plexnet_ops_torch import convolution as tconv
-    monkeypatch.setattr(tconv, "TORCH_MIN_ROWS", 1)
+    monkeypatch.setattr(tconv, "TORCH_MIN_CHANNELS", 1)
 
 
 CONV = [
@@ -52,21 +52,21 @@ def test_convolution_matches_xp(case, dtype, req, torch_for_every_width):
     compare("Convolution", args, kw, req=req)
 
 
-def test_narrow_convolutions_run_xp(monkeypatch):
+def test_single_channel_convolutions_run_xp(monkeypatch):
     from plexnet_ops_torch import convolution as tconv
     kw = dict(kernel=(3, 3), num_filter=4)
     prop = opcheck.make_prop("Convolution", kw)
     op = tconv.TorchConvolutionOp(prop)
-    assert op.rows((2, 8, 6, 6)) == 72 and op.geometry((2, 8, 6, 6)) is not None
-    assert op.rows((2, 3, 6, 6)) == 27 and op.geometry((2, 3, 6, 6)) is None  # LeNet/ResNet stems
+    assert op.channels((2, 3, 6, 6)) == 3 and op.geometry((2, 3, 6, 6)) is not None  # ResNet's stem
+    assert op.channels((2, 1, 6, 6)) == 1 and op.geometry((2, 1, 6, 6)) is None  # LeNet's first layer
     calls = []
     monkeypatch.setattr(tconv.ConvolutionOp, "forward", lambda self, *a: calls.append("xp"))
-    x = np.zeros((2, 3, 6, 6), F32)
-    op.forward(opcheck._opctx(True, []), [x, np.zeros((4, 3, 3, 3), F32), np.zeros(4, F32)],
+    x = np.zeros((2, 1, 6, 6), F32)
+    op.forward(opcheck._opctx(True, []), [x, np.zeros((4, 1, 3, 3), F32), np.zeros(4, F32)],
                [tconv.NULL.__class__.write], [np.zeros((2, 4, 4, 4), F32)], [])
     assert calls == ["xp"]
     dprop = opcheck.make_prop("Deconvolution", dict(kernel=(3, 3), num_filter=2))
-    assert tconv.TorchDeconvolutionOp(dprop).rows((1, 16, 5, 5)) == 18  # num_filter x kernel
+    assert tconv.TorchDeconvolutionOp(dprop).channels((1, 16, 5, 5)) == 2  # num_filter
 
 
 def test_convolution_gradient_numerical(torch_for_every_width, monkeypatch):
