@@ -110,6 +110,11 @@ class DefaultAugmenter:
         self.p = params
         self.c, self.h, self.w = params.data_shape
 
+    def _check_not_nearest(self, step: str) -> None:
+        if self.p.inter_method == 0:  # MXNet's CHECK in its resize and affine steps
+            raise MXNetError(f"ImageRecordIter: inter_method 0 (nearest) is not accepted with {step} "
+                             f"(MXNet allows 1, 2, 3, 4, 9, 10 there)")
+
     def _resize(self, img: np.ndarray, w: int, h: int, rng: np.random.Generator) -> np.ndarray:
         flag = inter_method(self.p.inter_method, img.shape[1], img.shape[0], w, h, rng)
         out = cv2().resize(img, (w, h), interpolation=flag)
@@ -145,6 +150,7 @@ class DefaultAugmenter:
         m[0, 2] = (np.float32(new_w) - cw) / 2
         m[1, 2] = (np.float32(new_h) - ch) / 2
         size = (int(new_w), int(new_h))  # cv::Size(float, float) truncates
+        self._check_not_nearest("an affine transform (rotate, shear, scale, aspect ratio, img size)")
         flag = inter_method(p.inter_method, cols, rows, size[0], size[1], rng)
         cv = cv2()
         out = cv.warpAffine(img, m, size, flags=flag, borderMode=cv.BORDER_CONSTANT,
@@ -246,6 +252,7 @@ class DefaultAugmenter:
                 nh, nw = p.resize * rows // cols, p.resize
             else:
                 nh, nw = p.resize, p.resize * cols // rows
+            self._check_not_nearest("resize")
             img = self._resize(img, nw, nh, rng)
         cropped = False
         if p.random_resized_crop:
