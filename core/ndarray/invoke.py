@@ -248,7 +248,8 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
     out_data = [o._data for o in outs]
     req = [_WRITE] * len(outs)
 
-    reads = [x._chunk.var for x in inputs[:n_args]]
+    # auxiliary states are read as well as written: a poisoned one stops the operator
+    reads = [x._chunk.var for x in inputs]
     writes = [o._chunk.var for o in outs] + [x._chunk.var for x in inputs[n_args:]] + [r.var for r in requested]
     mutated = getattr(prop, "mutate_inputs", None)  # inputs an operator updates in place (MXNet's FMutateInputs)
     if mutated is not None:

@@ -262,3 +262,26 @@ def test_on_complete_twice_is_a_clear_error(eng: Any) -> None:
         eng.wait_for_all()
     assert len(second) == 1 and "more than once" in str(second[0])
     eng.wait_for_var(v)                          # the first completion stands
+
+
+@pytest.mark.timeout(60)
+def test_poisoned_auxiliary_state_stops_the_operator() -> None:
+    import plexnet as mx
+    from plexnet import engine
+    data = mx.nd.ones((2, 3, 4, 4))
+    gamma, beta = mx.nd.ones((3,)), mx.nd.zeros((3,))
+    mean, var = mx.nd.zeros((3,)), mx.nd.ones((3,))
+
+    def boom(rc: Any) -> None:
+        raise ZeroDivisionError("aux poisoned")
+    engine.get().push_sync(boom, mean.context, (), (mean._chunk.var,), name="boom_aux")
+    out = mx.nd.BatchNorm(data, gamma, beta, mean, var)
+    with pytest.raises(EngineOpError, match="boom_aux"):
+        out.asnumpy()
+    with pytest.raises(EngineOpError, match="boom_aux"):
+        var.asnumpy()                              # the skipped operator's other aux state
+    data.asnumpy()                                 # its plain inputs are untouched
+    mean[:] = 0                                    # cured: the operator runs again
+    var[:] = 1
+    assert mx.nd.BatchNorm(data, gamma, beta, mean, var).asnumpy().shape == (2, 3, 4, 4)
+    engine.get().wait_for_all()
