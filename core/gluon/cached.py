@@ -23,7 +23,7 @@ import numpy as np
 
 from ..autograd.state import STATE
 from ..autograd.backward import Ones
-from ..autograd.tape import TapeNode
+from ..autograd.tape import TapeNode, small_prop
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..executor import Executor
@@ -177,10 +177,17 @@ class CachedGraph:
             b = self._bind(ctx, args, need, recording, pdata, pgrad, None)
             lst.append(b)
         for src, dst in zip(args, b.in_arrays):
-            src.copyto(dst)
+            if src._chunk.ctx is ctx or src._chunk.ctx == ctx:
+                _copy(src, dst, False)
+            else:
+                src.copyto(dst)
         exe = b.exe
         exe.forward(is_train=STATE.training)
-        outs = [o.copy() for o in exe.outputs]
+        outs = []
+        for o in exe.outputs:  # copies: results stay valid across calls
+            c = _nd.empty(o.shape, ctx, o.dtype)
+            _copy(o, c, False)
+            outs.append(c)
         if recording:
             inputs: list = []
             grads: list = []
@@ -280,11 +287,14 @@ class CachedNode(TapeNode):
 
 
 def _copy(src: NDArray, dst: NDArray, add: bool) -> None:
+    """``dst (+)= src`` on one device; small CPU copies run inline (no worker hand-off)."""
     s, d = src._data, dst._data
+    ctx = dst._chunk.ctx
 
     def run(rc: Any) -> None:
         if add:
             rc.xp.add(d, s, out=d)
         else:
             d[...] = s
-    _engine().push_sync(run, dst._chunk.ctx, (src._chunk.var,), (dst._chunk.var,), 0, 0, "_CachedOp_grad_copy")
+    _engine().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
+                        "_CachedOp_copy")
