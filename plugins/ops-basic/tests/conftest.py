@@ -27,12 +27,13 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True, scope="module")
 def _test_the_xp_implementations() -> Iterator[None]:
     """These tests are about ops-basic's own (``xp``) implementations: where another
     installed plugin registers a CPU implementation at a higher priority (plexnet-ops-torch),
-    ``xp`` is forced for the session so that ops-basic's code is what runs
-    (``PLEXNET_OPS_BASIC_TEST_IMPL=registry`` tests the registry's choice instead)."""
+    ``xp`` is forced for each test module here (and released after it, so that other
+    suites in the same session see the registry's own choice);
+    ``PLEXNET_OPS_BASIC_TEST_IMPL=registry`` tests the registry's choice instead."""
     from plexnet.plugins import registries
     reg = registries().operators
     forced = []
