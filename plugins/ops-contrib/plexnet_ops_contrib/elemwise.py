@@ -21,7 +21,7 @@ class DivSqrtDimProp(FnProp):
     """``data / sqrt(data.shape[-1])`` (scaled dot-product attention)."""
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        return [ins[0] / np.asarray(math.sqrt(ins[0].shape[-1]), dtype=ins[0].dtype)]
+        return [ins[0] / math.sqrt(ins[0].shape[-1])]  # a Python scalar keeps the dtype
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
         return [ogs[0] / math.sqrt(ins[0].shape[-1])]

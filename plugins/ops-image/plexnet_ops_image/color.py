@@ -36,8 +36,13 @@ _EIG = np.array([[55.46 * -0.5675, 4.794 * 0.7192, 1.148 * 0.4009],
 _SECTOR = np.array([[1, 3, 0], [1, 0, 2], [3, 0, 1], [0, 2, 1], [0, 1, 3], [2, 1, 0]])
 
 
+def _f(v: Any) -> float:
+    """A float32 value as a Python float: exact, and usable with host and device arrays alike."""
+    return float(F32(v))
+
+
 def brightness(xp: Any, x: Any, a: float) -> Any:
-    return x * F32(a)
+    return x * _f(a)
 
 
 def contrast(xp: Any, x: Any, a: float) -> Any:
@@ -45,48 +50,48 @@ def contrast(xp: Any, x: Any, a: float) -> Any:
         total = xp.matmul(x.reshape(-1, 3), xp.asarray(_COEF)).sum(dtype=np.float64)
     else:
         total = x.sum(dtype=np.float64)
-    gray_mean = F32(float(total) / (x.shape[0] * x.shape[1]))
-    return x * F32(a) + (F32(1) - F32(a)) * gray_mean
+    gray_mean = _f(float(total) / (x.shape[0] * x.shape[1]))
+    return x * _f(a) + _f(_f(1 - _f(a)) * gray_mean)
 
 
 def saturation(xp: Any, x: Any, a: float) -> Any:
     if x.shape[2] == 1:
         return x
-    gray = x[..., 2:3] * _COEF[2] * (F32(1) - F32(a))
-    return gray + x * F32(a)
+    gray = x[..., 2:3] * _f(_COEF[2]) * _f(1 - _f(a))
+    return gray + x * _f(a)
 
 
 def hue(xp: Any, x: Any, a: float) -> Any:
     if x.shape[2] == 1:
         return x
-    x = x / F32(255)
+    x = x / 255.0
     r, g, b = x[..., 0], x[..., 1], x[..., 2]
     vmax, vmin = xp.maximum(xp.maximum(r, g), b), xp.minimum(xp.minimum(r, g), b)
     diff = vmax - vmin
-    light = (vmax + vmin) * F32(0.5)
-    chroma = diff > np.finfo(F32).eps
-    safe = xp.where(chroma, diff, F32(1))
-    sat = xp.where(light < 0.5, safe / xp.where(chroma, vmax + vmin, F32(1)),
-                   safe / xp.where(chroma, F32(2) - vmax - vmin, F32(1)))
-    sat = xp.where(chroma, sat, F32(0))
-    k = F32(60) / safe
-    h = xp.where(vmax == r, (g - b) * k, xp.where(vmax == g, (b - r) * k + F32(120), (r - g) * k + F32(240)))
-    h = xp.where(h < 0, h + F32(360), h)
-    h = xp.where(chroma, h, F32(0)) + F32(a) * F32(360)
+    light = (vmax + vmin) * 0.5
+    chroma = diff > float(np.finfo(F32).eps)
+    safe = xp.where(chroma, diff, 1.0)
+    sat = xp.where(light < 0.5, safe / xp.where(chroma, vmax + vmin, 1.0),
+                   safe / xp.where(chroma, 2.0 - vmax - vmin, 1.0))
+    sat = xp.where(chroma, sat, 0.0)
+    k = 60.0 / safe
+    h = xp.where(vmax == r, (g - b) * k, xp.where(vmax == g, (b - r) * k + 120.0, (r - g) * k + 240.0))
+    h = xp.where(h < 0, h + 360.0, h)
+    h = xp.where(chroma, h, 0.0) + _f(_f(a) * 360.0)
     # back to RGB
-    p2 = xp.where(light <= 0.5, light * (F32(1) + sat), light + sat - light * sat)
-    p1 = F32(2) * light - p2
-    h = h * F32(1.0 / 60.0)
-    h = h - F32(6) * xp.floor(h / F32(6))  # into [0, 6)
-    h = xp.where(h >= 6, h - F32(6), h)
+    p2 = xp.where(light <= 0.5, light * (1.0 + sat), light + sat - light * sat)
+    p1 = 2.0 * light - p2
+    h = h * _f(1.0 / 60.0)
+    h = h - 6.0 * xp.floor(h / 6.0)  # into [0, 6)
+    h = xp.where(h >= 6, h - 6.0, h)
     sector = h.astype(np.int32)
-    frac = h - sector.astype(F32)
-    tab = xp.stack([p2, p1, p1 + (p2 - p1) * (F32(1) - frac), p1 + (p2 - p1) * frac], axis=-1)
+    frac = h - sector.astype(np.float32)
+    tab = xp.stack([p2, p1, p1 + (p2 - p1) * (1.0 - frac), p1 + (p2 - p1) * frac], axis=-1)
     pick = xp.asarray(_SECTOR)[sector]  # (..., 3): indices for b, g, r
     bgr = xp.take_along_axis(tab, pick, axis=-1)
     rgb = bgr[..., ::-1]
     rgb = xp.where((sat != 0)[..., None], rgb, light[..., None])
-    return rgb * F32(255)
+    return rgb * 255.0
 
 
 def lighting(xp: Any, x: Any, alpha: Any) -> Any:
@@ -108,7 +113,7 @@ class _Adjust(HWCProp):
     fn: Any = None
 
     def factor(self, rng: Any) -> Any:
-        return float(F32(rng.uniform(self.param.min_factor, self.param.max_factor)))
+        return float(F32(float(rng.uniform(self.param.min_factor, self.param.max_factor, 1)[0])))
 
     def compute(self, xp, x, rng):  # type: ignore[no-untyped-def]
         return saturate_cast(xp, type(self).fn(xp, x.astype(F32), self.factor(rng)), x.dtype)
@@ -164,7 +169,7 @@ class RandomColorJitterProp(HWCProp):
         for i in rng.permutation(4):
             fn, amount, base = steps[int(i)]
             if amount > 0:
-                a = float(F32(base + float(F32(rng.uniform(-amount, amount)))))
+                a = float(F32(base + float(F32(float(rng.uniform(-amount, amount, 1)[0])))))
                 out = saturate_cast(xp, fn(xp, out.astype(F32), a), x.dtype)
         return out if out is not x else x.copy()
 

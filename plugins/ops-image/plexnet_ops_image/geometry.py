@@ -133,7 +133,7 @@ class RandomFlipLeftRightProp(FlipLeftRightProp):
     random = True
 
     def compute(self, xp, x, rng):  # type: ignore[no-untyped-def]
-        return xp.flip(x, axis=self.axis) if rng.random() < 0.5 else x
+        return xp.flip(x, axis=self.axis) if float(rng.random(1)[0]) < 0.5 else x
 
 
 class RandomFlipTopBottomProp(RandomFlipLeftRightProp):

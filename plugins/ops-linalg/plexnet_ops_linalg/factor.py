@@ -93,7 +93,7 @@ class GelqfProp(LinalgProp):
         return [a, a[:-2] + (a[-2], a[-2])]
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        q, r = xp.linalg.qr(T(ins[0]))
+        q, r = (xp.asarray(a) for a in xp.linalg.qr(T(ins[0])))
         return [T(q), T(r)]
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
@@ -119,7 +119,7 @@ class SyevdProp(LinalgProp):
         return [a, a[:-1]]
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        w, v = xp.linalg.eigh(ins[0])
+        w, v = (xp.asarray(a) for a in xp.linalg.eigh(ins[0]))
         u = T(v)
         idx = xp.argmax(xp.abs(u), axis=-1)[..., None]
         sign = xp.where(xp.take_along_axis(u, idx, axis=-1) < 0, -1.0, 1.0).astype(u.dtype)

@@ -58,7 +58,7 @@ class SlogdetProp(LinalgProp):
         return [b, b]
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        sign, logdet = xp.linalg.slogdet(ins[0])
+        sign, logdet = (xp.asarray(a) for a in xp.linalg.slogdet(ins[0]))
         b = _batch(ins[0].shape)
         return [sign.reshape(b), logdet.reshape(b)]
 

@@ -24,6 +24,9 @@ def _special(xp: Any) -> Any:
     if xp is np:
         import scipy.special as sp
         return sp
+    sim = getattr(xp, "__plexnet_cupyx__", None)  # plexnet's CuPy simulator brings its own
+    if sim is not None:
+        return sim.scipy.special
     import cupyx.scipy.special as sp  # type: ignore[import-not-found]
     return sp
 
