@@ -1,7 +1,9 @@
 """Fixtures for the dependency-engine tests: a fresh engine of every kind."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterator
 
 import plexnet.engine as engine_mod
 import pytest
@@ -40,21 +42,49 @@ def new_engine() -> Iterator:
             close_engine(e)
 
 
-@pytest.fixture(params=ENGINE_TYPES)
-def eng(request: pytest.FixtureRequest) -> Iterator[engine_mod.Engine]:
-    """A fresh engine of each kind (not the process-wide one), shut down afterwards."""
-    e = make_engine(request.param)
+def _fresh(kind: str) -> Iterator[engine_mod.Engine]:
+    e = make_engine(kind)
     try:
         yield e
     finally:
         close_engine(e)
+
+
+@pytest.fixture(params=ENGINE_TYPES)
+def eng(request: pytest.FixtureRequest) -> Iterator[engine_mod.Engine]:
+    """A fresh engine of each kind (not the process-wide one), shut down afterwards."""
+    yield from _fresh(request.param)
 
 
 @pytest.fixture(params=THREADED)
 def teng(request: pytest.FixtureRequest) -> Iterator[engine_mod.Engine]:
     """A fresh threaded engine of each kind."""
-    e = make_engine(request.param)
-    try:
-        yield e
-    finally:
-        close_engine(e)
+    yield from _fresh(request.param)
+
+
+class Helper:
+    """A thread that completes asynchronous operations (``helper.q.put(job)``)."""
+
+    def __init__(self) -> None:
+        self.q: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self) -> None:
+        while True:
+            job = self.q.get()
+            if job is None:
+                return
+            job()
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.t.join(10)
+
+
+@pytest.fixture(scope="module")
+def helper() -> Iterator[Helper]:
+    """A helper thread shared by a test module's asynchronous operations."""
+    h = Helper()
+    yield h
+    h.close()

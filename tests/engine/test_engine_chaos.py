@@ -14,7 +14,6 @@ values and poison of every variable, no lost or overlapping counter update, and 
 """
 from __future__ import annotations
 
-import queue
 import random
 import threading
 import time
@@ -140,28 +139,8 @@ class ChaosObserver:
             raise RuntimeError(f"observer chokes on {tok}")
 
 
-class Helper:
-    """A thread completing asynchronous operations."""
-
-    def __init__(self) -> None:
-        self.q: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self.t = threading.Thread(target=self._run, daemon=True)
-        self.t.start()
-
-    def _run(self) -> None:
-        while True:
-            job = self.q.get()
-            if job is None:
-                return
-            job()
-
-    def close(self) -> None:
-        self.q.put(None)
-        self.t.join(10)
-
-
 def run_client(eng: Any, ci: int, steps: list[Step], vars_: list[Any], counters: list[Any],
-               shared: dict[str, Any], helper: Helper) -> dict[str, Any]:
+               shared: dict[str, Any], helper: Any) -> dict[str, Any]:
     state = [v * 7919 + ci + 1 for v in range(NV)]
     trace: dict[int, tuple[int, ...]] = {}
     waits: list[tuple[int, str, int | str]] = []
@@ -227,14 +206,13 @@ def final_view(eng: Any, vars_: list[Any], res: dict[str, Any]) -> tuple[list[in
     return values, poison
 
 
-def run_chaos(kind: str, seed: int, new_engine: Callable[[str], Any]) -> None:
+def run_chaos(kind: str, seed: int, new_engine: Callable[[str], Any], helper: Any) -> None:
     rnd = random.Random(seed)
     programs = [gen_client(rnd) for _ in range(N_CLIENTS)]
     start_fail = {op_name(ci, i) for ci, p in enumerate(programs) for i, s in enumerate(p) if s.fail == "start"}
     end_fail = {op_name(ci, i) for ci, p in enumerate(programs) for i, s in enumerate(p) if s.fail == "end"}
     eng = new_engine(kind)
     eng.set_observers([ChaosObserver(start_fail, end_fail)])
-    helper = Helper()
     shared: dict[str, Any] = {"counts": [0] * N_COUNTERS, "busy": [False] * N_COUNTERS, "overlaps": []}
     counters = [eng.new_var() for _ in range(N_COUNTERS)]
     varsets = [[eng.new_var() for _ in range(NV)] for _ in range(N_CLIENTS)]
@@ -267,7 +245,6 @@ def run_chaos(kind: str, seed: int, new_engine: Callable[[str], Any]) -> None:
         done.set()
     threading.Thread(target=settle, daemon=True).start()
     assert done.wait(RUN_TIMEOUT), f"{kind} seed {seed}: wait_for_all hung"
-    helper.close()
 
     mismatches = []
     for ci in range(N_CLIENTS):
@@ -294,5 +271,5 @@ def run_chaos(kind: str, seed: int, new_engine: Callable[[str], Any]) -> None:
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 @pytest.mark.parametrize("kind", ENGINE_TYPES)
-def test_chaos_matches_serial_replay(kind: str, seed: int, new_engine: Callable[[str], Any]) -> None:
-    run_chaos(kind, seed, new_engine)
+def test_chaos_matches_serial_replay(kind: str, seed: int, new_engine: Callable[[str], Any], helper: Any) -> None:
+    run_chaos(kind, seed, new_engine, helper)

@@ -10,7 +10,6 @@ the final state happens to agree.
 """
 from __future__ import annotations
 
-import queue
 import random
 import threading
 from collections.abc import Callable
@@ -160,27 +159,7 @@ def run_serial(prog: Program) -> tuple:
     return w.result(gone)
 
 
-class Helper:
-    """A thread that completes asynchronous operations."""
-
-    def __init__(self) -> None:
-        self.q: queue.SimpleQueue = queue.SimpleQueue()
-        self.t = threading.Thread(target=self._run, daemon=True)
-        self.t.start()
-
-    def _run(self) -> None:
-        while True:
-            job = self.q.get()
-            if job is None:
-                return
-            job()
-
-    def close(self) -> None:
-        self.q.put(None)
-        self.t.join(10)
-
-
-def run_engine(eng: Any, prog: Program, helper: Helper) -> tuple:
+def run_engine(eng: Any, prog: Program, helper: Any) -> tuple:
     w = World(prog)
     vars_ = [eng.new_var() for _ in range(prog.nv)]
     gone: set = set()
@@ -243,14 +222,7 @@ def run_engine(eng: Any, prog: Program, helper: Helper) -> tuple:
     return w.result(gone)
 
 
-@pytest.fixture(scope="module")
-def helper() -> Any:
-    h = Helper()
-    yield h
-    h.close()
-
-
-def check(eng: Any, prog: Program, helper: Helper) -> None:
+def check(eng: Any, prog: Program, helper: Any) -> None:
     want = run_serial(prog)
     got = run_engine(eng, prog, helper)
     names = ("final state", "values seen by operations", "values seen by pre-built operators",
@@ -261,7 +233,7 @@ def check(eng: Any, prog: Program, helper: Helper) -> None:
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("seed", range(10))
-def test_random_program_matches_serial_replay(eng: Any, helper: Helper, seed: int) -> None:
+def test_random_program_matches_serial_replay(eng: Any, helper: Any, seed: int) -> None:
     prog = gen_program(seed)
     assert sum(s.kind in ("sync", "async", "opr") for s in prog.steps) >= 5000
     check(eng, prog, helper)
@@ -270,7 +242,7 @@ def test_random_program_matches_serial_replay(eng: Any, helper: Helper, seed: in
 @pytest.mark.timeout(120)
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), nv=st.integers(8, 60))
-def test_random_small_programs(teng: Any, helper: Helper, seed: int, n: int, nv: int) -> None:
+def test_random_small_programs(teng: Any, helper: Any, seed: int, n: int, nv: int) -> None:
     """Smaller programs from hypothesis (it reports the failing seed when one breaks)."""
     check(teng, gen_program(seed, n, nv), helper)
 
@@ -290,6 +262,6 @@ def fine_switching() -> Any:
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("seed", [100, 101])
-def test_random_program_with_fine_thread_switching(teng: Any, helper: Helper, fine_switching: Any,
+def test_random_program_with_fine_thread_switching(teng: Any, helper: Any, fine_switching: Any,
                                                    seed: int) -> None:
     check(teng, gen_program(seed), helper)
