@@ -71,7 +71,7 @@ class Pad:
         dtype = self._dtype if self._dtype is not None else arrs[0].dtype
         out = np.full((len(arrs), *[int(s) for s in shape]), self._val, dtype=dtype)
         for i, a in enumerate(arrs):
-            out[(i, *[slice(0, s) for s in a.shape])] = a
+            out[(i,) + tuple(slice(0, s) for s in a.shape)] = a
         return nd.array(out, dtype=out.dtype, ctx=_ctx(self._use_shared_mem))
 
 

@@ -26,7 +26,7 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True) -> NDArray:
     if not isinstance(buf, (bytes, bytearray, np.ndarray)):
         raise ValueError("buf must be of type bytes, bytearray or numpy.ndarray, if you would like to input type str, "
                          "please convert to bytes")
-    img = imdecode_bgr(buf, 3 if flag else 1)
+    img = imdecode_bgr(bytes(buf) if isinstance(buf, bytearray) else buf, 3 if flag else 1)
     if flag and to_rgb:
         img = img[:, :, ::-1]
     return nd.array(np.ascontiguousarray(img), dtype=np.uint8)
@@ -70,7 +70,7 @@ def fixed_crop(src: NDArray, x0: int, y0: int, w: int, h: int, size: tuple | Non
     """The window ``(x0, y0, w, h)`` of an ``(h, w, c)`` image, resized to ``size`` (w, h)."""
     out = nd.slice(src, begin=(y0, x0, 0), end=(y0 + h, x0 + w, int(src.shape[2])))
     if size is not None and (w, h) != tuple(size):
-        out = imresize(out, *size, interp=_get_interp_method(interp, (h, w, size[1], size[0])))
+        out = imresize(out, size[0], size[1], interp=_get_interp_method(interp, (h, w, size[1], size[0])))
     return out
 
 
@@ -162,7 +162,7 @@ def imrotate(src: NDArray, rotation_degrees: Any, zoom_in: bool = False, zoom_ou
 def random_rotate(src: NDArray, angle_limits: tuple, zoom_in: bool = False, zoom_out: bool = False) -> NDArray:
     """``imrotate`` by an angle drawn uniformly from ``angle_limits`` (numpy's stream)."""
     if src.ndim == 3:
-        rotation_degrees: Any = np.random.uniform(*angle_limits)
+        rotation_degrees: Any = np.random.uniform(angle_limits[0], angle_limits[1])
     else:
-        rotation_degrees = nd.array(np.random.uniform(*angle_limits, size=src.shape[0]))
+        rotation_degrees = nd.array(np.random.uniform(angle_limits[0], angle_limits[1], size=src.shape[0]))
     return imrotate(src, rotation_degrees, zoom_in=zoom_in, zoom_out=zoom_out)

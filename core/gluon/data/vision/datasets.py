@@ -142,7 +142,10 @@ class CIFAR10(_LocalDataset):
         archive = os.path.join(self._root, self._archive)
         if where is None and os.path.exists(archive):
             with tarfile.open(archive) as tar:
-                tar.extractall(self._root, filter="data")
+                try:
+                    tar.extractall(self._root, filter="data")  # no paths outside root
+                except TypeError:  # Python without extraction filters
+                    tar.extractall(self._root)  # noqa: S202
             where = self._find(names)
         if where is None:
             raise _missing(type(self).__name__, self._root, names,
