@@ -40,7 +40,7 @@ from .watchdog import make_private  # noqa: E402
 from .transport import PullHandle, Transport  # noqa: E402
 
 __all__ = ["RayServer", "RayTransport", "local_ray_init", "start_servers", "server_name", "translate_error",
-           "NAMESPACE"]
+           "NAMESPACE", "choose_plane", "transport_mode"]
 
 NAMESPACE = "plexnet-kvstore"
 
@@ -112,7 +112,7 @@ def _shutdown_and_remove(temp_dir: str) -> None:
 class RayServer:
     """A server shard: forwards every call to a ``ServerCore``."""
 
-    def __init__(self, shm_dir: str | None = None, **kw: Any) -> None:
+    def __init__(self, shm_dir: str | None = None, tcp: bool = True, **kw: Any) -> None:
         self.dp = None
         if shm_dir:
             from .shm_transport import DataPlaneServer, ShmAllocator
@@ -121,17 +121,28 @@ class RayServer:
             self.dp = DataPlaneServer(self.core, shm_dir, alloc)
         else:
             self.core = ServerCore(**kw)
+        self.tcp = None
+        if tcp:
+            from .tcp_transport import TcpDataPlaneServer
+            self.tcp = TcpDataPlaneServer(self.core)
         self.shm_dir = shm_dir
         self.socket: str | None = None
+        self.tcp_addr: tuple[str, int] | None = None
+        self.host_nonce: str | None = None
 
     async def start_data_plane(self) -> str | None:
         if self.dp is not None:
             self.socket = await self.dp.start()
+            self.host_nonce = write_host_nonce(self.shm_dir, self.core.server_id)  # type: ignore[arg-type]
+        if self.tcp is not None:
+            self.tcp_addr = await self.tcp.start()
         return self.socket
 
     async def hello(self, rank: int) -> dict:
         info = await self.core.hello(rank)
-        info.update(socket=self.socket, shm_dir=self.shm_dir)
+        info.update(socket=self.socket, shm_dir=self.shm_dir, host_nonce=self.host_nonce,
+                    tcp=list(self.tcp_addr) if self.tcp_addr else None,
+                    token=self.tcp.token if self.tcp is not None else None)
         return info
 
     async def heartbeat(self, rank: int) -> str | None:
@@ -172,14 +183,21 @@ class RayServer:
 
 
 def start_servers(job: str, num_servers: int, num_workers: int, mode: str, *, namespace: str | None = None,
+                  tcp: bool | None = None, actor_options: Sequence[dict] | None = None,
                   **core_kw: Any) -> list[Any]:
-    """Create the job's server actors (named, in ``namespace``) and wait until they run."""
+    """Create the job's server actors (named, in ``namespace``) and wait until they run.
+    ``tcp``: open the TCP data plane (default: unless ``PLEXNET_KVSTORE_TRANSPORT=ray``);
+    ``actor_options``: extra Ray options per server (e.g. resources that place it)."""
+    if tcp is None:
+        tcp = transport_mode() != "ray"
     handles = []
     for i in range(num_servers):
         opts: dict[str, Any] = {"name": server_name(job, i)}
         if namespace is not None:
             opts["namespace"] = namespace
-        handles.append(RayServer.options(**opts).remote(server_id=i, num_servers=num_servers,
+        if actor_options is not None:
+            opts.update(actor_options[i])
+        handles.append(RayServer.options(**opts).remote(server_id=i, num_servers=num_servers, tcp=tcp,
                                                         num_workers=num_workers, mode=mode, **core_kw))
     ray.get([h.ping.remote() for h in handles], timeout=120)
     ray.get([h.start_data_plane.remote() for h in handles], timeout=60)
@@ -189,7 +207,7 @@ def start_servers(job: str, num_servers: int, num_workers: int, mode: str, *, na
 def make_job_dir(job: str) -> str | None:
     """The job's directory for the shared-memory data plane (None: use Ray only, when
     ``PLEXNET_KVSTORE_TRANSPORT=ray`` or /dev/shm is missing)."""
-    if os.environ.get("PLEXNET_KVSTORE_TRANSPORT", "shm").lower() == "ray":
+    if transport_mode() in ("ray", "tcp"):
         return None
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     if base is None:
@@ -203,6 +221,64 @@ def remove_job_dir(path: str | None) -> None:
     if path and os.path.basename(path).startswith("pxkv-"):
         import shutil
         shutil.rmtree(path, ignore_errors=True)
+
+
+TRANSPORTS = ("auto", "shm", "tcp", "ray")
+
+
+def transport_mode() -> str:
+    """``PLEXNET_KVSTORE_TRANSPORT``: ``auto`` (default: shared memory when every server
+    is on this host, else TCP), ``shm``, ``tcp`` or ``ray`` (Ray calls carry the data)."""
+    mode = os.environ.get("PLEXNET_KVSTORE_TRANSPORT", "auto").strip().lower() or "auto"
+    if mode not in TRANSPORTS:
+        raise KVStoreError(f"PLEXNET_KVSTORE_TRANSPORT={mode!r}: choose one of {', '.join(TRANSPORTS)}")
+    return mode
+
+
+def write_host_nonce(shm_dir: str, server: int) -> str:
+    """A random token in the job's shared-memory folder: a worker that reads the same
+    token there shares this host's /dev/shm with the server."""
+    import secrets
+    nonce = secrets.token_hex(8)
+    path = os.path.join(shm_dir, f"s{server}.host")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(nonce)
+    return nonce
+
+
+def server_is_local(info: dict) -> bool:
+    """Whether the server described by ``hello``'s ``info`` shares this host (its Unix
+    socket and its shared-memory folder are the ones this process sees)."""
+    sock, d, nonce = info.get("socket"), info.get("shm_dir"), info.get("host_nonce")
+    if not (sock and d and nonce and os.path.exists(sock)):
+        return False
+    try:
+        with open(os.path.join(d, f"s{info['server_id']}.host")) as f:
+            return f.read() == nonce
+    except OSError:
+        return False
+
+
+def choose_plane(infos: Sequence[dict], mode: str, is_local: Any = server_is_local) -> str:
+    """The data plane for servers described by ``infos``: ``shm`` when all of them are on
+    this host, ``tcp`` otherwise (or as forced by ``mode``), ``ray`` when forced or when
+    the servers offer no data plane."""
+    if mode == "ray":
+        return "ray"
+    local = all(is_local(i) for i in infos)
+    if mode == "shm" and not local:
+        raise KVStoreError("PLEXNET_KVSTORE_TRANSPORT=shm, but the kvstore servers "
+                           f"{[i.get('server_id') for i in infos if not is_local(i)]} are not on this host (or "
+                           "were started without shared memory); use auto or tcp")
+    if mode in ("auto", "shm") and local:
+        return "shm"
+    if all(i.get("tcp") and i.get("token") for i in infos):
+        return "tcp"
+    if mode == "tcp":
+        raise KVStoreError("PLEXNET_KVSTORE_TRANSPORT=tcp, but the kvstore servers were started without the TCP "
+                           "data plane (the launcher ran with PLEXNET_KVSTORE_TRANSPORT=ray)")
+    return "ray"
 
 
 def translate_error(e: BaseException, server: int | None = None) -> KVStoreError:
@@ -256,12 +332,14 @@ class RayTransport(Transport):
         except Exception as e:  # noqa: BLE001
             raise translate_error(e) from e
         self.info = {"restored_round": min(i["restored_round"] for i in infos), "servers": infos}
-        self.dp = None
-        socks = [i.get("socket") for i in infos]
-        if (all(socks) and all(os.path.exists(p) for p in socks)
-                and os.environ.get("PLEXNET_KVSTORE_TRANSPORT", "shm").lower() != "ray"):
+        self.dp: Any = None
+        self.plane = choose_plane(infos, transport_mode())
+        if self.plane == "shm":
             from .shm_transport import DataPlaneClient
-            self.dp = DataPlaneClient(self, infos[0]["shm_dir"], socks)
+            self.dp = DataPlaneClient(self, infos[0]["shm_dir"], [i["socket"] for i in infos])
+        elif self.plane == "tcp":
+            from .tcp_transport import TcpDataPlaneClient
+            self.dp = TcpDataPlaneClient(self, [tuple(i["tcp"]) for i in infos], [i["token"] for i in infos])
         self._stop = threading.Event()
         self._hb_interval = heartbeat_interval
         self._hb = threading.Thread(target=self._heartbeat_loop, name=f"plexnet-kv-heartbeat-{rank}", daemon=True)

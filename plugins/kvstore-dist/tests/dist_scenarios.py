@@ -58,7 +58,7 @@ if scenario == "sync":
     kv.init(sorted(SHAPES), [mx.nd.array(iv[k]) for k in sorted(SHAPES)])
     kv.set_optimizer(make_opt())
     res = train(kv, 0, STEPS, split=kvtype == "dist_device_sync")
-    out("sync", sum=s, transport=np.array(kv._transport.dp is not None), **res)
+    out("sync", sum=s, transport=np.array(kv._transport.dp is not None), plane=np.array(kv._transport.plane), **res)
 
 elif scenario == "compress":
     kv = mx.kv.create("dist_sync")

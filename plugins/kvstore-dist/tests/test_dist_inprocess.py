@@ -39,6 +39,33 @@ def test_solo_job_matches_local_store(kv):
     assert [i["server_id"] for i in info] == [0, 1] and all(i["failure"] is None for i in info)
 
 
+def test_tcp_transport_bitwise_equals_local_store(ray_address, monkeypatch):
+    """PLEXNET_KVSTORE_TRANSPORT=tcp forces the TCP data plane (even on one host); the
+    values equal the local kvstore's bit for bit, a big key sliced over two servers."""
+    monkeypatch.setenv("PLEXNET_KVSTORE_TRANSPORT", "tcp")
+    monkeypatch.setenv("PLEXNET_NUM_SERVERS", "2")
+    monkeypatch.setenv("MXNET_KVSTORE_BIGARRAY_BOUND", "100")
+    kv = mx.kv.create("dist_sync")
+    try:
+        assert kv._transport.plane == "tcp"
+        local = mx.kv.create("local")
+        shapes = {3: (20, 10), 4: (7,), 5: (0,)}
+        for store in (kv, local):
+            store.init(list(shapes), [mx.nd.ones(s) for s in shapes.values()])
+            store.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.001))
+        outs = {id(s): [mx.nd.zeros(x) for x in shapes.values()] for s in (kv, local)}
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            g = [[mx.nd.array(rng.standard_normal(s)) for _ in range(2)] for s in shapes.values()]
+            for store in (kv, local):
+                store.push(list(shapes), g)
+                store.pull(list(shapes), out=outs[id(store)])
+        for a, b in zip(outs[id(kv)], outs[id(local)]):
+            assert a.asnumpy().tobytes() == b.asnumpy().tobytes()
+    finally:
+        kv.close()
+
+
 def test_errors(kv):
     kv.init("a", mx.nd.zeros((3,)))
     with pytest.raises(KVStoreKeyError, match="key 'a' is already initialised"):

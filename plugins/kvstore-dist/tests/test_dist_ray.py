@@ -20,8 +20,8 @@ def _ok(p):
     assert p.returncode == 0, f"launcher exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
 
 
-@pytest.mark.parametrize("servers,transport,kvtype", [(1, "shm", "dist_sync"), (2, "shm", "dist_device_sync"),
-                                                      (2, "ray", "dist_sync")])
+@pytest.mark.parametrize("servers,transport,kvtype", [(1, "auto", "dist_sync"), (2, "shm", "dist_device_sync"),
+                                                      (2, "ray", "dist_sync"), (2, "tcp", "dist_sync")])
 def test_dist_sync_equals_serial(tmp_path, run_job, servers, transport, kvtype):
     """Includes a big array sliced over both servers (bound lowered to 1000 elements)."""
     p = run_job("sync", tmp_path, servers=servers,
@@ -31,7 +31,8 @@ def test_dist_sync_equals_serial(tmp_path, run_job, servers, transport, kvtype):
     want = ref.serial_sgd(2, ref.STEPS)
     for rank in (0, 1):
         got = _load(tmp_path, "sync", rank)
-        assert bool(got["transport"]) == (transport == "shm")
+        assert str(got["plane"]) == {"auto": "shm"}.get(transport, transport)  # one host: auto picks shm
+        assert bool(got["transport"]) == (transport != "ray")
         for k in ref.SHAPES:
             np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-5, err_msg=k)
         np.testing.assert_array_equal(got["sum"], 1 + 2 + 2)  # ranks 1 and 2, plus two ones
@@ -52,8 +53,9 @@ def test_dist_async_converges(tmp_path, run_job):
         np.testing.assert_allclose(got["x"], np.arange(10) / 10, atol=0.05)
 
 
-def test_sigkill_worker_makes_others_fail_fast(tmp_path, run_job):
-    p = run_job("kill_worker", tmp_path)
+@pytest.mark.parametrize("transport", ["auto", "tcp"])
+def test_sigkill_worker_makes_others_fail_fast(tmp_path, run_job, transport):
+    p = run_job("kill_worker", tmp_path, env={"PLEXNET_KVSTORE_TRANSPORT": transport})
     assert p.returncode != 0
     res = json.loads((tmp_path / "kill_worker-0.json").read_text())
     assert "worker 1" in res["error"] and ("died" in res["error"] or "heartbeat" in res["error"]), res
