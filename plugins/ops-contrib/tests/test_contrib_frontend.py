@@ -13,7 +13,8 @@ OPS = ["AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "allclose", "aran
        "index_copy", "quadratic", "round_ste", "sign_ste", "interleaved_matmul_selfatt_qk",
        "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt",
        "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget", "SparseEmbedding", "count_sketch", "PSROIPooling",
-       "BatchNormWithReLU", "SyncBatchNorm", "Proposal", "MultiProposal", "RROIAlign"]
+       "BatchNormWithReLU", "SyncBatchNorm", "Proposal", "MultiProposal", "RROIAlign", "hawkesll",
+       "backward_hawkesll"]
 PYTHON = ["foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask", "rand_zipfian",
           "current_context", "uniform"]
 
@@ -163,3 +164,16 @@ def test_sym_contrib_python_functions() -> None:
     np.testing.assert_allclose(count_true, np.log(np.array([2, 5, 11]) / np.array([1, 4, 10])) / np.log(11) * 6,
                                rtol=1e-6)
     np.testing.assert_allclose(count_sampled, np.log((sampled + 2.0) / (sampled + 1.0)) / np.log(11) * 6, rtol=1e-6)
+
+
+def test_backward_hawkesll_operator_gives_hawkesll_gradients() -> None:
+    from opcheck import run_backward, run_forward
+    rng = np.random.default_rng(3)
+    ins = [rng.uniform(0.5, 2, (2, 2)), np.array([0.3, 0.5]), np.array([1.0, 2.0]), rng.uniform(0, 1, (2, 2)),
+           rng.uniform(0.1, 1, (2, 4)), rng.integers(0, 2, (2, 4)).astype(np.int32), np.array([4.0, 3.0]),
+           np.array([5.0, 5.0])]
+    og = np.array([1.0, -2.0])
+    want = run_backward("_contrib_hawkesll", ins, out_grads=[og, np.zeros((2, 2))])
+    got = run_forward("_contrib_backward_hawkesll", [og, np.zeros((2, 2))] + ins)
+    for k in range(3):
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
