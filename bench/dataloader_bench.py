@@ -9,6 +9,7 @@ figures are medians of the rounds (the machine is shared).
     python bench/dataloader_bench.py [--rounds 5] [--images 256] [--workers 2]
 """
 import argparse
+import os
 import statistics
 import time
 
@@ -40,13 +41,40 @@ class JpegDataset(Dataset):
         return np.ascontiguousarray(chw), idx % 10
 
 
-def run(loader):
+def _cpu_of(pids):
+    """CPU seconds (user + system) used so far by processes ``pids``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def run(loader, cpu=None):
+    """Images per second of one pass; ``cpu`` (a list) gets the CPU seconds per image
+    of this process and of the workers."""
+    pool = getattr(loader, "_worker_pool", None)
+    pids = pool.pids if pool is not None else []
+    c0, w0 = time.process_time(), _cpu_of(pids)
     t = time.perf_counter()
     n = 0
     for data, _label in loader:
         data.wait_to_read()
         n += data.shape[0]
-    return n / (time.perf_counter() - t)
+    rate = n / (time.perf_counter() - t)
+    if cpu is not None:
+        cpu.append(((time.process_time() - c0) / n, (_cpu_of(pids) - w0) / n))
+    return rate
+
+
+def _pressure():
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return f.readline().split()[1]
+    except OSError:
+        return "n/a"
 
 
 def main():
@@ -61,15 +89,20 @@ def main():
     l0 = DataLoader(ds, batch_size=args.batch_size, shuffle=True, num_workers=0)
     lw = DataLoader(ds, batch_size=args.batch_size, shuffle=True, num_workers=args.workers)
     run(l0), run(lw)  # warm up (worker start, allocator)
-    r0, rw = [], []
+    r0, rw, c0, cw = [], [], [], []
+    print(f"load average {os.getloadavg()[0]:.1f}, CPU pressure {_pressure()} (before)")
     for _ in range(args.rounds):
-        r0.append(run(l0))
-        rw.append(run(lw))
+        r0.append(run(l0, c0))
+        rw.append(run(lw, cw))
     ratios = [b / a for a, b in zip(r0, rw)]
+    med = statistics.median
+    print(f"CPU ms per image: num_workers=0 {med(c[0] for c in c0) * 1e3:.2f}; num_workers={args.workers}: main "
+          f"{med(c[0] for c in cw) * 1e3:.2f} + workers {med(c[1] for c in cw) * 1e3:.2f}")
     print(f"num_workers=0: {', '.join(f'{x:.0f}' for x in r0)} images/s (median {statistics.median(r0):.0f})")
     print(f"num_workers={args.workers}: {', '.join(f'{x:.0f}' for x in rw)} images/s "
           f"(median {statistics.median(rw):.0f})")
     print(f"ratio per round: {', '.join(f'{x:.2f}' for x in ratios)}; median {statistics.median(ratios):.2f}x")
+    print(f"load average {os.getloadavg()[0]:.1f}, CPU pressure {_pressure()} (after)")
     lw.close()
 
 
