@@ -1,9 +1,11 @@
 """``plexnet.io`` (``mx.io``): data iterators with MXNet 1.x names and semantics.
 
 Built-in: ``NDArrayIter``, ``CSVIter``, ``MNISTIter``, ``ImageRecordIter`` (needs
-Pillow), ``ImageRecordUInt8Iter``, ``ImageDetRecordIter``, ``PrefetchingIter``, ``ResizeIter``. Iterators that
-plugins register through ``plexnet_register_data_iters`` appear here by name too
-(``plexnet.io.<Name>``). See docs/io.md.
+OpenCV), ``ImageRecordUInt8Iter``, ``ImageRecordInt8Iter``, ``ImageDetRecordIter``,
+``PrefetchingIter``, ``ResizeIter``; ``MXDataIter`` names the ones MXNet implements in
+C++ (``isinstance`` checks). Iterators that plugins register through
+``plexnet_register_data_iters`` appear here by name too (``plexnet.io.<Name>``).
+See docs/io.md.
 """
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from typing import Any
 from .base import DataBatch, DataDesc, DataIter, ResizeIter
 from .csv_iter import CSVIter
 from .image_det_record_iter import ImageDetRecordIter
-from .image_record_iter import ImageRecordIter, ImageRecordUInt8Iter
+from .image_record_iter import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
 from .mnist_iter import MNISTIter
+from .mxdataiter import MXDataIter
 from .ndarray_iter import NDArrayIter
 from .partition import partition_indices, partition_range
 from .prefetch import PrefetchingIter
@@ -25,7 +28,7 @@ ImageRecordUInt8Iter_v1 = ImageRecordUInt8Iter
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "CSVIter", "MNISTIter",
            "ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter", "PrefetchingIter", "ResizeIter",
            "partition_range", "partition_indices", "list_data_iters", "ImageRecordIter_v1",
-           "ImageRecordUInt8Iter_v1"]
+           "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "MXDataIter"]
 
 
 def list_data_iters() -> list[str]:

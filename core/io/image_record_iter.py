@@ -35,7 +35,7 @@ from .batching import BatchPlanner, Plan
 from .decode import cv2, imdecode_bgr
 from .partition import partition_range
 
-__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ _IGNORED = {"verbose", "ctx", "device_id", "shuffle_chunk_size", "shuffle_chunk_
 _AUG_EXTRA = (AUG_PARAM_NAMES - {"data_shape", "resize", "rand_crop", "pad", "fill_value", "inter_method"}) | {
     "max_random_contrast", "max_random_illumination"}
 
-_DTYPES = {"float32": np.float32, "uint8": np.uint8, "float16": np.float16}
+_DTYPES = {"float32": np.float32, "uint8": np.uint8, "float16": np.float16, "int8": np.int8}
 
 
 def _shape3(s: Any) -> tuple[int, int, int]:
@@ -160,6 +160,9 @@ class _Augmenter:
                 plane = plane[:, ::-1]
                 if per_pixel:
                     m = m[:, ::-1]
+            if self.out_dtype == np.int8:
+                out[ch] = np.clip(np.subtract(plane, m, dtype=np.float32), -128, 127)
+                continue
             o = out[ch]
             np.subtract(plane, m, out=o, dtype=self.out_dtype, casting="unsafe")
             if contrast is not None:
@@ -233,8 +236,17 @@ class ImageRecordIter(DataIter):
     round_batch : bool
         How a short last batch is completed (see ``plexnet.io.batching``); ``pad`` is
         reported in both modes.
-    dtype : 'float32' | 'uint8' | 'float16'
-        Output dtype; ``'uint8'`` gives raw pixels (no normalisation).
+    dtype : 'float32' | 'uint8' | 'float16' | 'int8'
+        Output dtype; ``'uint8'`` gives raw pixels (no normalisation), ``'int8'``
+        ``saturate(pixel - mean)`` (as MXNet: ``std``/``scale`` unused).
+    resize, rand_crop, random_resized_crop, max_rotate_angle, rotate, rotate_list,
+    max_aspect_ratio, min_aspect_ratio, max_shear_ratio, max_crop_size, min_crop_size,
+    max_random_scale, min_random_scale, max_random_area, min_random_area, max_img_size,
+    min_img_size, brightness, contrast, saturation, pca_noise, random_h, random_s,
+    random_l : MXNet 1.9.1's ``aug_default`` augmenter, in its order (``augment``).
+    max_random_contrast, max_random_illumination : float
+        Per-image ``(pixel - mean) * c + i`` with ``c`` in ``1 +- max_random_contrast``,
+        ``i`` in ``+- max_random_illumination``, before ``scale / std``.
     inter_method : int
         Resize filter: 0 nearest, 1 bilinear (default), 2 bicubic, 3 area, 4 lanczos,
         9 auto, 10 random.
@@ -317,8 +329,10 @@ class ImageRecordIter(DataIter):
         stds = np.array([std_r, std_g, std_b, std_a][:c] if c > 1 else [std_r], np.float32)
         if np.any(stds == 0):
             raise ValueError("ImageRecordIter: std_* must not be 0")
-        normalise = out_dtype.kind == "f"
+        normalise = out_dtype.kind == "f" or out_dtype == np.int8
         mult = (np.float32(scale) / stds).reshape(c, 1, 1).astype(np.float32)
+        if out_dtype == np.int8:  # MXNet: saturate(pixel - mean); std and scale unused
+            mult = np.ones((c, 1, 1), np.float32)
         mean = means.reshape(c, 1, 1) if normalise else None
         self._reader = recordio.RecordFileReader(path_imgrec)
         aug_args = (self.data_shape, resize, rand_crop, rand_mirror, mirror, pad, fill_value,
@@ -471,6 +485,14 @@ class ImageRecordIter(DataIter):
             self.close()
         except Exception as e:  # noqa: BLE001 - never raise from GC
             warnings.warn(f"ImageRecordIter: {e}", RuntimeWarning, stacklevel=1)
+
+
+class ImageRecordInt8Iter(ImageRecordIter):
+    """``ImageRecordIter`` with ``dtype='int8'``: ``saturate(pixel - mean)`` as int8."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["dtype"] = "int8"
+        super().__init__(*args, **kwargs)
 
 
 class ImageRecordUInt8Iter(ImageRecordIter):
