@@ -59,7 +59,7 @@ def test_matches_mxnet(i: int) -> None:
 
 SMOOTH = {"div_sqrt_dim", "quadratic", "AdaptiveAvgPooling2D", "BilinearResize2D", "index_copy", "ROIAlign",
           "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk",
-          "interleaved_matmul_encdec_valatt", "PSROIPooling", "RROIAlign", "hawkesll"}
+          "interleaved_matmul_encdec_valatt", "PSROIPooling", "RROIAlign", "hawkesll", "DeformablePSROIPooling"}
 
 
 @pytest.mark.parametrize("i", [i for i in range(N) if str(FIX[f"{i}/op"]) in SMOOTH],
@@ -68,7 +68,7 @@ def test_numeric_gradient(i: int) -> None:
     op, kw, ins, _ = _case(i)
     wrt = {"_contrib_index_copy": ["old_tensor", "new_tensor"], "_contrib_ROIAlign": ["data"],
            "_contrib_PSROIPooling": ["data"], "_contrib_RROIAlign": ["data"],
-           "_contrib_hawkesll": ["lda", "alpha", "beta"]}.get(op)
+           "_contrib_hawkesll": ["lda", "alpha", "beta"], "_contrib_DeformablePSROIPooling": ["data", "trans"]}.get(op)
     ins = [x if x.dtype.kind == "i" else x.astype(np.float64) for x in ins]
     out_index = [0] if op == "_contrib_hawkesll" else None  # MXNet's gradient: of the log likelihood only
     check_gradient(op, ins, kw, wrt=wrt, out_index=out_index, rtol=1e-4, atol=1e-6)
