@@ -152,3 +152,45 @@ def test_modifier_cell_params_and_reset():
     assert set(res.collect_params().keys()) == set(base.collect_params().keys())
     res.reset()
     assert base._counter == -1
+
+
+def test_deferred_input_size_hybridized_and_training_step():
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(rnn.LSTM(8, layout="NTC"))
+        net.add(mx.gluon.nn.Dense(1, flatten=False))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    rng = np.random.RandomState(0)
+    x = mx.nd.array(rng.uniform(-1, 1, (16, 5, 3)))
+    y = mx.nd.array(np.cumsum(x.asnumpy()[:, :, :1], axis=1))  # running sum of the first feature
+    assert net[0].l0_i2h_weight.shape == (32, 0)
+    trainer = mx.gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.05})
+    loss_fn = mx.gluon.loss.L2Loss()
+    losses = []
+    for _ in range(30):
+        with mx.autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(16)
+        losses.append(float(loss.mean().asscalar()))
+    assert net[0].l0_i2h_weight.shape == (32, 3)
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_deferred_bidirectional_in_hybridized_parent_matches_imperative():
+    def build():
+        net = mx.gluon.nn.HybridSequential(prefix="m_")
+        with net.name_scope():
+            net.add(rnn.GRU(4, num_layers=2, bidirectional=True))
+        net.initialize(mx.init.Uniform(0.3))
+        return net
+    x = mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (3, 2, 5)))
+    mx.random.seed(3)
+    a = build()
+    ref = a(x).asnumpy()
+    mx.random.seed(3)
+    b = build()
+    b.hybridize()
+    np.testing.assert_allclose(b(x).asnumpy(), ref, rtol=1e-5, atol=1e-6)
+    assert b[0].r0_i2h_weight.shape == (12, 5) and b[0].l1_i2h_weight.shape == (12, 8)

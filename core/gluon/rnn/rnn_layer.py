@@ -234,6 +234,24 @@ class _RNNLayer(HybridBlock):
             if p.shape is not None and p.shape[1] == 0 and shape[2]:
                 p.shape = (p.shape[0], shape[2])
 
+    def _tie_input_size(self, F, inputs, kwargs):
+        """Traced with the input size still unknown (a hybridized parent calls this
+        layer with Symbols before deferred init): add a zero array shaped
+        ``(gates * hidden, C)`` from the data to the first layer's i2h weights, so that
+        shape inference gives them the input size as MXNet's ``_rnn_param_concat``
+        does. Values and gradients are unchanged."""
+        p = self.l0_i2h_weight
+        if p.shape is None or p.shape[1] != 0:
+            return kwargs
+        first = F.reshape(F.slice_axis(F.slice_axis(inputs, axis=0, begin=0, end=1), axis=1, begin=0, end=1),
+                          shape=(1, -1))
+        zeros = F.zeros_like(F.broadcast_axis(first, axis=0, size=p.shape[0]))
+        kwargs = dict(kwargs)
+        for d in ['l', 'r'][:self._dir]:
+            name = '{}0_i2h_weight'.format(d)
+            kwargs[name] = F.elemwise_add(kwargs[name], zeros)
+        return kwargs
+
     def infer_shape(self, inputs, *args):
         self._finish_shapes(inputs)
 
@@ -274,6 +292,8 @@ class _RNNLayer(HybridBlock):
         swapaxes = F.swapaxes
         if self._layout == 'NTC':
             inputs = swapaxes(inputs, 0, 1)
+        if F is symbol:
+            kwargs = self._tie_input_size(F, inputs, kwargs)
         if self._projection_size is None:
             params = (kwargs['{}{}_{}_{}'.format(d, l, g, t)].reshape(-1)
                       for t in ['weight', 'bias']
@@ -288,8 +308,9 @@ class _RNNLayer(HybridBlock):
                       for g in ['i2h', 'h2h', 'h2r']
                       if g != 'h2r' or t != 'bias')
 
-        # MXNet's _rnn_param_concat is concat plus backward shape inference; the
-        # shapes are settled before the call here (_finish_shapes)
+        # MXNet's _rnn_param_concat is concat plus backward shape inference; the input
+        # size is settled before the call (_finish_shapes) or tied to the data in the
+        # traced graph (_tie_input_size)
         params = F.concat(*params, dim=0)
 
         if self._use_sequence_length:
