@@ -91,6 +91,34 @@ print(json.dumps({"images": n, "seconds": dt, "images_per_s": n / dt}))
 """
 
 
+PIXEL_SCRIPT = r"""
+import sys, numpy as np
+import mxnet as mx
+it = mx.io.ImageRecordIter(path_imgrec=sys.argv[1], path_imgidx=sys.argv[2], batch_size=64, data_shape=(3, 224, 224),
+                           resize=256, dtype="uint8", preprocess_threads=2)
+np.save(sys.argv[3], np.concatenate([b.data[0].asnumpy() for b in it]))
+"""
+
+
+def check_pixels(python: str, rec: str, idx: str, tmpdir: str) -> str:
+    """Resize-only (deterministic) batches of both libraries on the bench file, compared."""
+    import plexnet as mx
+    path = os.path.join(tmpdir, "mxnet_pixels.npy")
+    res = subprocess.run([python, "-c", PIXEL_SCRIPT, rec, idx, path], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "OPENBLAS_CORETYPE": "SkylakeX"})
+    if res.returncode != 0:
+        return f"MXNet failed: {res.stderr[-300:]}"
+    want = np.load(path)
+    with mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, batch_size=64, data_shape=(3, 224, 224),
+                               resize=256, dtype="uint8", preprocess_threads=2) as it:
+        got = np.concatenate([b.data[0].asnumpy() for b in it])
+    diff = np.abs(got.astype(np.int16) - want) if got.shape == want.shape else None
+    if diff is None:
+        return f"shapes differ: {got.shape} vs {want.shape}"
+    return (f"{got.shape[0]} images, resize 256 + centre crop 224, uint8: "
+            f"{'IDENTICAL' if not diff.any() else f'max diff {diff.max()}, {np.count_nonzero(diff)} values differ'}")
+
+
 def time_mxnet(python: str, rec: str, idx: str, threads: int, batch_size: int, epochs: int) -> dict:
     res = subprocess.run([python, "-c", MXNET_SCRIPT, rec, idx, str(threads), str(batch_size), str(epochs),
                           json.dumps(SETTINGS)], capture_output=True, text=True, timeout=1800,
@@ -109,7 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs per setting, interleaved; best and median are printed")
     ap.add_argument("--dir", help="keep the generated files here (default: a temp dir)")
-    ap.add_argument("--mxnet-python", help="also time Apache MXNet's ImageRecordIter with this Python")
+    ap.add_argument("--mxnet-python", help="also time Apache MXNet's ImageRecordIter with this Python, "
+                    "and compare the pixels of a resize-only pass")
     args = ap.parse_args(argv)
 
     tmp = None
@@ -149,6 +178,15 @@ def main(argv: list[str] | None = None) -> None:
                     time_mxnet(args.mxnet_python, rec, idx, t, args.batch_size, args.epochs))
     for (lib, t), runs in sorted(results.items(), key=lambda kv: (kv[0][0] != "plexnet", kv[0][1])):
         report(lib, t, runs)
+    best = {lib: max((r["images_per_s"] for r in runs if "error" not in r), default=0.0)
+            for (lib, t), runs in results.items() if t == max(args.threads)}
+    if best.get("mxnet"):
+        med = {lib: statistics.median([r["images_per_s"] for r in runs if "error" not in r] or [0.0])
+               for (lib, t), runs in results.items() if t == max(args.threads)}
+        print(f"plexnet / MXNet at preprocess_threads={max(args.threads)}: best-of-{args.repeat} "
+              f"{best['plexnet'] / best['mxnet']:.2f}x, median {med['plexnet'] / med['mxnet']:.2f}x")
+    if args.mxnet_python:
+        print("pixels vs MXNet:", check_pixels(args.mxnet_python, rec, idx, d))
     if tmp is not None:
         tmp.cleanup()
 
