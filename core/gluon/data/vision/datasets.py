@@ -22,7 +22,7 @@ from .... import recordio
 from ....base import PlexnetError
 from ...model_zoo.model_store import data_dir
 from .. import dataset
-from . import _image as image
+from .... import image
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset", "ImageFolderDataset"]
 
@@ -225,8 +225,7 @@ class ImageFolderDataset(dataset.Dataset):
                 self.items.append((filename, label))
 
     def __getitem__(self, idx: int) -> Any:
-        with open(self.items[idx][0], "rb") as f:
-            img = image.imdecode(f.read(), self._flag)
+        img = image.imread(self.items[idx][0], self._flag)
         label = self.items[idx][1]
         if self._transform is not None:
             return self._transform(img, label)

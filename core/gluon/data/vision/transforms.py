@@ -26,7 +26,7 @@ import numpy as np
 
 from ...block import Block, HybridBlock
 from ...nn import Sequential, HybridSequential
-from . import _image as image
+from .... import image
 
 numeric_types = (_Number, np.generic)
 
