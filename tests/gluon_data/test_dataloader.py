@@ -273,3 +273,18 @@ def test_auto_reload_prefetches():
     assert len(_batches(dl)) == 2
     assert dl._iter is not None  # next pass already started
     dl.close()
+
+
+@pytest.mark.timeout(30)
+def test_killing_every_worker_between_passes():
+    dl = DataLoader(_Slow(), batch_size=2, num_workers=2, timeout=120, prefetch=1)
+    it = iter(dl)
+    next(it)
+    del it
+    for pid in dl._worker_pool.pids:
+        os.kill(pid, signal.SIGKILL)
+    t = time.monotonic()
+    with pytest.raises(RuntimeError, match="killed by signal SIGKILL"):
+        list(dl)
+    assert time.monotonic() - t < 10
+    dl.close()

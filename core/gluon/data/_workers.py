@@ -250,7 +250,10 @@ class WorkerPool:
         w = min(range(n), key=lambda i: (len(self.pending[i]), (i - self._next) % n))
         self._next = (w + 1) % n
         self.pending[w].add(key)
-        self.task_conns[w].send(("task", key, list(indices)))
+        try:
+            self.task_conns[w].send(("task", key, list(indices)))
+        except OSError:  # its end of the pipe is gone: the worker died
+            raise self._dead(w) from None
 
     def consume(self, w: int, desc: tuple, ctx: Any = None) -> Any:
         """The batch of ``desc`` (from worker ``w``) as NDArrays; its block goes back to ``w``."""

@@ -95,8 +95,12 @@ class _MultiWorkerIter:
         self._buffer: dict[int, Any] = {}
         self._ctx = cpu_pinned(loader._pin_device_id) if loader._pin_memory else None
         loader._active[self._id] = self
-        for _ in range(max(1, loader._prefetch)):
-            self._push_next()
+        try:
+            for _ in range(max(1, loader._prefetch)):
+                self._push_next()
+        except WorkerError as e:
+            loader._fail()
+            raise RuntimeError(str(e)) from None
 
     def _push_next(self) -> None:
         indices = next(self._batches, None)
@@ -115,7 +119,11 @@ class _MultiWorkerIter:
         if self._rcvd == self._sent:
             self._finish()
             raise StopIteration
-        self._push_next()
+        try:
+            self._push_next()
+        except WorkerError as e:
+            self._loader._fail()
+            raise RuntimeError(str(e)) from None
         deadline = time.monotonic() + self._loader._timeout
         while self._rcvd not in self._buffer:
             left = deadline - time.monotonic()
