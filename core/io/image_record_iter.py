@@ -21,8 +21,6 @@ import collections
 import concurrent.futures as cf
 import logging
 import os
-import sys
-import threading
 import warnings
 from typing import Any, Sequence
 
@@ -177,34 +175,8 @@ class _Augmenter:
         return np.ascontiguousarray(raw.transpose(0, 3, 1, 2), dtype=self.out_dtype)
 
 
-class _BufferPool:
-    """Batch arrays handed out again once nothing references them (``sys.getrefcount``:
-    the batch's NDArray, views and pending futures all hold references). A 64x3x224x224
-    float32 batch is 38 MB, above glibc's largest mmap threshold, so a fresh one is
-    mapped, page-faulted in (about 4 ms) and unmapped every time; a reused one is not."""
-
-    #: references while idle: the pool's list, the loop variable, getrefcount's argument
-    _IDLE_REFS = 3
-
-    def __init__(self, limit: int) -> None:
-        self._bufs: list[np.ndarray] = []
-        self._limit = int(limit)
-        self._lock = threading.Lock()
-
-    def get(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        with self._lock:
-            for b in self._bufs:
-                if b.shape == shape and b.dtype == dtype and sys.getrefcount(b) <= self._IDLE_REFS:
-                    return b
-            a = np.empty(shape, dtype)
-            if len(self._bufs) < self._limit:
-                self._bufs.append(a)
-            return a
-
-
 def _build_batch(reader: recordio.RecordFileReader, offsets: np.ndarray, aug: _Augmenter,
-                 plan: Plan, seed: int, label_width: int,
-                 pool: _BufferPool | None = None) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+                 plan: Plan, seed: int, label_width: int) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Worker: read, decode and augment the records of one plan into fresh arrays."""
     bs = len(plan.positions)
     label = np.empty((bs, label_width), dtype=np.float32)
@@ -218,8 +190,7 @@ def _build_batch(reader: recordio.RecordFileReader, offsets: np.ndarray, aug: _A
             raw[slot], index[slot] = aug(reader.read_at(int(offsets[pos])), u[slot], label[slot], rng)
         data = aug.finish(raw)
     else:
-        shape = (bs, aug.c, aug.h, aug.w)
-        data = pool.get(shape, aug.out_dtype) if pool is not None else np.empty(shape, aug.out_dtype)
+        data = np.empty((bs, aug.c, aug.h, aug.w), dtype=aug.out_dtype)
         for slot, pos in enumerate(plan.positions):
             img, index[slot], mirrored = aug.load(reader.read_at(int(offsets[pos])), u[slot], label[slot], rng)
             aug.normalise_into(img, mirrored, data[slot], u[slot])
@@ -378,7 +349,6 @@ class ImageRecordIter(DataIter):
         self._window = max(self.prefetch_buffer, self.preprocess_threads)
         self._pending: collections.deque[tuple[cf.Future, Any]] = collections.deque()
         self._exhausted = False
-        self._buffers = _BufferPool(self._window + 2)
         self._pool = cf.ThreadPoolExecutor(self.preprocess_threads,
                                            thread_name_prefix="plexnet-io-ImageRecordIter")
         b = self.batch_size
@@ -440,7 +410,7 @@ class ImageRecordIter(DataIter):
                 break
             assert self._pool is not None
             fut = self._pool.submit(_build_batch, self._reader, self._offsets, self._aug, plan,
-                                    self.seed_aug, self.label_width, self._buffers)
+                                    self.seed_aug, self.label_width)
             self._pending.append((fut, before))
 
     def _drop_pending(self) -> None:

@@ -14,7 +14,7 @@ OPS = ["AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "allclose", "aran
        "interleaved_matmul_selfatt_valatt", "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt",
        "MultiBoxPrior", "MultiBoxDetection", "MultiBoxTarget", "SparseEmbedding", "count_sketch", "PSROIPooling",
        "BatchNormWithReLU", "SyncBatchNorm", "Proposal", "MultiProposal", "RROIAlign", "hawkesll",
-       "backward_hawkesll", "DeformablePSROIPooling"]
+       "backward_hawkesll", "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution"]
 PYTHON = ["foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask", "rand_zipfian",
           "current_context", "uniform"]
 
