@@ -87,11 +87,11 @@ def test_pretrained_refused_names_the_file(tmp_path):
 
 
 def test_pretrained_loads_local_file(tmp_path):
-    src = vision.resnet18_v1()
+    src = vision.resnet18_v1(classes=10)
     src.initialize(mx.init.Xavier())
     src(mx.nd.zeros((1, 3, 32, 32)))
     src.save_parameters(str(tmp_path / "resnet18_v1.params"))
-    net = vision.get_model("resnet18_v1", pretrained=True, root=str(tmp_path))
+    net = vision.get_model("resnet18_v1", pretrained=True, root=str(tmp_path), classes=10)
     x = mx.nd.array(input_for((1, 3, 32, 32)))
     np.testing.assert_allclose(net(x).asnumpy(), src(x).asnumpy(), rtol=1e-5)
 
