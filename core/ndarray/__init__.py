@@ -11,10 +11,10 @@ from ..operator import namespaces as _namespaces
 from ..operator.registry import OpFunctionCache
 from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
                       zeros)
-from .serialize import load, save
+from .serialize import load, load_frombuffer, save
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load",
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load", "load_frombuffer",
            "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t"]
 
 
@@ -35,6 +35,20 @@ del _sub
 def op_function(name: str) -> Any | None:
     """The ``nd.<name>`` function, or None when no operator has that name."""
     return _functions.get(name)
+
+
+class _Internal:
+    """``nd._internal``: MXNet scripts reach operators such as ``_plus_scalar`` or
+    ``_copy`` through it."""
+
+    def __getattr__(self, name: str) -> Any:
+        fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
+        if fn is None:
+            raise AttributeError(f"plexnet.nd._internal has no operator {name!r}")
+        return fn
+
+
+_internal = _Internal()
 
 
 def __getattr__(name: str) -> Any:
@@ -79,6 +93,10 @@ def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) 
 
 
 def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
+    """Move axis ``source`` to position ``destination`` (both in [-ndim, ndim), as MXNet)."""
+    for what, ax in (("Source", source), ("Destination", destination)):
+        if not -a.ndim <= ax < a.ndim:
+            raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim ({a.ndim}); got {ax}")
     axes = list(range(a.ndim))
     axes.insert(destination % a.ndim, axes.pop(source % a.ndim))
     return op_function("transpose")(a, axes=tuple(axes))  # type: ignore[misc]

@@ -151,6 +151,8 @@ class NDArray:
         return self.copy()
 
     def __bool__(self) -> bool:
+        if self.size == 0:  # MXNet: an empty array is False
+            return False
         if self.size != 1:
             raise ValueError("the truth value of an NDArray with more than one element is ambiguous")
         return bool(self.asscalar())
@@ -275,8 +277,7 @@ class NDArray:
         if _is_basic(key):
             v = NDArray(self._chunk, self._data[key], self.writable)
             return record_view(self, v, key) if _AG.recording else v
-        if isinstance(key, NDArray):
-            key = key.asnumpy().astype(np.int64)
+        key = _host_key(key)
         # advanced indexing: a copy, computed on the engine
         out_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
         out = empty(out_shape, self.context, self.dtype)
@@ -290,8 +291,7 @@ class NDArray:
         if not self.writable:
             raise PlexnetError("this NDArray is read-only")
         dst = self._data
-        if isinstance(key, NDArray):
-            key = key.asnumpy().astype(np.int64)
+        key = _host_key(key)
         k = key if _is_basic(key) else _device_key(key, self)
         if isinstance(value, NDArray):
             if value.context != self.context:
@@ -482,6 +482,15 @@ def _is_basic(key: Any) -> bool:
     if isinstance(key, tuple):
         return all(isinstance(k, _BASIC_INDEX) and not isinstance(k, bool) for k in key)
     return isinstance(key, _BASIC_INDEX) and not isinstance(key, bool)
+
+
+def _host_key(key: Any) -> Any:
+    """NDArray indices (alone or inside a tuple) as host int64 arrays, as MXNet."""
+    if isinstance(key, NDArray):
+        return key.asnumpy().astype(np.int64)
+    if isinstance(key, tuple) and any(isinstance(k, NDArray) for k in key):
+        return tuple(k.asnumpy().astype(np.int64) if isinstance(k, NDArray) else k for k in key)
+    return key
 
 
 def _device_key(key: Any, arr: NDArray) -> Any:

@@ -31,7 +31,7 @@ import numpy as np
 from ..base import PlexnetError
 from ..fileio import atomic_write
 
-__all__ = ["save", "load", "NDArrayFormatError", "TYPE_FLAGS"]
+__all__ = ["save", "load", "load_frombuffer", "NDArrayFormatError", "TYPE_FLAGS"]
 
 LIST_MAGIC = 0x112
 V1, V2, V3 = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
@@ -194,6 +194,18 @@ def load(fname: str, ctx: Any = None) -> Any:
     with open(fname, "rb") as f:
         buf = f.read()
     res = load_buffer(buf, fname)
+    if isinstance(res, dict):
+        return {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in res.items()}
+    return [array(v, ctx=ctx, dtype=v.dtype) for v in res]
+
+
+def load_frombuffer(buf: bytes, ctx: Any = None) -> Any:
+    """Load a list or dict of NDArrays from the bytes of a saved file (MXNet's
+    ``nd.load_frombuffer``); a truncated or corrupted buffer raises ``NDArrayFormatError``."""
+    from .ndarray import array
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
+    res = load_buffer(bytes(buf), "<buffer>")
     if isinstance(res, dict):
         return {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in res.items()}
     return [array(v, ctx=ctx, dtype=v.dtype) for v in res]

@@ -214,6 +214,8 @@ class BroadcastLikeProp(OperatorProperty):
         else:
             if len(p.lhs_axes) != len(p.rhs_axes):
                 raise shape_error(self.op_name, "lhs_axes and rhs_axes must have the same length")
+            if not p.lhs_axes:  # MXNet: "Empty axes tuple is not allowed"
+                raise shape_error(self.op_name, "empty lhs_axes / rhs_axes tuples are not allowed")
             out_l = list(l)
             for a, b in zip(norm_axes(self.op_name, p.lhs_axes, len(l), "lhs_axes", l),
                             norm_axes(self.op_name, p.rhs_axes, len(r), "rhs_axes", r)):

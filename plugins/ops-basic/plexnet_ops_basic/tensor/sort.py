@@ -192,7 +192,8 @@ class TopKProp(_OrderProp):
         v, idx, ax = self._topk(xp, x)
         rt = self.param.ret_typ
         if rt == "mask":
-            return [self._scatter(xp, xp.ones(v.shape, dtype=x.dtype), idx, ax, x.shape)]
+            # ones in the input's layout (the axis in place), as _scatter expects
+            return [self._scatter(xp, xp.ones(self._sel_shape(x.shape), dtype=x.dtype), idx, ax, x.shape)]
         vals, inds = self._back(xp, v, ax, x.shape), self._back(xp, idx, ax, x.shape)
         return {"value": [vals], "indices": [inds], "both": [vals, inds]}[rt]
 

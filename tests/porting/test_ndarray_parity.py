@@ -1,0 +1,68 @@
+"""Behaviours of MXNet 1.9.1's ``mx.nd`` found missing by running MXNet's own
+test_ndarray.py against plexnet (values checked with MXNet 1.9.1)."""
+import numpy as np
+import pytest
+
+import plexnet as mx
+
+
+def test_bool_of_empty_array_is_false():
+    assert not bool(mx.nd.array([]))
+    assert not bool(mx.nd.zeros((1,)))
+    assert bool(mx.nd.ones((1,)))
+    with pytest.raises(ValueError):
+        bool(mx.nd.ones((2, 3)))
+
+
+def test_index_with_tuple_of_ndarrays():
+    a = mx.nd.array([[0, 1], [2, 3]])
+    assert a[[1, 1, 0], [0, 1, 0]].asnumpy().tolist() == [2, 3, 0]
+    assert a[mx.nd.array([1, 1, 0]), mx.nd.array([0, 1, 0])].asnumpy().tolist() == [2, 3, 0]
+    a[mx.nd.array([0, 1]), mx.nd.array([1, 0])] = 9
+    assert a.asnumpy().tolist() == [[0, 9], [9, 3]]
+
+
+def test_load_frombuffer_roundtrip_and_truncation(tmp_path):
+    data = {"a": mx.nd.arange(6).reshape((2, 3)), "b": mx.nd.ones((4,), dtype="int32")}
+    fname = str(tmp_path / "d.params")
+    mx.nd.save(fname, data)
+    buf = open(fname, "rb").read()
+    back = mx.nd.load_frombuffer(buf)
+    assert sorted(back) == ["a", "b"]
+    assert back["a"].asnumpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert back["b"].dtype == np.int32
+    mx.nd.save(fname, [mx.nd.ones((2,))])
+    assert len(mx.nd.load_frombuffer(open(fname, "rb").read())) == 1
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.load_frombuffer(buf[:-10])
+
+
+def test_nd_internal_namespace():
+    x = mx.nd.ones((2, 3))
+    assert mx.nd._internal._plus_scalar(x, scalar=2).asnumpy().tolist() == [[3.0] * 3] * 2
+    with pytest.raises(AttributeError):
+        mx.nd._internal._no_such_operator
+
+
+def test_moveaxis_bounds():
+    x = mx.nd.zeros((2, 2, 3))
+    assert mx.nd.moveaxis(x, 0, 2).shape == (2, 3, 2)
+    assert mx.nd.moveaxis(x, 2, 0).shape == (3, 2, 2)
+    with pytest.raises(ValueError):
+        mx.nd.moveaxis(x, 0, 3)
+
+
+def test_topk_mask_on_inner_axis():
+    a = np.random.RandomState(0).permutation(4 * 5 * 3).reshape(4, 5, 3).astype(np.float32)
+    m = mx.nd.topk(mx.nd.array(a), axis=1, ret_typ="mask", k=2).asnumpy()
+    ref = np.zeros_like(a)
+    idx = np.argsort(-a, axis=1)[:, :2, :]
+    np.put_along_axis(ref, idx, 1, axis=1)
+    assert m.shape == a.shape and (m == ref).all()
+
+
+def test_broadcast_like_empty_axes_rejected():
+    lhs, rhs = mx.nd.ones((1, 2)), mx.nd.ones((3, 2))
+    assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0,), rhs_axes=(0,)).shape == (3, 2)
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=()).wait_to_read()
