@@ -43,8 +43,9 @@ def test_options_and_errors(tmp_path):
                                   resize_mode="force", min_crop_scales=(0.0,))
     assert it.label_pad_width == 17
     it.close()
-    with pytest.raises(mx.base.MXNetError, match="rand_crop_prob"):
-        mx.io.ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=2, rand_crop_prob=0.5)
+    with pytest.raises(mx.base.MXNetError, match="min_crop_scales"):
+        mx.io.ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=2, rand_crop_prob=0.5,
+                                 min_crop_scales=(0.9,), max_crop_scales=(0.5,))
     with pytest.raises(mx.base.MXNetError, match="resize_mode"):
         mx.io.ImageDetRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=2, resize_mode="fit")
     with pytest.raises(FileNotFoundError):
