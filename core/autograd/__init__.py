@@ -45,7 +45,20 @@ __all__ = [
     "set_training",
     "train_mode",
     "array",
+    "NDArray",  # MXNet's ``from mxnet.autograd import *`` brings these two as well
+    "Symbol",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # lazily: ndarray imports this package, so a module-level import would be circular
+    if name == "NDArray":
+        from ..ndarray import NDArray
+        return NDArray
+    if name == "Symbol":
+        from ..symbol import Symbol
+        return Symbol
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def array(source: Any, ctx: Any = None, dtype: Any = None) -> Any:

@@ -442,6 +442,19 @@ class NDArray:
         """The gradient array attached by ``attach_grad`` (None without one)."""
         return _autograd().grad_of(self)
 
+    @property
+    def _fresh_grad(self) -> bool:
+        """Whether a backward pass wrote this variable's gradient since the flag was last
+        cleared (MXNet's ``NDArray._fresh_grad``; the Trainer reads it to find stale grads)."""
+        ag = self._ag
+        return bool(ag is not None and hasattr(ag[0], "fresh") and ag[0].fresh)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state: bool) -> None:
+        ag = self._ag
+        if ag is not None and hasattr(ag[0], "fresh"):
+            ag[0].fresh = bool(state)
+
     def detach(self) -> "NDArray":
         """The same values, cut out of any computational graph."""
         return _autograd().detach(self)

@@ -22,4 +22,20 @@ from .stats import __all__ as _s
 from .symbolic import *  # noqa: F401,F403
 from .symbolic import __all__ as _y
 
+# MXNet's test_utils has no __all__, so MXNet's tests rely on ``from mxnet.test_utils import *``
+# also bringing ``np``, ``mx`` and a few standard modules; keep those names exported.
+import bz2, errno, gzip, json, logging, numbers, os, platform, struct, sys, time, traceback, zipfile  # noqa: E401,E402
+from collections import OrderedDict  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+
+import numpy as np  # noqa: E402
+import numpy.random as rnd  # noqa: E402
+import numpy.testing as npt  # noqa: E402
+
+import plexnet as mx  # noqa: E402
+from ..context import Context  # noqa: E402
+from ..symbol import Symbol  # noqa: E402
+
 __all__ = _c + _d + _s + _y + ["current_context", "check_gluon_hybridize_consistency"]
+__all__ += ["bz2", "errno", "gzip", "json", "logging", "numbers", "os", "platform", "struct", "sys", "time",
+            "traceback", "zipfile", "OrderedDict", "contextmanager", "np", "rnd", "npt", "mx", "Context", "Symbol"]
