@@ -25,7 +25,7 @@ from . import op_function
 from .ndarray import NDArray, array
 
 __all__ = ["current_context", "foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask",
-           "rand_zipfian", "uniform"]
+           "rand_zipfian", "uniform", "adamw_update", "mp_adamw_update"]
 
 
 def _op(name: str) -> Callable[..., Any]:
@@ -187,3 +187,31 @@ def rand_zipfian(true_classes: NDArray, num_sampled: int, range_max: int, ctx: A
     sampled_f = sampled.astype("float64")
     count_sampled = ((sampled_f + 2.0) / (sampled_f + 1.0)).log() / log_range * num_sampled
     return sampled, count_true, count_sampled
+
+
+# -- AdamW (operators from plexnet-ops-contrib) ----------------------------------------------------
+def _rescale(rescale_grad: Any, ctx: Any) -> NDArray:
+    return rescale_grad.as_in_context(ctx) if isinstance(rescale_grad, NDArray) else \
+        array([rescale_grad], ctx=ctx, dtype=np.float32)
+
+
+def adamw_update(weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray, rescale_grad: Any, lr: float,
+                 eta: float, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8, wd: float = 0,
+                 clip_gradient: float = -1, out: NDArray | None = None, name: str | None = None,
+                 **kwargs: Any) -> NDArray:
+    """One AdamW step (operator ``_adamw_update``); ``rescale_grad`` a number or an NDArray
+    (NaN, inf or 0 skip the step); ``mean``/``var`` updated in place."""
+    return _op("_adamw_update")(weight=weight, grad=grad, mean=mean, var=var,
+                                rescale_grad=_rescale(rescale_grad, weight.context), lr=lr, eta=eta, beta1=beta1,
+                                beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient, out=out, **kwargs)
+
+
+def mp_adamw_update(weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray, weight32: NDArray,
+                    rescale_grad: Any, lr: float, eta: float, beta1: float = 0.9, beta2: float = 0.999,
+                    epsilon: float = 1e-8, wd: float = 0, clip_gradient: float = -1, out: NDArray | None = None,
+                    name: str | None = None, **kwargs: Any) -> NDArray:
+    """One AdamW step on the float32 master ``weight32`` (operator ``_mp_adamw_update``)."""
+    return _op("_mp_adamw_update")(weight=weight, grad=grad, mean=mean, var=var, weight32=weight32,
+                                   rescale_grad=_rescale(rescale_grad, weight.context), lr=lr, eta=eta,
+                                   beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
+                                   out=out, **kwargs)

@@ -1,7 +1,8 @@
 """MXNet's Python-level ``sym.contrib`` functions (the operators of the namespace come
 from ``_contrib_*`` registrations, e.g. the ``plexnet-ops-contrib`` plugin):
-``AttrScope`` (re-exported, as MXNet's module does), ``uniform`` (``sym.random.uniform``)
-and ``rand_zipfian`` (log-uniform candidate sampling as a graph)."""
+``AttrScope`` (re-exported, as MXNet's module does), ``uniform`` (``sym.random.uniform``),
+``rand_zipfian`` (log-uniform candidate sampling as a graph) and the AdamW update
+wrappers."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from typing import Any
 from .attribute import AttrScope
 from .symbol import Symbol
 
-__all__ = ["AttrScope", "uniform", "rand_zipfian"]
+__all__ = ["AttrScope", "uniform", "rand_zipfian", "adamw_update", "mp_adamw_update"]
 
 
 def uniform(*args: Any, **kwargs: Any) -> Symbol:
@@ -33,3 +34,25 @@ def rand_zipfian(true_classes: Symbol, num_sampled: int, range_max: int) -> tupl
     sampled_f = sampled.astype("float64")
     count_sampled = ((sampled_f + 2.0) / (sampled_f + 1.0)).log() / log_range * num_sampled
     return sampled, count_true, count_sampled
+
+
+def _op(name: str) -> Any:
+    from . import op_function
+    fn = op_function(name)
+    if fn is None:
+        raise AttributeError(f"sym.contrib: operator {name!r} is not registered (install plexnet-ops-contrib)")
+    return fn
+
+
+def adamw_update(weight: Symbol, grad: Symbol, mean: Symbol, var: Symbol, rescale_grad: Symbol, lr: float,
+                 eta: float, **kwargs: Any) -> Symbol:
+    """One AdamW step (operator ``_adamw_update``; see ``nd.contrib.adamw_update``)."""
+    return _op("_adamw_update")(weight=weight, grad=grad, mean=mean, var=var, rescale_grad=rescale_grad, lr=lr,
+                                eta=eta, **kwargs)
+
+
+def mp_adamw_update(weight: Symbol, grad: Symbol, mean: Symbol, var: Symbol, weight32: Symbol, rescale_grad: Symbol,
+                    lr: float, eta: float, **kwargs: Any) -> Symbol:
+    """One multi-precision AdamW step (operator ``_mp_adamw_update``)."""
+    return _op("_mp_adamw_update")(weight=weight, grad=grad, mean=mean, var=var, weight32=weight32,
+                                   rescale_grad=rescale_grad, lr=lr, eta=eta, **kwargs)
