@@ -21,6 +21,8 @@ import collections
 import concurrent.futures as cf
 import logging
 import os
+import sys
+import threading
 import warnings
 from typing import Any, Sequence
 
@@ -40,7 +42,7 @@ __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 log = logging.getLogger(__name__)
 
 #: MXNet parameters plexnet accepts at their default only
-_UNSUPPORTED_DEFAULTS: dict[str, Any] = {"path_imglist": "", "aug_seq": "aug_default"}
+_UNSUPPORTED_DEFAULTS: dict[str, Any] = {"aug_seq": "aug_default"}
 #: MXNet parameters that have no effect here.
 _IGNORED = {"verbose", "ctx", "device_id", "shuffle_chunk_size", "shuffle_chunk_seed",
             "num_decode_threads", "silent"}
@@ -100,7 +102,16 @@ class _Augmenter:
         """``(h, w, c)`` uint8, OpenCV's BGR(A) order."""
         return imdecode_bgr(img, self.c)
 
+    #: record id -> labels from ``path_imglist`` (replacing the records' own labels)
+    label_map: dict[int, np.ndarray] | None = None
+
     def _label(self, header: recordio.IRHeader, label_out: np.ndarray) -> None:
+        if self.label_map is not None:
+            lab = self.label_map.get(int(header.id))
+            if lab is None:
+                raise MXNetError(f"record {header.id} has no line in path_imglist")
+            label_out[:] = lab
+            return
         if header.flag > 0:
             if header.flag != self.label_width:
                 raise MXNetError(f"record {header.id} holds a {header.flag}-dimensional label but "
@@ -175,8 +186,34 @@ class _Augmenter:
         return np.ascontiguousarray(raw.transpose(0, 3, 1, 2), dtype=self.out_dtype)
 
 
+class _BufferPool:
+    """Batch arrays handed out again once nothing references them (``sys.getrefcount``:
+    the batch's NDArray, views and pending futures all hold references). A 64x3x224x224
+    float32 batch is 38 MB, above glibc's largest mmap threshold, so a fresh one is
+    mapped, page-faulted in (about 4 ms) and unmapped every time; a reused one is not."""
+
+    #: references while idle: the pool's list, the loop variable, getrefcount's argument
+    _IDLE_REFS = 3
+
+    def __init__(self, limit: int) -> None:
+        self._bufs: list[np.ndarray] = []
+        self._limit = int(limit)
+        self._lock = threading.Lock()
+
+    def get(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        with self._lock:
+            for b in self._bufs:
+                if b.shape == shape and b.dtype == dtype and sys.getrefcount(b) <= self._IDLE_REFS:
+                    return b
+            a = np.empty(shape, dtype)
+            if len(self._bufs) < self._limit:
+                self._bufs.append(a)
+            return a
+
+
 def _build_batch(reader: recordio.RecordFileReader, offsets: np.ndarray, aug: _Augmenter,
-                 plan: Plan, seed: int, label_width: int) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+                 plan: Plan, seed: int, label_width: int,
+                 pool: _BufferPool | None = None) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Worker: read, decode and augment the records of one plan into fresh arrays."""
     bs = len(plan.positions)
     label = np.empty((bs, label_width), dtype=np.float32)
@@ -190,11 +227,31 @@ def _build_batch(reader: recordio.RecordFileReader, offsets: np.ndarray, aug: _A
             raw[slot], index[slot] = aug(reader.read_at(int(offsets[pos])), u[slot], label[slot], rng)
         data = aug.finish(raw)
     else:
-        data = np.empty((bs, aug.c, aug.h, aug.w), dtype=aug.out_dtype)
+        shape = (bs, aug.c, aug.h, aug.w)
+        data = pool.get(shape, aug.out_dtype) if pool is not None else np.empty(shape, aug.out_dtype)
         for slot, pos in enumerate(plan.positions):
             img, index[slot], mirrored = aug.load(reader.read_at(int(offsets[pos])), u[slot], label[slot], rng)
             aug.normalise_into(img, mirrored, data[slot], u[slot])
     return data, (label[:, 0].copy() if label_width == 1 else label), plan.pad, index
+
+
+def _read_imglist(path: str, label_width: int) -> dict[int, np.ndarray]:
+    """``index<TAB>label...<TAB>path`` lines -> ``{index: label_width labels}`` (MXNet's
+    ``path_imglist``: labels looked up by the record's ``IRHeader.id``)."""
+    out: dict[int, np.ndarray] = {}
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            fields = line.strip().split("\t")
+            if fields == [""]:
+                continue
+            if len(fields) < 2 + label_width:
+                raise MXNetError(f"{path}:{lineno}: expected index, {label_width} label(s) and a path, "
+                                 f"tab-separated; got {len(fields)} fields")
+            try:
+                out[int(float(fields[0]))] = np.array(fields[1:1 + label_width], np.float32)
+            except ValueError as e:
+                raise MXNetError(f"{path}:{lineno}: {e}") from e
+    return out
 
 
 class ImageRecordIter(DataIter):
@@ -206,6 +263,9 @@ class ImageRecordIter(DataIter):
         The ``.rec`` file (records made with ``recordio.pack``/``pack_img`` or ``im2rec``).
     path_imgidx : str, optional
         Its ``.idx`` file; without one the ``.rec`` is scanned once for record offsets.
+    path_imglist : str, optional
+        A ``.lst`` file (``index<TAB>labels<TAB>path``) whose labels replace the records'
+        own, looked up by each record's ``IRHeader.id`` (as MXNet).
     data_shape : (channels, height, width)
         Output shape of one image; 1 channel decodes to grayscale, 3 to RGB, 4 to RGBA.
     batch_size : int
@@ -275,6 +335,7 @@ class ImageRecordIter(DataIter):
         self._pool: cf.ThreadPoolExecutor | None = None
         self._reader: recordio.RecordFileReader | None = None
         aug_extra: dict[str, Any] = {}
+        path_imglist = os.fspath(kwargs.pop("path_imglist", "") or "")
         for k, v in kwargs.items():
             if k in _AUG_EXTRA:
                 aug_extra[k] = v
@@ -340,6 +401,8 @@ class ImageRecordIter(DataIter):
         if mean_img and normalise:
             mean = self._mean_image(os.fspath(mean_img), aug_args)
         self._aug = _Augmenter(*aug_args, mean, mult, out_dtype, self.label_width, **aug_extra)
+        if path_imglist:
+            self._aug.label_map = _read_imglist(path_imglist, self.label_width)
         # -- batching + workers -------------------------------------------------------------
         self.round_batch = bool(round_batch)
         self._planner = BatchPlanner(len(self._offsets), self.batch_size, round_batch=self.round_batch,
@@ -349,6 +412,7 @@ class ImageRecordIter(DataIter):
         self._window = max(self.prefetch_buffer, self.preprocess_threads)
         self._pending: collections.deque[tuple[cf.Future, Any]] = collections.deque()
         self._exhausted = False
+        self._buffers = _BufferPool(self._window + 2)
         self._pool = cf.ThreadPoolExecutor(self.preprocess_threads,
                                            thread_name_prefix="plexnet-io-ImageRecordIter")
         b = self.batch_size
@@ -410,7 +474,7 @@ class ImageRecordIter(DataIter):
                 break
             assert self._pool is not None
             fut = self._pool.submit(_build_batch, self._reader, self._offsets, self._aug, plan,
-                                    self.seed_aug, self.label_width)
+                                    self.seed_aug, self.label_width, self._buffers)
             self._pending.append((fut, before))
 
     def _drop_pending(self) -> None:

@@ -140,3 +140,21 @@ def test_errors_name_the_argument():
         ImageRecordIter(data_shape=(3, 16, 16), resize=20, inter_method=0, **kw).next()
     with pytest.raises(MXNetError, match="max_crop_size"):
         ImageRecordIter(data_shape=(3, 16, 16), min_crop_size=60, max_crop_size=60, **kw).next()
+
+
+def test_path_imglist_labels_replace_the_records_labels(tmp_path):
+    # MXNet 1.9.1 returned [10..15] and [[10, 20], ...] for these lists on aug.rec
+    lst = tmp_path / "a.lst"
+    lst.write_text("".join(f"{i}\t{10 + i}\t{i}.jpg\n" for i in range(N)))
+    with ImageRecordIter(**REC, path_imglist=str(lst), data_shape=(3, 16, 16), batch_size=N) as it:
+        assert it.next().label[0].asnumpy().tolist() == [10.0, 11.0, 12.0, 13.0, 14.0, 15.0]
+    lst.write_text("".join(f"{i}\t{10 + i}\t{20 + i}\t{i}.jpg\n" for i in range(N)))
+    with ImageRecordIter(**REC, path_imglist=str(lst), data_shape=(3, 16, 16), batch_size=N, label_width=2) as it:
+        assert it.next().label[0].asnumpy().tolist() == [[10.0 + i, 20.0 + i] for i in range(N)]
+    lst.write_text("0\t1\ta.jpg\n")
+    with ImageRecordIter(**REC, path_imglist=str(lst), data_shape=(3, 16, 16), batch_size=N) as it:
+        with pytest.raises(MXNetError, match="no line in path_imglist"):
+            it.next()
+    lst.write_text("0\ta.jpg\n")
+    with pytest.raises(MXNetError, match="tab-separated"):
+        ImageRecordIter(**REC, path_imglist=str(lst), data_shape=(3, 16, 16), batch_size=N)
