@@ -236,9 +236,9 @@ class DetAugmenter:
                 or p.random_contrast_prob > 0:
             img = self._color(img, rng)
         if p.rand_mirror_prob > 0 and mirror_u < p.rand_mirror_prob:
-            left = 1.0 - objs[:, 3]
+            new_left = 1.0 - objs[:, 3]
             objs[:, 3] = 1.0 - objs[:, 1]
-            objs[:, 1] = left
+            objs[:, 1] = new_left
             img = img[:, ::-1]
         if p.rand_pad_prob > 0 and p.max_pad_scale > 1 and rng.random() < p.rand_pad_prob:
             s = float(np.float32(rng.uniform(1, p.max_pad_scale)))
