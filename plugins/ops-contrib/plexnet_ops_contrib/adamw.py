@@ -9,6 +9,13 @@
 skipped (states unchanged; the output is the weight, where MXNet leaves it unwritten).
 ``mean``, ``var`` (and the float32 master ``weight32`` of the ``mp_`` version) are
 auxiliary states updated in place; the output is the new weight.
+
+``_contrib_group_adagrad_update``: AdaGrad with one accumulator per row (MXNet's formula;
+its CPU build has only the row-sparse version, here dense)::
+
+    g = clip(rescale_grad * grad, clip_gradient)
+    history += mean(g^2 over all axes but the first)      # history: (rows, 1)
+    weight -= lr * g / sqrt(history + epsilon)
 """
 from __future__ import annotations
 
@@ -98,7 +105,56 @@ class AdamWOp(Operator):
             assign(out_data[0], req[0], new.astype(out_data[0].dtype))
 
 
+class GroupAdaGradParam(Params):
+    lr = Field(float, doc="learning rate")
+    rescale_grad = Field(float, default=1.0, doc="gradient scale")
+    clip_gradient = Field(float, default=-1.0, doc="clip the rescaled gradient to [-c, c] (c < 0: off)")
+    epsilon = Field(float, default=1e-5, doc="added to the history under the root")
+
+
+class GroupAdaGradProp(AdamWProp):
+    """Group AdaGrad step: one accumulator per row; ``history`` updated in place."""
+
+    param_cls = GroupAdaGradParam  # type: ignore[assignment]
+
+    def list_arguments(self):  # type: ignore[no-untyped-def]
+        return ["weight", "grad"]
+
+    def list_auxiliary_states(self):  # type: ignore[no-untyped-def]
+        return ["history"]
+
+    def infer_shape(self, in_shape):  # type: ignore[no-untyped-def]
+        shapes, outs, _aux = super().infer_shape(list(in_shape) + [(1,)])
+        w = shapes[0]
+        return shapes[:2], outs, [None if w is None else (w[0], 1)]
+
+    def infer_type(self, in_type):  # type: ignore[no-untyped-def]
+        t = in_type[0] if in_type[0] is not None else np.dtype(np.float32)
+        return [t, t], [t], [t]
+
+
+class GroupAdaGradOp(Operator):
+    def __init__(self, prop: GroupAdaGradProp) -> None:
+        self.p = prop.param
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):  # type: ignore[no-untyped-def]
+        xp, p = ctx.xp, self.p
+        weight, grad = in_data
+        history = aux_states[0]
+        g = grad * p.rescale_grad
+        if p.clip_gradient >= 0:
+            g = xp.clip(g, -p.clip_gradient, p.clip_gradient)
+        rows = g.reshape(g.shape[0], -1)
+        history += (rows * rows).mean(axis=1, keepdims=True)
+        step = rows / xp.sqrt(history + p.epsilon)
+        if req[0] != OpReqType.null:
+            assign(out_data[0], req[0], weight - p.lr * step.reshape(weight.shape))
+
+
 def register(registry: Any) -> None:
+    registry.register_property("_contrib_group_adagrad_update", GroupAdaGradProp)
+    registry.register_impl("_contrib_group_adagrad_update", "*", lambda prop, ctx: GroupAdaGradOp(prop),
+                           impl_name="xp")
     for name, cls in (("_adamw_update", AdamWProp), ("_mp_adamw_update", MPAdamWProp)):
         registry.register_property(name, cls, aliases=("_contrib" + name,))
         registry.register_impl(name, "*", lambda prop, ctx: AdamWOp(prop), impl_name="xp")

@@ -38,3 +38,18 @@ def test_skipped_step_keeps_the_weight_and_symbolic_wrapper() -> None:
     s = mx.sym.contrib.adamw_update(mx.sym.var("w"), mx.sym.var("g"), mx.sym.var("m"), mx.sym.var("v"),
                                     mx.sym.var("r"), lr=0.1, eta=1.0)
     assert '"_adamw_update"' in s.tojson() and s.list_auxiliary_states() == ["m", "v"]
+
+
+def test_group_adagrad_update_follows_mxnets_formula() -> None:
+    """MXNet's CPU build has only the row-sparse version; the dense one follows its documented formula."""
+    rng = np.random.default_rng(0)
+    w0, g0, h0 = rng.normal(size=(3, 2, 2)), rng.normal(size=(3, 2, 2)), rng.uniform(size=(3, 1))
+    w, g, h = mx.nd.array(w0), mx.nd.array(g0), mx.nd.array(h0)
+    out = mx.nd.contrib.group_adagrad_update(w, g, h, lr=0.1, rescale_grad=0.5, clip_gradient=0.3, epsilon=1e-5)
+    gg = np.clip(0.5 * g0, -0.3, 0.3).reshape(3, -1)
+    hh = h0 + (gg * gg).mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(h.asnumpy(), hh, rtol=1e-5)
+    np.testing.assert_allclose(out.asnumpy(), w0 - 0.1 * (gg / np.sqrt(hh + 1e-5)).reshape(3, 2, 2), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(mx.base.ShapeError, match=r"_contrib_group_adagrad_update: argument 'grad'"):
+        mx.nd.contrib.group_adagrad_update(w, mx.nd.ones((2, 2)), h, lr=0.1)
