@@ -158,3 +158,46 @@ def test_path_imglist_labels_replace_the_records_labels(tmp_path):
     lst.write_text("0\ta.jpg\n")
     with pytest.raises(MXNetError, match="tab-separated"):
         ImageRecordIter(**REC, path_imglist=str(lst), data_shape=(3, 16, 16), batch_size=N)
+
+
+@pytest.fixture(scope="module")
+def const_rec(tmp_path_factory):
+    """8 copies of a flat BGR (200, 150, 100) image."""
+    import cv2
+
+    from plexnet import recordio
+    d = tmp_path_factory.mktemp("const")
+    rec = str(d / "c.rec")
+    w = recordio.MXRecordIO(rec, "w")
+    img = np.zeros((20, 20, 3), np.uint8)
+    img[:] = (200, 150, 100)
+    for i in range(8):
+        w.write(recordio.pack(recordio.IRHeader(0, 0, i, 0), cv2.imencode(".png", img)[1].tobytes()))
+    w.close()
+    return rec
+
+
+#: settings MXNet 1.9.1 was run with on these 8 flat images: every output image stayed one
+#: colour, G stayed 150 under random_s, R (and nearly B) under random_h, G within 150 +- 4
+#: under contrast (its gray level comes from CV_RGB2GRAY on BGR data)
+FLAT_RANGES = {
+    "brightness": dict(brightness=0.5), "contrast": dict(contrast=0.5), "saturation": dict(saturation=0.9),
+    "pca_noise": dict(pca_noise=0.5), "random_l": dict(random_l=50), "random_s": dict(random_s=50),
+    "random_h": dict(random_h=20),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAT_RANGES))
+def test_colour_augmenters_keep_flat_images_flat_like_mxnet(const_rec, name):
+    with ImageRecordIter(path_imgrec=const_rec, data_shape=(3, 16, 16), batch_size=8, dtype="uint8",
+                         **FLAT_RANGES[name]) as it:
+        d = it.next().data[0].asnumpy().astype(int).reshape(8, 3, -1)
+    assert (d == d[:, :, :1]).all()  # one colour per image, as MXNet
+    r, g, b = d[:, 0, 0], d[:, 1, 0], d[:, 2, 0]
+    assert len(set(map(tuple, d[:, :, 0].tolist()))) > 1  # the images differ
+    if name == "random_s":
+        assert (g == 150).all()
+    if name == "random_h":
+        assert (r == 100).all() and (b >= 190).all()
+    if name == "contrast":
+        assert (abs(g - 150) <= 10).all()
