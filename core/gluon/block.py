@@ -424,6 +424,8 @@ class Block:
         hooks = []
 
         def hook(block: Block, _in: Any, out: Any) -> None:
+            # MXNet asserts this too: a hybridized block's children see symbols, not shapes
+            assert not getattr(block, "_active", False), f'"{block.name}" must not be hybridized to print summary.'
             flat, _ = _flatten(out, "output")
             shapes = ", ".join(str(tuple(o.shape)) for o in flat if o is not None)
             n = sum(int(np.prod(p.shape)) for p in block._reg_params.values() if p.shape)

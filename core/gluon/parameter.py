@@ -68,6 +68,9 @@ class Parameter:
         self.grad_req = grad_req
         self.init = init
         for what, st in (("stype", stype), ("grad_stype", grad_stype)):
+            # MXNet asserts the storage type is one it knows (an AssertionError otherwise)
+            assert st in ("default", "row_sparse", "csr"), \
+                f"Parameter {name!r}: invalid {what} {st!r}; expected 'default', 'row_sparse' or 'csr'"
             if st != "default":
                 raise PlexnetError(f"Parameter {name!r}: {what}={st!r} is not supported; plexnet stores arrays "
                                    f"densely ('default'); row_sparse/csr parameters are not available")
