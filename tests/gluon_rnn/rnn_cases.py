@@ -51,6 +51,7 @@ def _layer(mx, name):
 
 
 LAYERS = ["rnn-tanh", "rnn-relu-L2", "lstm", "lstm-L2-bi", "lstm-ntc", "gru", "gru-L2-bi-ntc", "lstm-P3"]
+CELL_GRADS = ["rnn_cell", "lstm_cell", "gru_cell", "hybrid_sequential", "bidirectional", "residual", "lstmp"]
 CELLS = ["rnn_cell", "lstm_cell", "gru_cell", "sequential", "hybrid_sequential", "bidirectional", "residual",
          "zoneout", "dropout", "variational", "lstmp", "lstm_cell_ntc_merge"]
 

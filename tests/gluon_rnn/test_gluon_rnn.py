@@ -48,6 +48,19 @@ def test_cell_unroll_as_mxnet(name):
     _check(name, run(cell, mx.nd.array(x)))
 
 
+@pytest.mark.parametrize("name", rc.CELL_GRADS)
+def test_cell_gradients_as_mxnet(name):
+    cell, run, x = rc.build_cell(mx, name)
+    xs = mx.nd.array(x)
+    xs.attach_grad()
+    with mx.autograd.record(train_mode=False):
+        loss = sum((r * (i + 1)).sum() for i, r in enumerate(run(cell, xs)))
+    loss.backward()
+    np.testing.assert_allclose(xs.grad.asnumpy(), REF[f"{name}/dx"], rtol=1e-4, atol=1e-5)
+    for k, p in cell._collect_params_with_prefix().items():
+        np.testing.assert_allclose(p.grad().asnumpy(), REF[f"{name}/d{k}"], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
 @pytest.mark.parametrize("name", ["rnn_cell", "lstm_cell", "gru_cell", "hybrid_sequential", "lstmp"])
 def test_hybridized_cell_unroll_as_mxnet(name):
     cell, run, x = rc.build_cell(mx, name)
