@@ -55,8 +55,10 @@ def test_write_is_byte_identical_to_mxnet(fixtures_dir, raw_expected, tmp_path):
     for i, p in enumerate(raw_expected):
         w.write_idx(i, p)
     w.close()
-    assert rec.read_bytes() == open(os.path.join(fixtures_dir, "raw.rec"), "rb").read()
-    assert idx.read_text() == open(os.path.join(fixtures_dir, "raw.idx")).read()
+    with open(os.path.join(fixtures_dir, "raw.rec"), "rb") as f:
+        assert rec.read_bytes() == f.read()
+    with open(os.path.join(fixtures_dir, "raw.idx")) as f:
+        assert idx.read_text() == f.read()
 
 
 def test_magic_inside_payload_is_split_and_restored():
