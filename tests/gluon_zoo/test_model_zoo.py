@@ -100,3 +100,18 @@ def test_pretrained_sha1_mismatch(tmp_path):
     (tmp_path / "alexnet-44335d1f.params").write_bytes(b"not the weights")
     with pytest.raises(PlexnetError, match="SHA-1"):
         vision.alexnet(pretrained=True, root=str(tmp_path))
+
+
+def test_export_and_import_round_trip(tmp_path):
+    shape, kwargs = OUTPUT_CASES["mobilenetv2_0.25"]
+    net = vision.get_model("mobilenetv2_0.25", **kwargs)
+    w = weights_for(_shapes(net, shape))
+    for k, p in net._collect_params_with_prefix().items():
+        p.set_data(mx.nd.array(w[k]))
+    net.hybridize()
+    x = mx.nd.array(input_for(shape))
+    ref = net(x).asnumpy()
+    sym_file, params_file = net.export(str(tmp_path / "m"))
+    back = mx.gluon.SymbolBlock.imports(sym_file, ["data"], params_file)
+    np.testing.assert_allclose(back(x).asnumpy(), ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ref, OUTPUTS["mobilenetv2_0.25"], rtol=1e-3, atol=1e-4)
