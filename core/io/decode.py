@@ -45,6 +45,9 @@ def imdecode_bgr(buf: bytes | np.ndarray, channels: int) -> np.ndarray:
     arr = np.frombuffer(buf, dtype=np.uint8) if isinstance(buf, (bytes, bytearray, memoryview)) else buf
     if arr.size == 0:
         raise MXNetError("imdecode: empty buffer")
+    if flag != cv.IMREAD_UNCHANGED:
+        # MXNet's OpenCV 3 imdecode does not rotate by the EXIF orientation; OpenCV 4+ does
+        flag |= cv.IMREAD_IGNORE_ORIENTATION
     img = cv.imdecode(arr, flag)
     if img is None:
         raise MXNetError(f"imdecode: cannot decode an image of {arr.size} bytes (not an image OpenCV reads)")

@@ -201,3 +201,27 @@ def test_colour_augmenters_keep_flat_images_flat_like_mxnet(const_rec, name):
         assert (r == 100).all() and (b >= 190).all()
     if name == "contrast":
         assert (abs(g - 150) <= 10).all()
+
+
+def test_exif_orientation_is_ignored_as_mxnet_does(tmp_path):
+    """MXNet 1.9.1 (OpenCV 3) decodes a JPEG tagged 'rotate 90' as stored: 20x30 stays 20x30."""
+    PIL = pytest.importorskip("PIL.Image")
+    import io
+
+    from plexnet import recordio
+    img = np.zeros((20, 30, 3), np.uint8)
+    img[:, :10] = 255
+    im = PIL.fromarray(img)
+    exif = im.getexif()
+    exif[0x0112] = 6
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", exif=exif.tobytes(), quality=95)
+    rec = str(tmp_path / "exif.rec")
+    w = recordio.MXRecordIO(rec, "w")
+    w.write(recordio.pack(recordio.IRHeader(0, 0, 0, 0), buf.getvalue()))
+    w.close()
+    with ImageRecordIter(path_imgrec=rec, data_shape=(3, 20, 30), batch_size=1, dtype="uint8") as it:
+        d = it.next().data[0].asnumpy()[0]
+    assert d[:, :, :8].min() > 200 and d[:, :, 12:].max() < 50  # white band still on the left
+    import plexnet as mx
+    assert mx.image.imdecode(buf.getvalue()).shape == (20, 30, 3)
