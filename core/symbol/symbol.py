@@ -384,6 +384,9 @@ class Symbol:
                                 squeeze_axis=squeeze_axis)
 
     # -- NDArray-only methods: MXNet raises NotImplementedForSymbol ------------------------------
+    def __bool__(self) -> bool:
+        raise NotImplementedForSymbol(self.__bool__, "bool")
+
     def wait_to_read(self) -> None:
         raise NotImplementedForSymbol(self.wait_to_read, None)
 
@@ -649,9 +652,12 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     kwargs.pop("out", None)
     sym_kwargs: dict[str, Symbol] = {}
     params: dict[str, str] = {}
+    hidden: dict[str, str] = {}
     for k, v in kwargs.items():
         if isinstance(v, Symbol):
             sym_kwargs[k] = v
+        elif k in _HIDDEN_KEYS and v is not None:  # MXNet: ``lr_mult=`` etc. become ``__lr_mult__`` attributes
+            hidden[f"__{k}__"] = _scalar(v)
         elif v is not None:
             params[k] = param_string(v)
     pos: list[Symbol] = list(args)
@@ -682,6 +688,7 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
         raise TypeError(f"{op_name}: attr must be a dict of strings")
     attr = _hide_keys(attr) if attr is not None else None
     attrs = _attribute.current().get(attr)
+    attrs.update(hidden)
     for k, v in (attr or {}).items():
         if not isinstance(v, str):
             raise ValueError(f"{op_name}: attribute {k!r} must be a string, got {type(v).__name__}")

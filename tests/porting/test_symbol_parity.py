@@ -1,0 +1,27 @@
+"""MXNet 1.9.1 Symbol behaviours found by running MXNet's own test_symbol.py."""
+import pytest
+
+import plexnet as mx
+from plexnet.base import NotImplementedForSymbol
+
+
+def test_bool_of_symbol_raises():
+    with pytest.raises(NotImplementedForSymbol):
+        bool(mx.sym.Variable("x"))
+
+
+def test_operator_lr_wd_mult_become_hidden_attributes():
+    data = mx.sym.Variable("data", lr_mult=0.2)
+    fc = mx.sym.FullyConnected(data=data, name="fc1", num_hidden=8, wd_mult=0.3, lr_mult=2)
+    attrs = fc.attr_dict()
+    # values checked against MXNet 1.9.1
+    assert attrs["fc1"] == {"__lr_mult__": "2", "lr_mult": "2", "__wd_mult__": "0.3", "wd_mult": "0.3",
+                            "num_hidden": "8"}
+    assert attrs["fc1_weight"]["__wd_mult__"] == "0.3"
+    assert attrs["fc1_bias"]["__lr_mult__"] == "2"
+    assert attrs["data"] == {"__lr_mult__": "0.2", "lr_mult": "0.2"}
+    # not operator parameters: the graph still binds and runs
+    exe = fc.simple_bind(mx.cpu(), data=(2, 3))
+    assert exe.forward()[0].shape == (2, 8)
+    back = mx.sym.load_json(fc.tojson())
+    assert back.attr_dict()["fc1"]["__wd_mult__"] == "0.3"
