@@ -91,7 +91,8 @@ def __dir__() -> list[str]:
 def _need(name: str) -> Any:
     fn = op_function(name)
     if fn is None:
-        raise AttributeError(f"plexnet.sym: operator {name!r} is not registered")
+        from ..operator.hints import missing_fluent_message
+        raise AttributeError(missing_fluent_message(f"mx.sym.{name.lstrip('_')}", name))
     return fn
 
 

@@ -7,9 +7,10 @@ import os
 import random
 import struct
 
-import cv2
 import numpy as np
 import pytest
+
+cv2 = pytest.importorskip("cv2", reason="the vision transforms need OpenCV (opencv-python-headless)")
 
 import plexnet as mx
 from plexnet.base import PlexnetError
