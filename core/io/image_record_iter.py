@@ -83,8 +83,9 @@ class _Augmenter:
                  label_width: int, max_random_contrast: float = 0.0,
                  max_random_illumination: float = 0.0, **aug: Any) -> None:
         self.c, self.h, self.w = data_shape
-        self.params = AugParams(data_shape=tuple(data_shape), resize=int(resize), rand_crop=bool(rand_crop),
-                                pad=int(pad), fill_value=int(fill_value), inter_method=int(inter_method), **aug)
+        shape = (int(data_shape[0]), int(data_shape[1]), int(data_shape[2]))
+        self.params = AugParams(data_shape=shape, resize=int(resize), rand_crop=bool(rand_crop), pad=int(pad),
+                                fill_value=int(fill_value), inter_method=int(inter_method), **aug)
         self.default = DefaultAugmenter(self.params)
         self.resize = int(resize)
         self.rand_crop, self.rand_mirror, self.mirror = bool(rand_crop), bool(rand_mirror), bool(mirror)
@@ -443,10 +444,9 @@ class ImageRecordIter(DataIter):
                                  f"expected {(c, h, w)}")
             return m
         log.info("ImageRecordIter: computing the mean image into %s", path)
-        det = list(aug_args)
-        det[2], det[3], det[4] = False, False, False  # centre crop, no mirror
-        aug = _Augmenter(*det, None, np.ones((c, 1, 1), np.float32), np.dtype(np.float32),
-                         self.label_width)
+        shape, resize, _, _, _, pad, fill, inter = aug_args
+        aug = _Augmenter(shape, resize, False, False, False, pad, fill, inter,  # centre crop, no mirror
+                         None, np.ones((c, 1, 1), np.float32), np.dtype(np.float32), self.label_width)
         acc = np.zeros((h, w, c), np.float64)
         lab = np.empty(self.label_width, np.float32)
         u = np.zeros(4)
@@ -472,7 +472,7 @@ class ImageRecordIter(DataIter):
                 self._exhausted = True
                 self._pending.append((None, before))  # type: ignore[arg-type]
                 break
-            assert self._pool is not None
+            assert self._pool is not None and self._reader is not None
             fut = self._pool.submit(_build_batch, self._reader, self._offsets, self._aug, plan,
                                     self.seed_aug, self.label_width, self._buffers)
             self._pending.append((fut, before))
