@@ -25,7 +25,8 @@ from . import op_function
 from .ndarray import NDArray, array
 
 __all__ = ["current_context", "foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask",
-           "rand_zipfian", "uniform", "adamw_update", "mp_adamw_update"]
+           "rand_zipfian", "uniform", "adamw_update", "mp_adamw_update", "multi_adamw_update",
+           "multi_mp_adamw_update", "multi_lamb_update", "multi_mp_lamb_update"]
 
 
 def _op(name: str) -> Callable[..., Any]:
@@ -215,3 +216,48 @@ def mp_adamw_update(weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray,
                                    rescale_grad=_rescale(rescale_grad, weight.context), lr=lr, eta=eta,
                                    beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
                                    out=out, **kwargs)
+
+
+# -- multi-tensor AdamW / LAMB (operators from plexnet-ops-contrib) --------------------------------
+def _interleave(*lists: Any) -> list[NDArray]:
+    return [a for group in zip(*lists) for a in group]
+
+
+def multi_adamw_update(weights: list[NDArray], grads: list[NDArray], mean: list[NDArray], var: list[NDArray],
+                       rescale_grad: Any, lrs: Any, wds: Any, etas: Any, out: Any = None, name: str | None = None,
+                       size: int = 0, **kwargs: Any) -> Any:
+    """AdamW steps of several tensors in one call (operator ``_multi_adamw_update``):
+    ``lrs``, ``wds``, ``etas`` one per tensor; ``mean``/``var`` updated in place; pass
+    ``out=weights`` to update the weights in place."""
+    size = size or len(weights)
+    args = _interleave(weights, grads, mean, var) + [_rescale(rescale_grad, weights[0].context)]
+    return _op("_multi_adamw_update")(*args, out=out, num_weights=size, lrs=lrs, wds=wds, etas=etas, **kwargs)
+
+
+def multi_mp_adamw_update(weights: list[NDArray], grads: list[NDArray], mean: list[NDArray], var: list[NDArray],
+                          weights32: list[NDArray], rescale_grad: Any, lrs: Any, wds: Any, etas: Any,
+                          out: Any = None, name: str | None = None, size: int = 0, **kwargs: Any) -> Any:
+    """``multi_adamw_update`` on float32 masters ``weights32`` (updated in place)."""
+    size = size or len(weights)
+    args = _interleave(weights, grads, mean, var, weights32) + [_rescale(rescale_grad, weights[0].context)]
+    return _op("_multi_mp_adamw_update")(*args, out=out, num_weights=size, lrs=lrs, wds=wds, etas=etas, **kwargs)
+
+
+def multi_lamb_update(weights: list[NDArray], grads: list[NDArray], mean: list[NDArray], var: list[NDArray],
+                      step_count: Any, lrs: Any, wds: Any, out: Any = None, num_tensors: int = 0,
+                      **kwargs: Any) -> Any:
+    """LAMB steps of several tensors in one call (operator ``_multi_lamb_update``):
+    ``step_count``, ``lrs``, ``wds`` one per tensor; ``mean``/``var`` updated in place."""
+    num_tensors = num_tensors or len(weights)
+    return _op("_multi_lamb_update")(*_interleave(weights, grads, mean, var), out=out, num_tensors=num_tensors,
+                                     step_count=step_count, learning_rates=lrs, wds=wds, **kwargs)
+
+
+def multi_mp_lamb_update(weights: list[NDArray], grads: list[NDArray], mean: list[NDArray], var: list[NDArray],
+                         weights32: list[NDArray], step_count: Any, lrs: Any, wds: Any, out: Any = None,
+                         num_tensors: int = 0, **kwargs: Any) -> Any:
+    """``multi_lamb_update`` on float32 masters ``weights32`` (updated in place)."""
+    num_tensors = num_tensors or len(weights)
+    return _op("_multi_mp_lamb_update")(*_interleave(weights, grads, mean, var, weights32), out=out,
+                                        num_tensors=num_tensors, step_count=step_count, learning_rates=lrs,
+                                        wds=wds, **kwargs)

@@ -1,0 +1,95 @@
+"""nd.contrib.multi_(mp_)adamw_update / multi_(mp_)lamb_update against MXNet 1.9.1's
+recorded steps (two consecutive steps, states carried), and the ``_contrib_CTCLoss`` aliases."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import plexnet as mx
+from plexnet.operator.params import ParamError
+
+CASES = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "mxnet_contrib_multi.json")))
+
+
+def _ids(c: dict) -> str:
+    return f"{c['kind']}-{'mp' if c['mp'] else 'fp32'}-n{len(c['weight'])}-{sorted(c['kw'])[0]}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i}-{_ids(c)}" for i, c in enumerate(CASES)])
+def test_matches_mxnet(case) -> None:
+    dt = np.float16 if case["mp"] else np.float32
+    w = [mx.nd.array(x, dtype=dt) for x in case["weight"]]
+    g = [mx.nd.array(x, dtype=dt) for x in case["grad"]]
+    m = [mx.nd.array(x) for x in case["mean"]]
+    v = [mx.nd.array(x) for x in case["var"]]
+    w32 = [mx.nd.array(x) for x in case["weight"]]
+    n = len(w)
+    for step, want in enumerate(case["steps"], 1):
+        kw = dict(case["kw"])
+        if case["kind"] == "adamw":
+            if case["mp"]:
+                mx.nd.contrib.multi_mp_adamw_update(w, g, m, v, w32, out=w, **kw)
+            else:
+                mx.nd.contrib.multi_adamw_update(w, g, m, v, out=w, **kw)
+        else:
+            kw["step_count"] = [step + i for i in range(n)]
+            if case["mp"]:
+                mx.nd.contrib.multi_mp_lamb_update(w, g, m, v, w32, out=w, **kw)
+            else:
+                mx.nd.contrib.multi_lamb_update(w, g, m, v, out=w, **kw)
+        wtol = 1e-3 if case["mp"] else 2e-6
+        for i in range(n):
+            np.testing.assert_allclose(w[i].asnumpy().astype(np.float64), want["weight"][i], rtol=wtol, atol=wtol)
+            np.testing.assert_allclose(m[i].asnumpy(), want["mean"][i], rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(v[i].asnumpy(), want["var"][i], rtol=1e-6, atol=1e-7)
+            if case["mp"]:
+                np.testing.assert_allclose(w32[i].asnumpy(), want["weight32"][i], rtol=2e-6, atol=2e-6)
+
+
+def test_outputs_without_out_and_errors() -> None:
+    w, g = [mx.nd.ones((2,)), mx.nd.ones((3,))], [mx.nd.ones((2,)), mx.nd.ones((3,))]
+    m, v = [mx.nd.zeros((2,)), mx.nd.zeros((3,))], [mx.nd.zeros((2,)), mx.nd.zeros((3,))]
+    outs = mx.nd.contrib.multi_adamw_update(w, g, m, v, 1.0, lrs=[0.1, 0.1], wds=[0, 0], etas=[1, 1])
+    assert [o.shape for o in outs] == [(2,), (3,)]
+    np.testing.assert_array_equal(w[0].asnumpy(), 1.0)  # weights untouched without out=
+    np.testing.assert_allclose(outs[0].asnumpy(), 1 - 0.1 * 0.1 / (np.sqrt(0.001) + 1e-8), rtol=1e-5)
+    np.testing.assert_allclose(m[1].asnumpy(), 0.1, rtol=1e-6)
+    with pytest.raises(ParamError, match=r"_multi_adamw_update.*'lrs'"):
+        mx.nd.contrib.multi_adamw_update(w, g, m, v, 1.0, lrs=[0.1], wds=[0, 0], etas=[1, 1])
+    with pytest.raises(mx.base.ShapeError, match=r"_multi_lamb_update: grad_1 has shape \(2,\)"):
+        mx.nd.contrib.multi_lamb_update(w, [g[0], g[0]], m, v, step_count=[1, 1], lrs=[0.1, 0.1], wds=[0, 0])
+
+
+def test_symbolic_adamw_wrappers_are_in_sym_contrib() -> None:
+    assert callable(mx.sym.contrib.adamw_update) and callable(mx.sym.contrib.mp_adamw_update)
+
+
+def test_ctc_loss_contrib_aliases() -> None:
+    from plexnet.registry import registries
+    if "CTCLoss" not in registries().operators:
+        pytest.skip("plexnet-ops-basic is not installed")
+    rng = np.random.default_rng(0)
+    data = mx.nd.array(rng.normal(size=(5, 2, 4)))
+    label = mx.nd.array([[1, 2], [3, 0]])
+    want = mx.nd.CTCLoss(data, label).asnumpy()
+    for fn in (mx.nd.contrib.CTCLoss, mx.nd.contrib.ctc_loss):
+        np.testing.assert_allclose(fn(data, label).asnumpy(), want, rtol=1e-6)
+    s = mx.sym.contrib.ctc_loss(mx.sym.var("d"), mx.sym.var("l"))
+    ex = s.bind(mx.cpu(), {"d": data, "l": label}, args_grad={"d": mx.nd.zeros((5, 2, 4))})
+    ex.forward(is_train=True)
+    ex.backward()
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), want, rtol=1e-6)
+    assert np.abs(ex.grad_dict["d"].asnumpy()).sum() > 0
+    back = mx.sym.load_json(s.tojson())
+    assert back.list_arguments() == ["d", "l"]
+
+
+def test_aliases_are_skipped_without_their_target() -> None:
+    from plexnet.operator.registry import OpRegistry
+    from plexnet_ops_contrib import aliases
+    reg = OpRegistry()
+    aliases.register(reg)  # no CTCLoss registered: nothing, no error
+    assert "_contrib_CTCLoss" not in reg and "_contrib_ctc_loss" not in reg
