@@ -6,7 +6,6 @@ where MXNet does.
 """
 from __future__ import annotations
 
-import json
 import logging
 import random
 import warnings
@@ -16,10 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..io.base import DataBatch, DataDesc
+from ..io.base import DataDesc
 from ._util import as_nd, as_np
 from .image import (EIGVAL, EIGVEC, Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
-                    HueJitterAug, LightingAug, RandomGrayAug, ResizeAug, _mean_std, copyMakeBorder, fixed_crop)
+                    HueJitterAug, LightingAug, RandomGrayAug, ResizeAug, _mean_std, _Settings, copyMakeBorder,
+                    fixed_crop)
 from .image_iter import ImageIter
 
 __all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalFlipAug", "DetRandomCropAug",
@@ -41,19 +41,8 @@ def _areas(boxes: np.ndarray) -> np.ndarray:
     return np.maximum(0, boxes[:, 3] - boxes[:, 1]) * np.maximum(0, boxes[:, 2] - boxes[:, 0])
 
 
-class DetAugmenter:
+class DetAugmenter(_Settings):
     """Detection augmenter base class: ``__call__(src, label) -> (src, label)``."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self._kwargs = kwargs
-        for k, v in self._kwargs.items():
-            if hasattr(v, "asnumpy"):
-                v = v.asnumpy()
-            if isinstance(v, np.ndarray):
-                self._kwargs[k] = v.tolist()
-
-    def dumps(self) -> Any:
-        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
     def __call__(self, src: Any, label: np.ndarray) -> tuple[Any, np.ndarray]:
         raise NotImplementedError(f"{type(self).__name__} must override __call__")
@@ -445,27 +434,8 @@ class ImageDetIter(ImageIter):
                 raise
         return i
 
-    def next(self) -> DataBatch:
-        c, h, w = self.data_shape
-        if self._cache is not None:
-            data, label, i = self._cache
-        else:
-            data = np.zeros((self.batch_size, c, h, w), np.float32)
-            label = np.full(self.provide_label[0].shape, -1, np.float32)
-            i = self._batchify(data, label)
-        pad = self.batch_size - i
-        if pad:
-            if self.last_batch_handle == "discard":
-                raise StopIteration
-            if self.last_batch_handle == "roll_over" and self._cache is None:
-                self._cache = (data, label, i)
-                raise StopIteration
-            self._batchify(data, label, i)
-            if self.last_batch_handle == "pad":
-                self._allow_read = False
-            else:
-                self._cache = None
-        return DataBatch([as_nd(data)], [as_nd(label)], pad=pad)
+    def _empty_labels(self) -> np.ndarray:
+        return np.full(self.provide_label[0].shape, -1, np.float32)
 
     def augmentation_transform(self, data: Any, label: Any = None) -> Any:  # type: ignore[override]
         """Run the detection augmenters in order on ``(image, label)``."""

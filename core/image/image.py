@@ -272,8 +272,8 @@ def random_rotate(src: Any, angle_limits: tuple[float, float], zoom_in: bool = F
 
 # -- augmenters ----------------------------------------------------------------------------------
 
-class Augmenter:
-    """Image augmenter base class: ``__call__(src) -> src``; ``dumps()`` its settings."""
+class _Settings:
+    """Keeps the constructor's settings (arrays as lists) for ``dumps()``."""
 
     def __init__(self, **kwargs: Any) -> None:
         self._kwargs = kwargs
@@ -286,6 +286,10 @@ class Augmenter:
     def dumps(self) -> Any:
         """``[class name lower-cased, settings]`` as JSON."""
         return json.dumps([self.__class__.__name__.lower(), self._kwargs])
+
+
+class Augmenter(_Settings):
+    """Image augmenter base class: ``__call__(src) -> src``; ``dumps()`` its settings."""
 
     def __call__(self, src: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must override __call__")

@@ -181,7 +181,7 @@ class ImageIter(DataIter):
             data, label, i = self._cache
         else:
             data = np.zeros((self.batch_size, c, h, w), np.float32)
-            label = np.zeros(self.provide_label[0].shape, np.float32)
+            label = self._empty_labels()
             i = self._batchify(data, label)
         pad = self.batch_size - i
         if pad:
@@ -196,6 +196,10 @@ class ImageIter(DataIter):
             else:
                 self._cache = None
         return DataBatch([as_nd(data)], [as_nd(label)], pad=pad)
+
+    def _empty_labels(self) -> np.ndarray:
+        """The label array of a new batch (``ImageDetIter``: filled with -1)."""
+        return np.zeros(self.provide_label[0].shape, np.float32)
 
     # -- hooks subclasses override (MXNet's names) ------------------------------------------------
     def check_data_shape(self, data_shape: Sequence[int]) -> None:
