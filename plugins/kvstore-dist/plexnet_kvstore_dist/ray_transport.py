@@ -436,7 +436,9 @@ class RayTransport(Transport):
         if n > 256:  # bound the refs we hold
             self._collect_pushes(block=True, timeout=1.0)
 
-    def pull(self, server: int, items: list[tuple[tuple, int]]) -> PullHandle:
+    def pull(self, server: int, items: list[tuple[tuple, int]], dests: Sequence[Any] | None = None) -> PullHandle:
+        if self.plane == "tcp":
+            return self.dp.pull(server, items, dests)
         if self.dp is not None:
             return self.dp.pull(server, items)
         return _RayPull(self, server, self.servers[server].pull.remote(self.rank, items))
@@ -487,6 +489,11 @@ class RayTransport(Transport):
                 if err is not None and self.failure is not None:
                     err = self.failure
                 callback(results, err)
+                recycle = getattr(self.dp, "recycle", None)
+                if recycle is not None:  # the callback copied the values out
+                    for h, r in zip(handles, results):
+                        if r is not None:
+                            recycle(h.server, r)  # type: ignore[attr-defined]
 
         for i, h in enumerate(handles):
             self.dp.track(h.fut)  # type: ignore[attr-defined]

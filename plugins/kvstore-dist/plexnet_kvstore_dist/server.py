@@ -322,8 +322,10 @@ class ServerCore:
         the sender and may change once this returns, so nothing keeps a reference."""
         self.push_now(rank, items, borrowed)
 
-    def push_now(self, rank: int, items: list[tuple[tuple, Any]], borrowed: bool = False) -> None:
-        """``push`` without the coroutine (it never waits)."""
+    def push_now(self, rank: int, items: list[tuple[tuple, Any]], borrowed: bool = False,
+                 owned: bool = False) -> None:
+        """``push`` without the coroutine (it never waits). ``owned``: the arrays came from
+        ``take_buffer`` and now belong to the server (summed into, then reused)."""
         self._check()
         self.stats["pushes"] += 1
         for skey, data in items:
@@ -331,12 +333,15 @@ class ServerCore:
                 raise ServerError(f"push: key {skey[0]!r} is not initialised on server {self.server_id}")
             g = self._decode(skey, data)
             if self.mode == "sync":
-                self._add_to_round(skey, rank, g, borrowed and not isinstance(data, tuple))
+                raw = not isinstance(data, tuple)
+                self._add_to_round(skey, rank, g, borrowed and raw, owned and raw)
             else:
                 if self.updater is None:
                     raise ServerError("dist_async needs an optimizer on the servers: call kv.set_optimizer() "
                                       "before pushing")
                 self.updater(skey[0], g, self.store[skey])
+                if owned and not isinstance(data, tuple):
+                    self.free_bufs.setdefault(skey, []).append(g)
                 self.applied[(skey, rank)] = self.applied.get((skey, rank), 0) + 1
                 self.rounds[skey] += 1
                 self.dirty = True
@@ -348,7 +353,13 @@ class ServerCore:
         bufs = self.free_bufs.setdefault(skey, [])
         return bufs.pop() if bufs else np.empty(self.store[skey].size, self.store[skey].dtype)
 
-    def _add_to_round(self, skey: tuple, rank: int, g: np.ndarray, borrowed: bool = False) -> None:
+    def take_buffer(self, skey: tuple) -> np.ndarray:
+        """A buffer of ``skey``'s size and dtype for a transport to receive a push into,
+        handed back with ``push_now(..., owned=True)``."""
+        return self._buf(skey)
+
+    def _add_to_round(self, skey: tuple, rank: int, g: np.ndarray, borrowed: bool = False,
+                      owned: bool = False) -> None:
         q = self.pending.setdefault(skey, deque())
         for r in q:
             if rank not in r.ranks:
@@ -359,7 +370,9 @@ class ServerCore:
             self.open_rounds += 1
         r.ranks.add(rank)
         if r.first is None and r.sum is None:
-            if borrowed:
+            if owned:  # the round sums into it; back to the pool when it completes
+                r.sum = g
+            elif borrowed:
                 r.sum = self._buf(skey)
                 np.copyto(r.sum, g)
             else:
@@ -370,6 +383,8 @@ class ServerCore:
             r.sum, r.first = buf, None
         else:
             r.sum += g
+        if owned and r.sum is not g:
+            self.free_bufs.setdefault(skey, []).append(g)
         while q and len(q[0].ranks) >= self.num_workers:
             self._complete(skey, q.popleft())
 

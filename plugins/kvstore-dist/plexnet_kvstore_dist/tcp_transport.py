@@ -244,6 +244,7 @@ class _ServerConn:
         self.bye = False
         self.closed = False
         self.bufs: dict[tuple, np.ndarray] = {}
+        self.owned = False
         self.seq: dict[tuple, int] = {}
         self.wq: collections.deque = collections.deque()
         self.tasks: set[asyncio.Task] = set()
@@ -333,12 +334,23 @@ class _ServerConn:
                 specs = [(it[4], it[5]) for it in meta["it"]]
             except (KeyError, TypeError, IndexError) as e:
                 raise FrameError(f"bad push frame from {self.peer}: bad items ({e!r})") from None
+            specs_ok = item_specs(specs, dlen, self.peer, "push")
+            store = self.core.store
+            try:
+                skeys = [_skey(it[:2]) for it in meta["it"]]
+            except (TypeError, ValueError, IndexError) as e:
+                raise FrameError(f"bad push frame from {self.peer}: bad key ({e!r})") from None
+            # usually each value lands in a buffer the server keeps (no copy); anything odd
+            # goes to scratch buffers and the server core copies and judges it
+            self.owned = all(it[3] == "i" and sk in store and store[sk].dtype == d and store[sk].size == n
+                             for it, sk, (d, n) in zip(meta["it"], skeys, specs_ok))
+            if self.owned:
+                return [self.core.take_buffer(sk) for sk in skeys]
             out = []
-            for (d, n), it in zip(item_specs(specs, dlen, self.peer, "push"), meta["it"]):
-                key = (_skey(it[:2]), d.str, n)
-                a = self.bufs.get(key)  # push_now copies (borrowed=True): reused
+            for sk, (d, n) in zip(skeys, specs_ok):
+                a = self.bufs.get((sk, d.str, n))
                 if a is None:
-                    a = self.bufs[key] = np.empty(n, d)
+                    a = self.bufs[(sk, d.str, n)] = np.empty(n, d)
                 out.append(a)
             return out
         if dlen:
@@ -387,7 +399,8 @@ class _ServerConn:
                     items.append((skey, ("2bit", float(it[6]), int(it[7]), a)))
                 else:
                     raise ServerError(f"unknown push item kind {kind!r}")
-            self.core.push_now(rank, items, borrowed=True)  # type: ignore[arg-type]
+            owned = self.owned
+            self.core.push_now(rank, items, borrowed=not owned, owned=owned)  # type: ignore[arg-type]
         except Exception as e:  # noqa: BLE001
             self._send(pack_frame(OP_REPLY, req, {"err": _err_text(e)}))
 
@@ -510,10 +523,17 @@ class _TcpConn:
         except OSError as e:
             raise KVStoreError(f"worker {rank}: can not connect to {self.peer}: {e}") from e
         _tune(self.sock)
-        self.sock.settimeout(_POLL)
+        # blocking, with the bound in the kernel (SO_RCVTIMEO/SO_SNDTIMEO): one system call
+        # per receive or send, where a Python-level timeout would poll() before each
+        self.sock.settimeout(None)
+        tv = struct.pack("ll", int(_POLL), int((_POLL % 1) * 1e6))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+        self.pool: dict[tuple[str, int], list[np.ndarray]] = {}
+        self.pool_lock = threading.Lock()
         self.send_lock = threading.Lock()
         self.plock = threading.Lock()
-        self.pending: dict[int, tuple[Future, int]] = {}
+        self.pending: dict[int, tuple[Future, int, Any]] = {}
         self.ids = itertools.count(1)
         self.on_lost, self.on_error = on_lost, on_error
         self.closed = False
@@ -532,7 +552,7 @@ class _TcpConn:
 
     # -- sending ------------------------------------------------------------------------------------
     def request(self, op: int, meta: dict, arrays: Sequence[np.ndarray] = (), nitems: int = 0,
-                reply: bool = True) -> Future | None:
+                reply: bool = True, dests: Sequence[Any] | None = None) -> Future | None:
         fut: Future | None = Future() if reply else None
         with self.send_lock:
             with self.plock:
@@ -540,7 +560,7 @@ class _TcpConn:
                     raise KVStoreError(f"the connection to {self.peer} is closed")
                 req = next(self.ids) & 0xFFFFFFFF
                 if fut is not None:
-                    self.pending[req] = (fut, nitems)
+                    self.pending[req] = (fut, nitems, dests)
             try:
                 self._send(pack_frame(op, req, meta, arrays, crc=self.crc and op == OP_PUSH))
             except (OSError, KVStoreError) as e:
@@ -556,7 +576,7 @@ class _TcpConn:
         while views:
             try:
                 n = self.sock.sendmsg(list(itertools.islice(views, _IOV)))
-            except (TimeoutError, socket.timeout):
+            except (BlockingIOError, TimeoutError, socket.timeout):
                 if time.monotonic() - last > self.stall:
                     raise KVStoreError(f"sending to {self.peer} made no progress for {self.stall:.0f} s "
                                        f"(PLEXNET_KVSTORE_TCP_STALL_TIMEOUT)") from None
@@ -573,7 +593,7 @@ class _TcpConn:
         while off < len(view):
             try:
                 k = self.sock.recv_into(view[off:])
-            except (TimeoutError, socket.timeout):
+            except (BlockingIOError, TimeoutError, socket.timeout):
                 if self.closed:
                     raise ConnectionAbortedError("closed") from None
                 now = time.monotonic()
@@ -591,7 +611,7 @@ class _TcpConn:
             off += k
             last = time.monotonic()
 
-    def _read_frame(self, expect_data: Callable[[dict, int], list[np.ndarray]],
+    def _read_frame(self, expect_data: Callable[[dict, int, int], list[np.ndarray]],
                     deadline: float | None = None) -> tuple[int, int, int, dict, list[np.ndarray]]:
         head = bytearray(_HDR.size)
         self._recv_into(memoryview(head), True, deadline, 0, _HDR.size)
@@ -602,7 +622,7 @@ class _TcpConn:
         meta = parse_meta(head, meta_b, crc, self.peer)
         if op != OP_REPLY:
             raise FrameError(f"bad frame from {self.peer}: a server does not send {_OPS[op]}")
-        arrays = expect_data(meta, dlen) if dlen or meta.get("d") else []
+        arrays = expect_data(meta, dlen, req) if dlen or meta.get("d") else []
         got = _HDR.size + mlen
         for a in arrays:
             v = memoryview(a).cast("B")
@@ -617,17 +637,23 @@ class _TcpConn:
         err: BaseException | None = None
         try:
             while True:
-                def expect(meta: dict, dlen: int) -> list[np.ndarray]:
+                def expect(meta: dict, dlen: int, req: int) -> list[np.ndarray]:
                     if "err" in meta:
                         if dlen:
                             raise FrameError(f"bad reply from {self.peer}: an error with {dlen} data bytes")
                         return []
                     specs = item_specs(meta.get("d", ()), dlen, self.peer, "reply")
-                    return [np.empty(n, d) for d, n in specs]
+                    with self.plock:
+                        dests = self.pending.get(req, (None, 0, None))[2]
+                    if dests is None or len(dests) != len(specs):
+                        dests = [None] * len(specs)
+                    # straight into the caller's output where it offered one that fits
+                    return [o if o is not None and o.dtype == d and o.size == n else self._take(d, n)
+                            for (d, n), o in zip(specs, dests)]
 
                 op, flags, req, meta, arrays = self._read_frame(expect)
                 with self.plock:
-                    fut, nitems = self.pending.pop(req, (None, 0))
+                    fut, nitems, _ = self.pending.pop(req, (None, 0, None))
                 if fut is None:
                     if "err" in meta:
                         self.on_error(self.server, meta["err"])
@@ -653,9 +679,27 @@ class _TcpConn:
         except OSError:
             pass
         exc = self.on_lost(self.server, err if not was_closed else None, self.peer)
-        for fut, _ in pend.values():
+        for fut, _, _ in pend.values():
             if not fut.done():
                 fut.set_exception(exc)
+
+    def _take(self, d: np.dtype, n: int) -> np.ndarray:
+        """A receive buffer: a recycled one (no fresh pages to fault in) or a new one."""
+        with self.pool_lock:
+            free = self.pool.get((d.str, n))
+            if free:
+                return free.pop()
+        return np.empty(n, d)
+
+    def recycle(self, arrays: Sequence[np.ndarray]) -> None:
+        """Give back received arrays once their contents were copied out."""
+        with self.pool_lock:
+            for a in arrays:
+                if a.base is not None:  # a caller's output, not ours
+                    continue
+                free = self.pool.setdefault((a.dtype.str, a.size), [])
+                if len(free) < 4:
+                    free.append(a)
 
     def bye(self, timeout: float) -> None:
         """Say goodbye (the server then knows the close is not a crash) and wait for its
@@ -710,6 +754,10 @@ class TcpDataPlaneClient(DataPlaneClient):
     def send_buffer(self, server: int, skey: tuple, n: int, dtype: Any) -> None:
         return None
 
+    def recycle(self, server: int, arrays: Sequence[np.ndarray]) -> None:
+        """Pulled arrays of ``server`` whose values were copied out: reused for later replies."""
+        self.conns[server].recycle(arrays)
+
     def push(self, server: int, items: list[tuple[tuple, Any]]) -> None:
         meta_items, arrays = [], []
         for skey, payload in items:
@@ -728,8 +776,10 @@ class TcpDataPlaneClient(DataPlaneClient):
                 arrays.append(a)
         self.conns[server].request(OP_PUSH, {"it": meta_items}, arrays, reply=False)
 
-    def pull(self, server: int, items: list[tuple[tuple, int]]) -> _ShmPull:
-        fut = self.conns[server].request(OP_PULL, {"it": [[s[0], s[1], v] for s, v in items]}, nitems=len(items))
+    def pull(self, server: int, items: list[tuple[tuple, int]], dests: Sequence[Any] | None = None) -> _ShmPull:
+        """``dests``: per item, a flat array to receive the value into (or None)."""
+        fut = self.conns[server].request(OP_PULL, {"it": [[s[0], s[1], v] for s, v in items]}, nitems=len(items),
+                                         dests=dests)
         return _ShmPull(fut, server)
 
     def close(self) -> None:

@@ -40,8 +40,10 @@ class Transport(ABC):
         may reuse its buffers). Failures surface at later calls."""
 
     @abstractmethod
-    def pull(self, server: int, items: list[tuple[tuple, int]]) -> PullHandle:
-        """Ask one server for ``(skey, version)`` items; does not block."""
+    def pull(self, server: int, items: list[tuple[tuple, int]], dests: Sequence[Any] | None = None) -> PullHandle:
+        """Ask one server for ``(skey, version)`` items; does not block. ``dests``: per
+        item a flat array the transport may receive the value into (then the result is
+        that array), or None."""
 
     def wait(self, handles: Sequence[PullHandle], timeout: float) -> list[list[Any]]:
         return [h.result(timeout) for h in handles]

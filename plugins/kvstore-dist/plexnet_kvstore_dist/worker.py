@@ -310,13 +310,16 @@ class KVStoreDist(KVStoreBase):
         def fn(rc: Any, on_complete: Callable[..., None]) -> None:
             try:
                 per_server: dict[int, list] = defaultdict(list)
+                dests: dict[int, list] = defaultdict(list)
                 where = []  # (server, index in that server's reply, info, part)
-                for info, _ in work:
+                for info, outs in work:
+                    flat = _direct_out(info, outs)
                     for p in info.parts:
                         where.append((p.server, len(per_server[p.server]), info, p))
                         per_server[p.server].append((p.skey, info.count))
+                        dests[p.server].append(None if flat is None else flat[p.lo:p.hi])
                 servers = list(per_server)
-                handles = [transport.pull(s, per_server[s]) for s in servers]
+                handles = [transport.pull(s, per_server[s], dests[s]) for s in servers]
             except BaseException as e:  # noqa: BLE001
                 on_complete(e)
                 return
@@ -378,8 +381,18 @@ def _sum_piece(info: _Key, flats: list[np.ndarray], p: Part) -> np.ndarray:
     return out
 
 
+def _direct_out(info: _Key, outs: list[Any]) -> np.ndarray | None:
+    """The flat host buffer of a pull's only output, which a transport may receive into."""
+    if len(outs) != 1:
+        return None
+    d = outs[0]._data
+    if outs[0].context.device_type not in _CPU or not d.flags.c_contiguous or d.dtype != info.dtype:
+        return None
+    return d.reshape(-1)
+
+
 def _scatter(work: list, where: list, results: dict[int, list]) -> None:
-    """Copy the pulled slices into every output."""
+    """Copy the pulled slices into every output (not those received in place)."""
     by_key: dict[int, list] = defaultdict(list)
     for s, idx, info, p in where:
         by_key[id(info)].append((p, results[s][idx]))
@@ -390,7 +403,9 @@ def _scatter(work: list, where: list, results: dict[int, list]) -> None:
             if o.context.device_type in _CPU and d.flags.c_contiguous:
                 flat = d.reshape(-1)
                 for p, arr in pieces:
-                    flat[p.lo:p.hi] = arr
+                    dst = flat[p.lo:p.hi]
+                    if not (arr.size == dst.size and arr.ctypes.data == dst.ctypes.data):
+                        dst[...] = arr
             else:
                 full = np.empty(info.size, info.dtype)
                 for p, arr in pieces:
