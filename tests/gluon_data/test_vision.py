@@ -164,7 +164,8 @@ def test_image_folder_and_record_datasets(tmp_path):
     x, y = ds[2]
     assert y == 1
     np.testing.assert_array_equal(x.asnumpy(), imgs[("car", 0)][:, :, ::-1])  # RGB
-    g, _ = ImageFolderDataset(str(tmp_path / "imgs"), flag=0)[0]
+    with pytest.warns(UserWarning, match="Ignoring"):
+        g, _ = ImageFolderDataset(str(tmp_path / "imgs"), flag=0)[0]
     assert g.shape == (6, 5, 1)
     with pytest.raises(PlexnetError, match="not a directory"):
         ImageFolderDataset(str(tmp_path / "nope"))
