@@ -326,8 +326,9 @@ class Executor:
         head gradients; where omitted, ones are used (loss operators such as
         SoftmaxOutput do not read them)."""
         if not self._training:
-            raise PlexnetError("backward: the executor was bound without gradients (grad_req 'null' for every "
-                               "argument, or no args_grad)")
+            # bound without gradients (grad_req 'null' everywhere): MXNet's backward is a no-op
+            # (a Module with no parameters and inputs_need_grad=False calls it)
+            return
         heads = self._head_grad_arrays
         if out_grads is not None:
             if isinstance(out_grads, (NDArray, np.ndarray)):

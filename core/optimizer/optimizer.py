@@ -463,6 +463,7 @@ def _encode_states(states: dict[Any, Any], optimizer: Optimizer | None) -> bytes
         name = f"a{len(arrays)}"
         if _is_nd(s):
             arrays[name] = s.asnumpy()
+            return {"array": name, "nd": True}  # loaded back as an NDArray, as MXNet's pickle does
         elif isinstance(s, np.ndarray):
             arrays[name] = np.array(s, copy=True)
         else:  # CuPy and friends
@@ -498,6 +499,10 @@ def _decode_states(data: bytes) -> tuple[dict[Any, Any], Optimizer | None]:
         if "seq" in t:
             seq = [untree(x) for x in t["seq"]]
             return tuple(seq) if t.get("tuple", True) else seq
+        if t.get("nd"):
+            from ..ndarray import array
+            a = z[t["array"]]
+            return array(a, dtype=a.dtype)
         return np.array(z[t["array"]])
 
     states = {from_plain(idx): untree(t) for idx, t in meta["states"]}

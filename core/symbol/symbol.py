@@ -81,9 +81,6 @@ class Symbol:
     def __hash__(self) -> int:
         return id(self)
 
-    def __bool__(self) -> bool:
-        return True
-
     def __copy__(self) -> "Symbol":
         return self._deepcopy()
 
@@ -170,7 +167,7 @@ class Symbol:
     def _node_attrs(node: Node) -> dict[str, str]:
         out = dict(node.attrs)
         for k, v in node.attrs.items():
-            if is_hidden(k):
+            if is_hidden(k) and k[2:-2] in _HIDDEN_KEYS:  # MXNet un-hides only these (not __shape__)
                 out.setdefault(k[2:-2], v)
         return out
 
@@ -658,6 +655,8 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
             sym_kwargs[k] = v
         elif k in _HIDDEN_KEYS and v is not None:  # MXNet: ``lr_mult=`` etc. become ``__lr_mult__`` attributes
             hidden[f"__{k}__"] = _scalar(v)
+        elif k.startswith("__") and k.endswith("__") and v is not None:  # ``__layout__=``: an attribute too
+            hidden[k] = _scalar(v)
         elif v is not None:
             params[k] = param_string(v)
     pos: list[Symbol] = list(args)

