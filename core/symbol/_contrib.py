@@ -1,17 +1,21 @@
 """MXNet's Python-level ``sym.contrib`` functions (the operators of the namespace come
 from ``_contrib_*`` registrations, e.g. the ``plexnet-ops-contrib`` plugin):
 ``AttrScope`` (re-exported, as MXNet's module does), ``uniform`` (``sym.random.uniform``),
-``rand_zipfian`` (log-uniform candidate sampling as a graph) and the AdamW update
-wrappers."""
+``rand_zipfian`` (log-uniform candidate sampling as a graph), the AdamW update
+wrappers and the control flow ``foreach``, ``while_loop``, ``cond`` (operators
+``_foreach``/``_while_loop``/``_cond`` of plexnet-ops-contrib, each holding its
+subgraphs; see ``_control_flow``)."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from ._control_flow import cond, foreach, while_loop
 from .attribute import AttrScope
 from .symbol import Symbol
 
-__all__ = ["AttrScope", "uniform", "rand_zipfian", "adamw_update", "mp_adamw_update"]
+__all__ = ["AttrScope", "uniform", "rand_zipfian", "adamw_update", "mp_adamw_update", "foreach", "while_loop",
+           "cond"]
 
 
 def uniform(*args: Any, **kwargs: Any) -> Symbol:

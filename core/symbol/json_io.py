@@ -44,6 +44,8 @@ def to_json(sym: Any) -> str:
         jn: dict[str, Any] = {"op": n.op if n.op is not None else "null", "name": n.name}
         if n.attrs:
             jn["attrs"] = dict(n.attrs)
+        if n.subgraphs:  # MXNet's control-flow operators: a whole graph per subgraph
+            jn["subgraphs"] = [json.loads(to_json(s)) for s in n.subgraphs]
         jn["inputs"] = [[index[id(e[0])], int(e[1]), 1 if k >= na else 0] for k, e in enumerate(n.inputs)]
         jnodes.append(jn)
         if n.op is None:
@@ -71,7 +73,7 @@ def _node_attrs(jn: dict[str, Any], is_op: bool) -> dict[str, str]:
     return attrs
 
 
-def _make_prop(op: str, name: str, attrs: dict[str, str]) -> Any:
+def _make_prop(op: str, name: str, attrs: dict[str, str], subgraphs: list[Any] | None = None) -> Any:
     reg = op_registry()
     try:
         cls = reg.property_class(op)
@@ -89,7 +91,10 @@ def _make_prop(op: str, name: str, attrs: dict[str, str]) -> Any:
             for k in unknown:
                 del attrs[k]
                 del params[k]
-    return reg.create_property(op, params)
+    prop = reg.create_property(op, params)
+    if subgraphs is not None:  # control-flow properties are stateful: a fresh instance each time
+        prop.subgraphs = subgraphs
+    return prop
 
 
 class SymbolJSONError(PlexnetError, ValueError):
@@ -166,16 +171,21 @@ def from_json(text: str, source: str = "symbol JSON") -> Any:
         for k, inp in enumerate(jinputs):
             src, out = _entry(inp, f"{where}.inputs[{k}]", i, nodes, "does not come before this node")
             inputs.append(Entry(nodes[src], out))
+        jsubs = jn.get("subgraphs")
+        if jsubs is not None and not isinstance(jsubs, list):
+            raise SymbolJSONError(f"{where}.subgraphs: expected a list, got {type(jsubs).__name__}")
+        subgraphs = None if not jsubs else [from_json(json.dumps(js), source=f"{where}.subgraphs[{k}]")
+                                            for k, js in enumerate(jsubs)]
         if is_op:
             try:
-                prop = _make_prop(op, name, attrs)
+                prop = _make_prop(op, name, attrs, subgraphs)
             except SymbolJSONError:
                 raise
             except PlexnetError as e:
                 raise SymbolJSONError(f"{where}: {e}") from None
             except (ValueError, TypeError, KeyError) as e:
                 raise SymbolJSONError(f"{where}: bad attributes for {op}: {e}") from None
-            nodes.append(Node(op, name, attrs, inputs, prop))
+            nodes.append(Node(op, name, attrs, inputs, prop, subgraphs))
         else:
             nodes.append(Node(None, name, attrs, []))
     if not doc["heads"]:

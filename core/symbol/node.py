@@ -5,6 +5,9 @@ MXNet's string attributes: operator parameters (``num_hidden``) and hidden attri
 the ``__key__`` form (``__shape__``, ``__lr_mult__``, ``__ctx_group__``). ``inputs`` are
 ``(node, output_index)`` pairs: the operator's arguments first, then its auxiliary states.
 A Symbol is nothing but a list of such pairs (its outputs); symbols share nodes.
+A control-flow node (``_foreach``, ``_while_loop``, ``_cond``) also holds ``subgraphs``:
+Symbols its operator runs (MXNet's ``subgraphs`` field of a JSON node); its property
+gets them as ``prop.subgraphs``.
 """
 from __future__ import annotations
 
@@ -57,15 +60,17 @@ def param_string(v: Any) -> str:
 class Node:
     """One variable or operator application."""
 
-    __slots__ = ("op", "name", "attrs", "inputs", "_prop", "__weakref__")
+    __slots__ = ("op", "name", "attrs", "inputs", "_prop", "subgraphs", "__weakref__")
 
     def __init__(self, op: str | None, name: str, attrs: dict[str, str] | None = None,
-                 inputs: list["Entry"] | None = None, prop: Any = None) -> None:
+                 inputs: list["Entry"] | None = None, prop: Any = None, subgraphs: list[Any] | None = None) -> None:
         self.op = op
         self.name = name
         self.attrs: dict[str, str] = attrs if attrs is not None else {}
         self.inputs: list[Entry] = inputs if inputs is not None else []
         self._prop = prop
+        #: Symbols a control-flow operator runs (a copy made from the property keeps them)
+        self.subgraphs: list[Any] | None = subgraphs if subgraphs is not None else getattr(prop, "subgraphs", None)
 
     @property
     def is_variable(self) -> bool:
@@ -82,6 +87,8 @@ class Node:
         p = self._prop
         if p is None and self.op is not None:
             p = self._prop = op_registry().create_property(self.op, self.params())
+            if self.subgraphs is not None:  # such properties are stateful: never cached, never shared
+                p.subgraphs = list(self.subgraphs)
         return p
 
     def reset_prop(self) -> None:
