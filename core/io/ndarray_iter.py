@@ -92,9 +92,12 @@ class NDArrayIter(DataIter):
             raise ValueError(f"NDArrayIter: every input needs a batch axis {self._axis} "
                              f"(layout {layout!r}); shapes: "
                              f"{ {k: v.shape for k, v in self.data + self.label} }")
-        if len(set(sizes.values())) != 1:
-            raise ValueError(f"NDArrayIter: all inputs must have the same number of examples, got {sizes}")
+        # MXNet counts the examples of the first data array; longer labels are only read up
+        # to that count (MXNet's own tests rely on it), shorter ones cannot be batched
         self.num_data = next(iter(sizes.values()))
+        if any(v < self.num_data for v in sizes.values()):
+            raise ValueError(f"NDArrayIter: every input needs at least as many examples as the first data "
+                             f"array ({self.num_data}), got {sizes}")
         if self.num_data == 0:
             raise ValueError("NDArrayIter: the inputs hold no examples")
         if last_batch_handle == "roll_over" and self.num_data < batch_size:

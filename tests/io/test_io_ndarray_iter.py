@@ -116,7 +116,7 @@ def test_layout_batch_axis_not_first():
 
 
 def test_errors_are_clear():
-    with pytest.raises(ValueError, match="same number of examples"):
+    with pytest.raises(ValueError, match="at least as many examples"):
         NDArrayIter(np.zeros((5, 2)), np.zeros(4), 2)
     with pytest.raises(ValueError, match="last_batch_handle"):
         NDArrayIter(np.zeros((5, 2)), batch_size=2, last_batch_handle="wrap")
