@@ -95,7 +95,8 @@ def run_mxnet(script: str, mxvenv: str) -> list[dict]:
     env = dict(os.environ, MXVENV=mxvenv, OPENBLAS_CORETYPE="SkylakeX", PORT=str(random.randint(20000, 40000)))
     out = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=300).stdout
     res = []
-    for m in re.finditer(r"round_ms ([\d.]+) .*small_us (\d+)", out):
+    # the two workers may print on one line: match each record on its own
+    for m in re.finditer(r"round_ms ([\d.]+) GBps [\d.]+ small_us (\d+)", out):
         res.append({"round_ms": float(m.group(1)), "small_us": float(m.group(2))})
     return res
 

@@ -61,6 +61,7 @@ MAX_META = 16 << 20          # a JSON description of every key of a server fits 
 MAX_META_UNAUTH = 4096       # before the token was shown
 MAX_DATA = 1 << 40
 _POLL = 1.0                  # socket timeout: how often blocked threads look at the clock
+_STAGE = 1 << 16             # staging buffer for small reads
 _IOV = 512                   # views per sendmsg (below IOV_MAX)
 _KINDS = "biuf"              # numeric dtypes only
 
@@ -245,6 +246,7 @@ class _ServerConn:
         self.closed = False
         self.bufs: dict[tuple, np.ndarray] = {}
         self.owned = False
+        self.sview = memoryview(bytearray(_STAGE))
         self.seq: dict[tuple, int] = {}
         self.wq: collections.deque = collections.deque()
         self.tasks: set[asyncio.Task] = set()
@@ -277,27 +279,45 @@ class _ServerConn:
         try:
             while budget > 0 and not self.closed:
                 view = self.targets[self.ti][self.off:]
+                small = len(view) < _STAGE // 2  # headers, metas, small payloads: one read for several
                 try:
-                    k = self.sock.recv_into(view)
+                    k = self.sock.recv_into(self.sview if small else view)
                 except (BlockingIOError, InterruptedError):
                     return
                 if k == 0:
                     self._eof()
                     return
                 budget -= k
-                self.off += k
-                self.got += k
                 self.progress = time.monotonic()
-                if self.off < len(self.targets[self.ti]):
-                    continue
-                self.ti += 1
-                self.off = 0
-                if self.ti == len(self.targets):
-                    self._part_done()
+                if small:
+                    self._feed(k)
+                else:
+                    self._advance(k)
         except FrameError as e:
             self._fatal(e)
         except OSError as e:
             self._lost(f"a socket error ({e})")
+
+    def _feed(self, k: int) -> None:
+        """Hand ``k`` staged bytes to the frame parser."""
+        pos = 0
+        while pos < k and not self.closed:
+            t = self.targets[self.ti]
+            n = min(k - pos, len(t) - self.off)
+            t[self.off:self.off + n] = self.sview[pos:pos + n]
+            pos += n
+            self._advance(n)
+
+    def _advance(self, k: int) -> None:
+        """``k`` more bytes are in the current target."""
+        self.off += k
+        self.got += k
+        if self.off < len(self.targets[self.ti]):
+            return
+        self.ti += 1
+        self.off = 0
+        if self.ti == len(self.targets):
+            self._part_done()
 
     def _part_done(self) -> None:
         if self.phase == 0:
@@ -529,6 +549,9 @@ class _TcpConn:
         tv = struct.pack("ll", int(_POLL), int((_POLL % 1) * 1e6))
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+        self.stage = bytearray(_STAGE)
+        self.sview = memoryview(self.stage)
+        self.s0 = self.s1 = 0
         self.pool: dict[tuple[str, int], list[np.ndarray]] = {}
         self.pool_lock = threading.Lock()
         self.send_lock = threading.Lock()
@@ -589,10 +612,14 @@ class _TcpConn:
 
     # -- receiving ----------------------------------------------------------------------------------
     def _recv_into(self, view: memoryview, at_boundary: bool, deadline: float | None, got: int, need: int) -> None:
-        off, last = 0, time.monotonic()
+        """Fill ``view``: small reads go through a staging buffer (a header, its meta and a
+        small payload usually arrive in one system call), big ones straight into ``view``."""
+        off = self._unstage(view, 0)
+        last = time.monotonic()
         while off < len(view):
+            small = len(view) - off < _STAGE // 2
             try:
-                k = self.sock.recv_into(view[off:])
+                k = self.sock.recv_into(self.sview if small else view[off:])
             except (BlockingIOError, TimeoutError, socket.timeout):
                 if self.closed:
                     raise ConnectionAbortedError("closed") from None
@@ -608,8 +635,21 @@ class _TcpConn:
                     raise ConnectionResetError("closed between frames")
                 raise FrameError(f"{self.peer} closed the connection mid-frame ({got + off} of {need} bytes "
                                  f"received)")
-            off += k
             last = time.monotonic()
+            if small:
+                self.s0, self.s1 = 0, k
+                off = self._unstage(view, off)
+            else:
+                off += k
+
+    def _unstage(self, view: memoryview, off: int) -> int:
+        """Copy staged bytes into ``view[off:]``; returns the new offset."""
+        k = min(self.s1 - self.s0, len(view) - off)
+        if k > 0:
+            view[off:off + k] = self.sview[self.s0:self.s0 + k]
+            self.s0 += k
+            off += k
+        return off
 
     def _read_frame(self, expect_data: Callable[[dict, int, int], list[np.ndarray]],
                     deadline: float | None = None) -> tuple[int, int, int, dict, list[np.ndarray]]:
