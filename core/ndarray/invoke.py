@@ -156,18 +156,26 @@ def _unary(name: str, a: NDArray) -> NDArray:
 
 
 # -- generic path ---------------------------------------------------------------------------------------
+#
+# What does not change from call to call is computed once (``_Plan``): per operator and
+# parameters, the property (parameters parsed), the binding of the arrays to its arguments
+# and the ``Operator`` per context (stateless operators); per input signature (shapes and
+# dtypes), the inferred output shapes and types, the checks' verdict and the resource
+# requests. Stateful operators (RNN, Custom), unhashable parameters and calls that fail
+# take the uncached path (``_invoke_uncached``), which does all of it per call.
 
-def _bind_inputs(name: str, prop: Any, args: Sequence[NDArray], arr_kwargs: dict[str, NDArray]) -> list[NDArray]:
-    names = prop.list_arguments() + prop.list_auxiliary_states()
-    if len(args) > len(names):
-        raise PlexnetError(f"{name}: takes {len(names)} array arguments ({', '.join(names)}), got {len(args)}")
-    bound: dict[str, NDArray] = dict(zip(names, args))
-    for k, v in arr_kwargs.items():
+def _bind_order(name: str, names: Sequence[str], n_pos: int, arr_names: Sequence[str]) -> list[int]:
+    """For each argument (and auxiliary state) of the operator, the index of the array that
+    feeds it among ``positional arrays + keyword arrays`` (errors name the operator)."""
+    if n_pos > len(names):
+        raise PlexnetError(f"{name}: takes {len(names)} array arguments ({', '.join(names)}), got {n_pos}")
+    bound: dict[str, int] = {n: i for i, n in enumerate(names[:n_pos])}
+    for j, k in enumerate(arr_names):
         if k not in names:
             raise PlexnetError(f"{name}: unknown array argument {k!r}; arguments are {', '.join(names)}")
         if k in bound:
             raise PlexnetError(f"{name}: array argument {k!r} given twice")
-        bound[k] = v
+        bound[k] = n_pos + j
     missing = [n for n in names if n not in bound]
     if missing:
         raise PlexnetError(f"{name}: missing array argument(s) {', '.join(map(repr, missing))} "
@@ -179,35 +187,19 @@ def _is_nd(a: Any) -> bool:
     return isinstance(a, NDArray)
 
 
-def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None) -> Any:
-    """Run operator ``name`` imperatively, called as MXNet's generated functions are:
-    NDArray inputs positionally or by argument name, then parameters positionally (in
-    the operator's declaration order) or by keyword; ``out=`` writes into given arrays
-    and returns them; ``name=`` is accepted and ignored (symbol compatibility)."""
-    kwargs = dict(kwargs or {})
-    reg = _ops()
-    cls = reg.property_class(name)
-    # MXNet's generated signature: inputs, then parameters in declaration order, out, name
-    args = split_positional(name, cls, args, kwargs, _is_nd)
-    out = kwargs.pop("out", None)
-    kwargs.pop("name", None)
-    ctx_kw = kwargs.pop("ctx", None)
-    arr_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
-    params = {k: v for k, v in kwargs.items() if k not in arr_kwargs}
-    pcls = cls.param_cls
-    if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
-        params["num_args"] = len(args) + len(arr_kwargs)
-    prop = reg.create_property(name, params)
-    inputs = _bind_inputs(name, prop, args, arr_kwargs)
-    n_args = len(prop.list_arguments())
-    if inputs:
-        ctx = inputs[0]._chunk.ctx
-        for x in inputs[1:]:
-            if x._chunk.ctx != ctx:
-                raise PlexnetError(f"{name}: inputs are on different contexts ({ctx} and {x._chunk.ctx})")
-    else:
-        ctx = ctx_kw or current_context()
-    in_shapes = [x.shape for x in inputs[:n_args]]
+class _Sig:
+    """What one input signature (shapes, dtypes) gives: output shapes and types, resource
+    requests, and whether the call is small enough to run on the calling thread."""
+
+    __slots__ = ("oshapes", "otypes", "reqs", "nbytes")
+
+    def __init__(self, oshapes: list[tuple], otypes: list[np.dtype], reqs: list[Any], nbytes: int) -> None:
+        self.oshapes, self.otypes, self.reqs, self.nbytes = oshapes, otypes, reqs, nbytes
+
+
+def _infer(name: str, prop: Any, inputs: Sequence[NDArray], n_args: int) -> _Sig:
+    """Shape and type inference of one call, with MXNet's checks (errors name the operator)."""
+    in_shapes = [x._data.shape for x in inputs[:n_args]]
     ishapes, oshapes, ashapes = prop.infer_shape(list(in_shapes))
     if any(s is None for s in oshapes):
         raise ShapeError(f"{name}: cannot infer output shapes from input shapes {in_shapes}")
@@ -227,33 +219,56 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
                 from ..executor.graph import InferTypeError
                 raise InferTypeError(f"{name}: auxiliary state {a!r} has dtype {x._data.dtype.name}, "
                                      f"expected {np.dtype(t).name}")
+    oshapes = [tuple(s) for s in oshapes]
+    otypes = [np.dtype(t if t is not None else np.float32) for t in otypes]
+    # inputs and outputs bound the work of every operator (a GEMM's too: see docs/frontend.md)
+    nbytes = sum(x._data.nbytes for x in inputs) + sum(t.itemsize * _prod(s) for s, t in zip(oshapes, otypes))
+    return _Sig(oshapes, otypes, list(prop.forward_resource(in_shapes)), nbytes)
+
+
+def _prod(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _run(name: str, prop: Any, op: Any, ctx: Any, inputs: Sequence[NDArray], n_args: int, sig: _Sig,
+         out: Any, mutated: Sequence[int], nvis: int) -> Any:
+    """Allocate (or check ``out=``), push the forward and record it: the per-call part."""
+    oshapes = sig.oshapes
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
         if _AG.recording:
             for o in outs:
                 check_inplace(o, name)
         for o, s in zip(outs, oshapes):
-            if o.shape != tuple(s):
-                raise ShapeError(f"{name}: out= array has shape {o.shape}, the result has {tuple(s)}")
+            if o._data.shape != s:
+                raise ShapeError(f"{name}: out= array has shape {o.shape}, the result has {s}")
         if len(outs) < len(oshapes):  # hidden outputs still need space
-            outs += [_new(tuple(s), ctx, np.dtype(t or np.float32)) for s, t in zip(oshapes[len(outs):],
-                                                                                  otypes[len(outs):])]
+            outs += [_new(s, ctx, t) for s, t in zip(oshapes[len(outs):], sig.otypes[len(outs):])]
     else:
-        outs = [_new(tuple(s), ctx, np.dtype(t if t is not None else np.float32)) for s, t in zip(oshapes, otypes)]
-    requested = [_resources().request(ctx, r) for r in prop.forward_resource(in_shapes)]
-    op = prop.create_operator(ctx)
-    is_train = _AG.training
-    in_data = [x._data for x in inputs[:n_args]]
-    aux_data = [x._data for x in inputs[n_args:]]
+        outs = [_new(s, ctx, t) for s, t in zip(oshapes, sig.otypes)]
     out_data = [o._data for o in outs]
     req = [_WRITE] * len(outs)
-
     # auxiliary states are read as well as written: a poisoned one stops the operator
     reads = [x._chunk.var for x in inputs]
-    writes = [o._chunk.var for o in outs] + [x._chunk.var for x in inputs[n_args:]] + [r.var for r in requested]
-    mutated = getattr(prop, "mutate_inputs", None)  # inputs an operator updates in place (MXNet's FMutateInputs)
-    if mutated is not None:
-        writes += [inputs[i]._chunk.var for i in mutated()]
+    writes = [o._chunk.var for o in outs]
+    if len(inputs) > n_args:
+        in_data = [x._data for x in inputs[:n_args]]
+        aux_data = [x._data for x in inputs[n_args:]]
+        writes += [x._chunk.var for x in inputs[n_args:]]
+    else:
+        in_data, aux_data = [x._data for x in inputs], []
+    if sig.reqs:
+        res = _resources()
+        requested = [res.request(ctx, r) for r in sig.reqs]
+        writes += [r.var for r in requested]
+    else:
+        requested = []
+    if mutated:  # inputs an operator updates in place (MXNet's FMutateInputs)
+        writes += [inputs[i]._chunk.var for i in mutated]
+    is_train = _AG.training
     if op.is_async:
         def run_async(rc: Any, on_complete: Any) -> None:
             op.forward_async(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data, on_complete)
@@ -261,13 +276,159 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
     else:
         def run(rc: Any) -> None:
             op.forward(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data)
-        _engine_mod.get().push_sync(run, ctx, reads, writes, 0, 0, name)
+        # small CPU work runs on the calling thread when its inputs are ready (as element-wise ops do)
+        small = sig.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu"
+        _engine_mod.get().push_sync(run, ctx, reads, writes, _INLINE if small else 0, 0, name)
     if _AG.recording:
         record_op(prop, op, inputs, n_args, outs)
-    nvis = prop.num_visible_outputs()
     if out is not None:
         return out
     return outs[0] if nvis == 1 else outs[:nvis]
+
+
+def _context_of(name: str, inputs: Sequence[NDArray], ctx_kw: Any) -> Any:
+    if not inputs:
+        return ctx_kw or current_context()
+    ctx = inputs[0]._chunk.ctx
+    for x in inputs[1:]:
+        c = x._chunk.ctx
+        if c is not ctx and c != ctx:
+            raise PlexnetError(f"{name}: inputs are on different contexts ({ctx} and {c})")
+    return ctx
+
+
+def _mutated(prop: Any) -> list[int]:
+    m = getattr(prop, "mutate_inputs", None)
+    return list(m()) if m is not None else []
+
+
+class _Plan:
+    """One operator with one set of parameters (stateless): see the comment above."""
+
+    __slots__ = ("prop", "n_args", "order", "nvis", "mutated", "ops", "sigs", "last")
+
+    def __init__(self, prop: Any, order: list[int] | None, mutated: list[int]) -> None:
+        self.prop = prop
+        self.n_args = len(prop.list_arguments())
+        self.order = order  # None: the arrays come in argument order already
+        self.nvis = prop.num_visible_outputs()
+        self.mutated = mutated
+        self.ops: dict[Any, Any] = {}
+        self.sigs: dict[tuple, _Sig] = {}
+        self.last: tuple[Any, Any] = (None, None)  # (context, operator) of the last call: no hashing
+
+
+#: (operator, number of positional arrays, keyword arrays' names, parameters) -> _Plan,
+#: or None for calls that always take the uncached path; cleared when the registry changes
+_plans: dict[tuple, _Plan | None] = {}
+_plans_registry: Any = None
+_MAX_PLANS = 4096
+_MAX_SIGS = 64
+
+
+def _plans_for(reg: Any) -> dict[tuple, _Plan | None]:
+    global _plans_registry
+    if reg is not _plans_registry:  # a new registry (tests swap managers): plans start over
+        _plans.clear()
+        reg.add_listener(_plans.clear)
+        _plans_registry = reg
+    return _plans
+
+
+def _make_plan(reg: Any, name: str, n_pos: int, arr_names: tuple, params: dict[str, Any]) -> _Plan | None:
+    cls = reg.property_class(name)
+    pcls = cls.param_cls
+    if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
+        params["num_args"] = n_pos + len(arr_names)
+    prop = reg.create_property(name, params)
+    if not prop.is_stateless():
+        return None
+    names = prop.list_arguments() + prop.list_auxiliary_states()
+    order = _bind_order(name, names, n_pos, arr_names)
+    return _Plan(prop, None if order == list(range(len(names))) else order, _mutated(prop))
+
+
+def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    """Run operator ``name`` imperatively, called as MXNet's generated functions are:
+    NDArray inputs positionally or by argument name, then parameters positionally (in
+    the operator's declaration order) or by keyword; ``out=`` writes into given arrays
+    and returns them; ``name=`` is accepted and ignored (symbol compatibility)."""
+    for a in args:
+        if a.__class__ is not NDArray and not isinstance(a, NDArray):  # positional parameters, None inputs
+            kwargs = dict(kwargs or {})
+            args = split_positional(name, _ops().property_class(name), args, kwargs, _is_nd)
+            break
+    out = ctx_kw = None
+    items: list[tuple] = []
+    arr_names: tuple = ()
+    arr_vals: list[NDArray] = []
+    if kwargs:
+        for k, v in kwargs.items():
+            if k == "out":
+                out = v
+            elif v.__class__ is NDArray or isinstance(v, NDArray):
+                arr_names += (k,)
+                arr_vals.append(v)
+            elif k == "ctx":
+                ctx_kw = v
+            elif k != "name":
+                items.append((k, v.__class__, v))
+    reg = _ops()
+    plans = _plans if reg is _plans_registry else _plans_for(reg)
+    key = (name, len(args), arr_names, *items)
+    try:
+        plan = plans[key]
+    except KeyError:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plan = plans[key] = _make_plan(reg, name, len(args), arr_names, {k: v for k, _c, v in items})
+    except TypeError:  # an unhashable parameter (a list): nothing to key on
+        plan = None
+    if plan is None:
+        return _invoke_uncached(reg, name, args, arr_names, arr_vals, items, out, ctx_kw)
+    if arr_vals:
+        src = [*args, *arr_vals]
+        inputs: Sequence[NDArray] = [src[i] for i in plan.order] if plan.order is not None else src
+    elif plan.order is not None:
+        inputs = [args[i] for i in plan.order]
+    else:
+        inputs = args
+    ctx = _context_of(name, inputs, ctx_kw)
+    sig_key = (*[x._data.shape for x in inputs], *[x._data.dtype for x in inputs])
+    sig = plan.sigs.get(sig_key)
+    if sig is None:
+        sig = _infer(name, plan.prop, inputs, plan.n_args)
+        if len(plan.sigs) >= _MAX_SIGS:
+            plan.sigs.clear()
+        plan.sigs[sig_key] = sig
+    last = plan.last
+    if last[0] is ctx:
+        op = last[1]
+    else:
+        op = plan.ops.get(ctx)
+        if op is None:
+            op = plan.ops[ctx] = plan.prop.create_operator(ctx)
+        plan.last = (ctx, op)
+    return _run(name, plan.prop, op, ctx, inputs, plan.n_args, sig, out, plan.mutated, plan.nvis)
+
+
+def _invoke_uncached(reg: Any, name: str, args: Sequence[NDArray], arr_names: tuple, arr_vals: list[NDArray],
+                     items: list[tuple], out: Any, ctx_kw: Any) -> Any:
+    """The generic path doing everything per call (stateful operators, unhashable parameters)."""
+    params = {k: v for k, _c, v in items}
+    cls = reg.property_class(name)
+    pcls = cls.param_cls
+    if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
+        params["num_args"] = len(args) + len(arr_names)
+    prop = reg.create_property(name, params)
+    names = prop.list_arguments() + prop.list_auxiliary_states()
+    src = [*args, *arr_vals]
+    inputs = [src[i] for i in _bind_order(name, names, len(args), arr_names)]
+    ctx = _context_of(name, inputs, ctx_kw)
+    n_args = len(prop.list_arguments())
+    sig = _infer(name, prop, inputs, n_args)
+    return _run(name, prop, prop.create_operator(ctx), ctx, inputs, n_args, sig, out, _mutated(prop),
+                prop.num_visible_outputs())
 
 
 def _invoke(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
