@@ -70,7 +70,10 @@ def _unique_subgraph_name(name: str) -> str:
 def _identity(s: Symbol) -> Symbol:
     from . import op_function
     fn = op_function("identity")
-    return fn(s)
+    if fn is None:
+        raise AttributeError("sym.contrib control flow needs the operator 'identity' (install plexnet-ops-basic)")
+    out: Symbol = fn(s)
+    return out
 
 
 def _make_graph(outputs: list[Symbol], sub_name: str) -> Symbol:

@@ -178,7 +178,7 @@ def from_json(text: str, source: str = "symbol JSON") -> Any:
                                             for k, js in enumerate(jsubs)]
         if is_op:
             try:
-                prop = _make_prop(op, name, attrs, subgraphs)
+                prop = _make_prop(str(op), name, attrs, subgraphs)
             except SymbolJSONError:
                 raise
             except PlexnetError as e:

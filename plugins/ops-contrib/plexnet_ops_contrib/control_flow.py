@@ -414,7 +414,7 @@ class ForeachOp(_ControlOp):
             state_grads = [g[loc] for loc in p.in_state_locs]
             remain = [_acc(a, g[loc]) for a, loc in zip(remain, p.remain_locs)]
         from plexnet.ndarray.ndarray import zeros
-        stacked = []
+        stacked: list[Any] = []
         for k in range(nd):
             if any(x is None for x in data_grads[k]) or not data_grads[k]:
                 stacked.append(None)

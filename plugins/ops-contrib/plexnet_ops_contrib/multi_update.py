@@ -125,7 +125,8 @@ class MultiUpdateProp(OperatorProperty):
             shapes[i * k:(i + 1) * k] = [known] * k
             outs.append(known)
         if self.rescale_input:
-            if shapes[n * k] is not None and int(np.prod(shapes[n * k])) != 1:
+            rs = shapes[n * k]
+            if rs is not None and int(np.prod(rs)) != 1:
                 raise ShapeError(f"{self.op_name}: rescale_grad must hold one value, got shape {shapes[n * k]}")
             shapes[n * k] = shapes[n * k] or (1,)
         return shapes, outs, []
