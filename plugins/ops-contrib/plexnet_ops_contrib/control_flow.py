@@ -27,6 +27,7 @@ from __future__ import annotations
 import abc
 import ast
 import threading
+import warnings
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
@@ -91,8 +92,12 @@ def _sub_infer_type(g: Any, types: Sequence[Any]) -> tuple[dict[str, Any], list[
     names = g.list_inputs()
     known = {n: np.dtype(t) for n, t in zip(names, types) if t is not None}
     try:
-        args, outs, aux = g.infer_type(**known)
+        with warnings.catch_warnings():  # partial knowledge is expected during the sweeps
+            warnings.simplefilter("ignore")
+            args, outs, aux = g.infer_type(**known)
     except Exception:  # noqa: BLE001 - not enough known yet: retry on the next sweep
+        args = None
+    if args is None:  # MXNet's convention: (None, None, None) when incomplete
         return {}, [None] * len(g.list_outputs())
     conv = lambda t: None if t is None else np.dtype(t)  # noqa: E731
     return (dict(zip(g.list_arguments() + g.list_auxiliary_states(), [conv(t) for t in list(args) + list(aux)])),

@@ -179,3 +179,57 @@ def test_imperative_versions_record_for_autograd() -> None:
     wv = w.asnumpy()
     dl_dw = d0 * s + (d1 * (s + d0 * wv) + d1 * d0 * wv) + d0 + d1
     np.testing.assert_allclose(w.grad.asnumpy(), 16 * dl_dw, rtol=1e-5)
+
+
+def test_foreach_trains_in_a_module() -> None:
+    x, w = mx.sym.var("data"), mx.sym.var("wx_weight")
+
+    def body(xt, st):
+        h = mx.sym.tanh(mx.sym.FullyConnected(xt, w, num_hidden=4, no_bias=True) + st[0])
+        return h, [h]
+
+    _, s = mx.sym.contrib.foreach(body, mx.sym.transpose(x, axes=(1, 0, 2)), [mx.sym.zeros((2, 4))])
+    mod = mx.mod.Module(mx.sym.MakeLoss(mx.sym.sum(s[0])), data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (2, 5, 3))])
+    mod.init_params(mx.init.Uniform(0.1))
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    batch = mx.io.DataBatch([mx.nd.ones((2, 5, 3))])
+    losses = []
+    for _ in range(3):
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+        losses.append(float(mod.get_outputs()[0].asnumpy()[0]))
+    assert losses[2] < losses[1] < losses[0]
+
+
+def test_hybridized_block_matches_imperative() -> None:
+    from plexnet import gluon
+
+    class Cell(gluon.HybridBlock):
+        def __init__(self) -> None:
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(4, 3))
+
+        def hybrid_forward(self, F, x, h0, w):
+            def body(xt, st):
+                h = F.tanh(F.FullyConnected(xt, w, num_hidden=4, no_bias=True) + st[0])
+                return h, [h]
+            o, s = F.contrib.foreach(body, x, [h0])
+            return o, s[0]
+
+    net = Cell()
+    net.initialize(mx.init.Uniform(0.5))
+    x, h0 = mx.nd.array(np.linspace(-1, 1, 30).reshape(5, 2, 3)), mx.nd.zeros((2, 4))
+    res = []
+    for hybrid in (False, True):
+        if hybrid:
+            net.hybridize()
+        with mx.autograd.record():
+            o, s = net(x, h0)
+            loss = o.sum() + s.sum()
+        loss.backward()
+        res.append((o.asnumpy(), net.w.grad().asnumpy().copy()))
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-5, atol=1e-6)
