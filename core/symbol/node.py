@@ -52,8 +52,8 @@ def param_string(v: Any) -> str:
             pass
     if isinstance(v, np.generic):
         v = v.item()
-    if isinstance(v, list):
-        v = tuple(v)
+    if isinstance(v, (list, tuple)):  # numpy 2 prints np.int64(3) inside containers; MXNet's numpy 1 printed 3
+        v = tuple(x.item() if isinstance(x, np.generic) else x for x in v)
     return str(v)
 
 

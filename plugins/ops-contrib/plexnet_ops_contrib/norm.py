@@ -6,7 +6,8 @@ this plugin adds only what differs, so batch normalisation is written once.
   ``output > 0`` and runs BatchNorm's backward (which reads the statistics, not the output).
 * SyncBatchNorm: MXNet's cross-device batch norm. plexnet runs it in one process, where
   the statistics of the batch are those of the whole batch: BatchNorm semantics; ``ndev``
-  and ``key`` are accepted (``key`` required, as in MXNet).
+  and ``key`` are accepted (``key`` required, as in MXNet). As in MXNet, its third
+  output in training is the batch variance (BatchNorm's is the inverse std).
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class _OnBatchNorm(OperatorProperty):
     """Semantics of ``BatchNorm`` (arguments, aux states, outputs, inference) plus ours."""
 
     relu: ClassVar[bool] = False
+    var_out: ClassVar[bool] = False
     forwarded: ClassVar[tuple[str, ...]] = ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var")
 
     def init(self, kwargs):  # type: ignore[no-untyped-def]
@@ -85,10 +87,15 @@ class OnBatchNormOp(Operator):
     def __init__(self, prop: _OnBatchNorm, ctx: Any) -> None:
         self.relu = prop.relu
         self.inner = prop.inner.create_operator(ctx)
+        # MXNet's SyncBatchNorm outputs the batch variance (BatchNorm: the inverse std)
+        self.var_out = prop.var_out and not prop.param.use_global_stats
+        self.eps = prop.param.eps
 
     def forward(self, ctx, in_data, req, out_data, aux_states):  # type: ignore[no-untyped-def]
         if not self.relu or req[0] in (OpReqType.write, OpReqType.inplace):
             self.inner.forward(ctx, in_data, req, out_data, aux_states)
+            if self.var_out and ctx.is_train:
+                out_data[2][...] = 1.0 / (out_data[2] * out_data[2]) - self.eps
             if self.relu:
                 ctx.xp.maximum(out_data[0], 0, out=out_data[0])
             return
@@ -100,6 +107,8 @@ class OnBatchNormOp(Operator):
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):  # type: ignore[no-untyped-def]
         if self.relu:
             out_grad = [out_grad[0] * (out_data[0] > 0)] + list(out_grad[1:])
+        if self.var_out:  # BatchNorm's backward reads the inverse std
+            out_data = list(out_data[:2]) + [1.0 / ctx.xp.sqrt(out_data[2] + self.eps)] + list(out_data[3:])
         self.inner.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
 
 
@@ -116,6 +125,7 @@ class SyncBatchNormProp(_OnBatchNorm):
 
     param_cls = SyncBatchNormParam
     extra_kwargs = ("key",)
+    var_out = True
 
     def init(self, kwargs):  # type: ignore[no-untyped-def]
         if "key" not in kwargs:

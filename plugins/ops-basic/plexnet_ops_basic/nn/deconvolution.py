@@ -34,7 +34,8 @@ class DeconvolutionParam(ConvParamBase):
         adj = self.adj if len(self.adj) else Shape((0,) * nd)
         if len(adj) != nd:
             raise ParamError(f"{op}: adj {tuple(adj)} must have as many dimensions as kernel {tuple(self.kernel)}")
-        if any(a < 0 or a >= s for a, s in zip(adj, self.stride)):
+        has_target = any(t != 0 for t in self.target_shape)  # then pad and adj are ignored (MXNet)
+        if not has_target and any(a < 0 or a >= s for a, s in zip(adj, self.stride)):
             raise ParamError(f"{op}: adj {tuple(adj)} must be >= 0 and smaller than stride {tuple(self.stride)}")
         object.__setattr__(self, "adj", adj)
         if len(self.target_shape) not in (0, nd):
