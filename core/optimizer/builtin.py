@@ -32,6 +32,8 @@ class SGD(Optimizer):
     ``multi_precision=True`` keeps a float32 master copy of float16 weights.
     """
 
+    _mp_state_first = True  # MXNet: (momentum, weight32)
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.momentum = momentum
@@ -56,6 +58,8 @@ class NAG(Optimizer):
     (MXNet's kernel reads the weight again after overwriting it.) Without momentum it is
     plain SGD.
     """
+
+    _mp_state_first = True  # MXNet: (momentum, weight32)
 
     def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -114,6 +114,8 @@ class LARS(Optimizer):
     ``lr * eta * |w| / (|rescale * g| + wd * |w| + eps)`` (not for ``*bias``, ``*gamma``,
     ``*beta``); with ``momentum_correction`` the momentum scales with the rate's change."""
 
+    _mp_state_first = True  # MXNet: (momentum, weight32)
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001, eps: float = 0,
                  momentum_correction: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -144,10 +144,15 @@ class Optimizer:
         """Update ``weight`` in place from ``grad`` (``index`` may be a list)."""
         raise NotImplementedError()
 
+    #: MXNet's SGD, NAG and LARS keep ``(state, weight32)``; every other optimizer
+    #: ``(weight32, state)`` (the order shows in saved states and in user code)
+    _mp_state_first = False
+
     def create_state_multi_precision(self, index: Any, weight: Any) -> Any:
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
             master = _astype(weight, np.float32)
-            return (master, self.create_state(index, master))
+            inner = self.create_state(index, master)
+            return (inner, master) if self._mp_state_first else (master, inner)
         if np.dtype(weight.dtype) == np.float16 and not self.multi_precision:
             warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
                           "convergence. Consider using multi_precision=True option of the optimizer",
@@ -156,7 +161,7 @@ class Optimizer:
 
     def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
-            master, inner = state
+            inner, master = state if self._mp_state_first else state[::-1]
             grad32 = _astype(grad, np.float32)
             self.update(index, master, grad32, inner)
             _assign(weight, master)

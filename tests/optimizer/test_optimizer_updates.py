@@ -143,7 +143,7 @@ def test_sgd_multi_precision_keeps_float32_master():
     u = opt.get_updater(mp)
     for _ in range(10):
         u(0, g, w16)
-    master = u.states[0][0]
+    master = u.states[0][1]  # MXNet 1.9.1 SGD: (momentum, weight32)
     assert master.dtype == np.float32
     np.testing.assert_allclose(master.asnumpy(), 1 - 10 * lr, rtol=1e-6)
     np.testing.assert_allclose(w16.asnumpy().astype(np.float32), np.float16(1 - 10 * lr), rtol=1e-3)
