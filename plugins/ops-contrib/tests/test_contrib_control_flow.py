@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import plexnet as mx
 
@@ -233,3 +235,20 @@ def test_hybridized_block_matches_imperative() -> None:
         res.append((o.asnumpy(), net.w.grad().asnumpy().copy()))
     np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=8, deadline=None)
+@given(steps=st.integers(1, 5), width=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_foreach_running_sum_property(steps: int, width: int, seed: int) -> None:
+    """A running-sum body gives numpy's cumsum; d sum(outputs) / d x[t] = steps - t."""
+    xv = np.random.default_rng(seed).normal(size=(steps, width)).astype(np.float32)
+    outs, last = mx.sym.contrib.foreach(lambda d, s: (s + d, s + d), mx.sym.var("x"), mx.sym.var("s"))
+    ex = mx.sym.Group([outs, last]).bind(mx.cpu(), {"x": mx.nd.array(xv), "s": mx.nd.zeros((width,))},
+                                         args_grad={"x": mx.nd.zeros((steps, width))}, grad_req={"x": "write",
+                                                                                                 "s": "null"})
+    o = ex.forward(is_train=True)
+    np.testing.assert_allclose(o[0].asnumpy(), np.cumsum(xv, axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(o[1].asnumpy(), xv.sum(axis=0), rtol=1e-5, atol=1e-5)
+    ex.backward([mx.nd.ones((steps, width)), mx.nd.zeros((width,))])
+    want = (steps - np.arange(steps, dtype=np.float32))[:, None].repeat(width, axis=1)
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), want)

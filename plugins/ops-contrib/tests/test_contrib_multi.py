@@ -7,6 +7,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import plexnet as mx
 from plexnet.operator.params import ParamError
@@ -93,3 +95,21 @@ def test_aliases_are_skipped_without_their_target() -> None:
     reg = OpRegistry()
     aliases.register(reg)  # no CTCLoss registered: nothing, no error
     assert "_contrib_CTCLoss" not in reg and "_contrib_ctc_loss" not in reg
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 4), seed=st.integers(0, 2**16), clip=st.sampled_from([-1.0, 0.3]))
+def test_multi_adamw_equals_single_steps(n: int, seed: int, clip: float) -> None:
+    """The fused update of n tensors equals n calls of adamw_update."""
+    rng = np.random.default_rng(seed)
+    shapes = [tuple(rng.integers(1, 4, size=rng.integers(1, 3))) for _ in range(n)]
+    arrays = [[rng.normal(size=s).astype(np.float32) for s in shapes] for _ in range(4)]
+    arrays[3] = [np.abs(a) for a in arrays[3]]
+    lrs, wds, etas = rng.uniform(0.01, 0.1, n).tolist(), rng.uniform(0, 0.1, n).tolist(), rng.uniform(0.5, 1, n).tolist()
+    fused = [[mx.nd.array(a) for a in group] for group in arrays]
+    mx.nd.contrib.multi_adamw_update(*fused, 0.7, lrs=lrs, wds=wds, etas=etas, clip_gradient=clip, out=fused[0])
+    for i in range(n):
+        w, g, m, v = (mx.nd.array(group[i]) for group in arrays)
+        mx.nd.contrib.adamw_update(w, g, m, v, 0.7, lr=lrs[i], eta=etas[i], wd=wds[i], clip_gradient=clip, out=w)
+        for got, want in zip((fused[0][i], fused[2][i], fused[3][i]), (w, m, v)):
+            np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-6, atol=1e-7)
