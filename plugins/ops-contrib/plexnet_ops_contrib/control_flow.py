@@ -376,8 +376,33 @@ def _acc(total: Any, g: Any) -> Any:
     return g if total is None else total + g
 
 
-class ForeachOp(_ControlOp):
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None] | None) -> list[Any]:
+class _LoopOp(_ControlOp):
+    """Loops: step outputs written row by row, then the final states."""
+
+    #: zero the rows of the step outputs first (a while loop may stop early)
+    zero_fill: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None]) -> list[Any]:
+        """Run the steps, ``collect(t, sub_inputs, outputs)`` each; return the final states."""
+
+    def _forward(self, c: Any, is_train: bool, ins: list, req: list, outs: list) -> list[Any]:
+        n = self.p.num_out_data
+        live = [j for j in range(n) if int(req[j]) != OpReqType.null]
+        if self.zero_fill:
+            for j in live:
+                outs[j][:] = 0
+
+        def collect(t: int, sub: list, step_outs: list) -> None:
+            for j in live:
+                outs[j][t] = step_outs[j]
+        for k, v in enumerate(self._steps(c, ins, collect)):
+            _store(outs[n + k], req[n + k], v)
+        return outs
+
+
+class ForeachOp(_LoopOp):
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None]) -> list[Any]:
         """Run every step; ``collect(t, sub_inputs, outputs)``; returns the final states."""
         prop, p = self.prop, self.p
         nd, ns = prop._split()  # type: ignore[attr-defined]
@@ -386,22 +411,9 @@ class ForeachOp(_ControlOp):
         for t in range(ins[0].shape[0] if nd else 0):
             sub = prop._sub_values(ins[:nd] + states + ins[nd + ns:], lambda a, t=t: a[t])  # type: ignore[attr-defined]
             outs = run.forward(sub)
-            if collect is not None:
-                collect(t, sub, outs)
+            collect(t, sub, outs)
             states = outs[p.num_out_data:]
         return states
-
-    def _forward(self, c: Any, is_train: bool, ins: list, req: list, outs: list) -> list[Any]:
-        p = self.p
-
-        def collect(t: int, sub: list, step_outs: list) -> None:
-            for j in range(p.num_out_data):
-                if int(req[j]) != OpReqType.null:
-                    outs[j][t] = step_outs[j]
-        states = self._steps(c, ins, collect)
-        for k, s in enumerate(states):
-            _store(outs[p.num_out_data + k], req[p.num_out_data + k], s)
-        return outs
 
     def _backward(self, c: Any, og: list, ins: list, req: list, ig: list) -> list[Any]:
         prop, p = self.prop, self.p
@@ -431,7 +443,9 @@ class ForeachOp(_ControlOp):
         return _finish_grads(ig, req, stacked + list(state_grads) + remain)
 
 
-class WhileLoopOp(_ControlOp):
+class WhileLoopOp(_LoopOp):
+    zero_fill = True
+
     def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None]) -> list[Any]:
         p = self.p
         cond, func = self.runner(0, c), self.runner(1, c)
@@ -446,21 +460,6 @@ class WhileLoopOp(_ControlOp):
                 cur[u] = outs[p.num_out_data + k]
             t += 1
         return [cur[u] for u in var_union]
-
-    def _forward(self, c: Any, is_train: bool, ins: list, req: list, outs: list) -> list[Any]:
-        p = self.p
-        for j in range(p.num_out_data):
-            if int(req[j]) != OpReqType.null:
-                outs[j][:] = 0
-
-        def collect(t: int, sub: list, step_outs: list) -> None:
-            for j in range(p.num_out_data):
-                if int(req[j]) != OpReqType.null:
-                    outs[j][t] = step_outs[j]
-        final = self._steps(c, ins, collect)
-        for k, v in enumerate(final):
-            _store(outs[p.num_out_data + k], req[p.num_out_data + k], v)
-        return outs
 
     def _backward(self, c: Any, og: list, ins: list, req: list, ig: list) -> list[Any]:
         p = self.p
