@@ -12,7 +12,8 @@ steps run on a thread of their own that waits for the inner executor, so no engi
 worker blocks, and control flow nests. Backward recomputes the forward steps (keeping
 each step's inputs) and then runs the inner executor's backward from the last step to
 the first, carrying the gradients of the loop states and summing those of the inputs
-every step reads (weights).
+every step reads (weights). Random operators in a subgraph (Dropout) therefore draw again
+in backward (MXNet keeps each step's executor state instead).
 
 * ``_foreach``: steps over the first axis of the data inputs; outputs are the stacked
   step outputs and the final states.
@@ -383,7 +384,8 @@ class _LoopOp(_ControlOp):
     zero_fill: ClassVar[bool] = False
 
     @abc.abstractmethod
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None]) -> list[Any]:
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None],
+               is_train: bool = False) -> list[Any]:
         """Run the steps, ``collect(t, sub_inputs, outputs)`` each; return the final states."""
 
     def _forward(self, c: Any, is_train: bool, ins: list, req: list, outs: list) -> list[Any]:
@@ -396,13 +398,14 @@ class _LoopOp(_ControlOp):
         def collect(t: int, sub: list, step_outs: list) -> None:
             for j in live:
                 outs[j][t] = step_outs[j]
-        for k, v in enumerate(self._steps(c, ins, collect)):
+        for k, v in enumerate(self._steps(c, ins, collect, is_train)):
             _store(outs[n + k], req[n + k], v)
         return outs
 
 
 class ForeachOp(_LoopOp):
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None]) -> list[Any]:
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None],
+               is_train: bool = False) -> list[Any]:
         """Run every step; ``collect(t, sub_inputs, outputs)``; returns the final states."""
         prop, p = self.prop, self.p
         nd, ns = prop._split()  # type: ignore[attr-defined]
@@ -410,7 +413,7 @@ class ForeachOp(_LoopOp):
         states = ins[nd:nd + ns]
         for t in range(ins[0].shape[0] if nd else 0):
             sub = prop._sub_values(ins[:nd] + states + ins[nd + ns:], lambda a, t=t: a[t])  # type: ignore[attr-defined]
-            outs = run.forward(sub)
+            outs = run.forward(sub, is_train)
             collect(t, sub, outs)
             states = outs[p.num_out_data:]
         return states
@@ -446,7 +449,8 @@ class ForeachOp(_LoopOp):
 class WhileLoopOp(_LoopOp):
     zero_fill = True
 
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None]) -> list[Any]:
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None],
+               is_train: bool = False) -> list[Any]:
         p = self.p
         cond, func = self.runner(0, c), self.runner(1, c)
         cur = list(ins)
@@ -454,7 +458,7 @@ class WhileLoopOp(_LoopOp):
         t = 0
         while t < p.max_iterations and _truth(cond.forward([cur[u] for u in p.cond_input_locs])[0]):
             sub = [cur[u] for u in p.func_input_locs]
-            outs = func.forward(sub)
+            outs = func.forward(sub, is_train)
             collect(t, sub, outs)
             for k, u in enumerate(var_union):
                 cur[u] = outs[p.num_out_data + k]
