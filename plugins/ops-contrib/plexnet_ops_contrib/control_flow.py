@@ -9,11 +9,11 @@ MXNet's JSON loads). ``num_args`` counts the subgraphs too, as MXNet's does.
 The operator runs each subgraph with an inner ``Executor`` (bound once per input
 shapes and dtypes) step by step. It is an asynchronous operator (``is_async``): the
 steps run on a thread of their own that waits for the inner executor, so no engine
-worker blocks, and control flow nests. Backward recomputes the forward steps (keeping
-each step's inputs) and then runs the inner executor's backward from the last step to
-the first, carrying the gradients of the loop states and summing those of the inputs
-every step reads (weights). Random operators in a subgraph (Dropout) therefore draw again
-in backward (MXNet keeps each step's executor state instead).
+worker blocks, and control flow nests. A training forward runs each step on an
+executor of its own and keeps them (MXNet keeps each step's state), so backward runs
+their backward from the last step to the first with no recomputation, carrying the
+gradients of the loop states and summing those of the inputs every step reads
+(weights); a backward with no training forward before it runs one first.
 
 * ``_foreach``: steps over the first axis of the data inputs; outputs are the stacked
   step outputs and the final states.
@@ -131,7 +131,8 @@ class _SubgraphProp(OperatorProperty):
         return [f"output{i}" for i in range(self.param.num_outputs)]
 
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
-        return list(out_grad) + list(in_data)
+        # out_data too: backward uses the step executors the forward kept, so it must follow it
+        return list(out_grad) + list(in_data) + list(out_data)
 
     def create_operator(self, ctx: Any) -> Operator:
         return _CONTROL_OPS[type(self).kind](self)
@@ -258,9 +259,10 @@ class _Runner:
         self.g, self.ctx = g, ctx
         self.names = g.list_inputs()
         self._execs: dict[tuple, Any] = {}
+        self._kept: dict[int, Any] = {}  # slot -> executor of the last training forward
 
-    def _exec(self, values: Sequence[Any], grad: bool) -> Any:
-        key = (tuple(v.shape for v in values), tuple(v.dtype for v in values), grad)
+    def _exec(self, values: Sequence[Any], grad: bool, slot: int = -1) -> Any:
+        key = (slot, tuple(v.shape for v in values), tuple(v.dtype for v in values), grad)
         ex = self._execs.get(key)
         if ex is None:
             args = set(self.g.list_arguments())
@@ -274,15 +276,20 @@ class _Runner:
             (dst if dst is not None else ex.aux_dict[n])[:] = v
         return ex
 
-    def forward(self, values: Sequence[Any], is_train: bool = False) -> list[Any]:
-        """Outputs (copies: the executor's arrays are reused by the next step)."""
-        ex = self._exec(values, False)
-        return [o.copy() for o in ex.forward(is_train=is_train)]
+    def forward(self, values: Sequence[Any], is_train: bool = False, slot: int | None = None) -> list[Any]:
+        """Outputs (copies: the executor's arrays are reused by the next step). With a
+        ``slot`` (a step number) the step runs in training mode on an executor of its
+        own, kept for ``backward(slot, ...)``, as MXNet keeps each step's state."""
+        if slot is None:
+            ex = self._exec(values, False)
+        else:
+            ex = self._kept[slot] = self._exec(values, True, slot)
+        return [o.copy() for o in ex.forward(is_train=is_train or slot is not None)]
 
-    def backward(self, values: Sequence[Any], head_grads: Sequence[Any]) -> list[Any]:
-        """Gradients of the inputs (``None`` for integer ones), in ``list_inputs`` order."""
-        ex = self._exec(values, True)
-        ex.forward(is_train=True)
+    def backward(self, slot: int, head_grads: Sequence[Any]) -> list[Any]:
+        """Gradients of the inputs of the step kept in ``slot`` (``None`` for integer
+        inputs), in ``list_inputs`` order."""
+        ex = self._kept[slot]
         ex.backward(list(head_grads))
         return [None if ex.grad_dict.get(n) is None else ex.grad_dict[n].copy() for n in self.names]
 
@@ -317,6 +324,8 @@ class _ControlOp(Operator, abc.ABC):
     def __init__(self, prop: _SubgraphProp) -> None:
         self.prop, self.p = prop, prop.param
         self._runners: dict[tuple[int, Any], _Runner] = {}
+        #: steps (or the branch) the last training forward kept for backward; None: none
+        self._kept: Any = None
 
     def runner(self, k: int, ctx: Any) -> _Runner:
         r = self._runners.get((k, ctx))
@@ -384,9 +393,10 @@ class _LoopOp(_ControlOp):
     zero_fill: ClassVar[bool] = False
 
     @abc.abstractmethod
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None],
-               is_train: bool = False) -> list[Any]:
-        """Run the steps, ``collect(t, sub_inputs, outputs)`` each; return the final states."""
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None], is_train: bool,
+               steps: list[int]) -> list[Any]:
+        """Run the steps (in training: on kept step executors), ``collect(t, sub_inputs,
+        outputs)`` and append ``t`` to ``steps`` each; return the final states."""
 
     def _forward(self, c: Any, is_train: bool, ins: list, req: list, outs: list) -> list[Any]:
         n = self.p.num_out_data
@@ -398,37 +408,48 @@ class _LoopOp(_ControlOp):
         def collect(t: int, sub: list, step_outs: list) -> None:
             for j in live:
                 outs[j][t] = step_outs[j]
-        for k, v in enumerate(self._steps(c, ins, collect, is_train)):
+        self._kept = None
+        steps: list[int] = []
+        for k, v in enumerate(self._steps(c, ins, collect, is_train, steps)):
             _store(outs[n + k], req[n + k], v)
+        if is_train:
+            self._kept = len(steps)
         return outs
+
+    def _kept_steps(self, c: Any, ins: list) -> int:
+        """The number of steps of the last training forward; runs it when there was none."""
+        if self._kept is None:
+            steps: list[int] = []
+            self._steps(c, ins, lambda t, sub, o: None, True, steps)
+            self._kept = len(steps)
+        return int(self._kept)
 
 
 class ForeachOp(_LoopOp):
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None],
-               is_train: bool = False) -> list[Any]:
-        """Run every step; ``collect(t, sub_inputs, outputs)``; returns the final states."""
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None], is_train: bool,
+               steps: list[int]) -> list[Any]:
         prop, p = self.prop, self.p
         nd, ns = prop._split()  # type: ignore[attr-defined]
         run = self.runner(0, c)
         states = ins[nd:nd + ns]
         for t in range(ins[0].shape[0] if nd else 0):
             sub = prop._sub_values(ins[:nd] + states + ins[nd + ns:], lambda a, t=t: a[t])  # type: ignore[attr-defined]
-            outs = run.forward(sub, is_train)
+            outs = run.forward(sub, is_train, t if is_train else None)
             collect(t, sub, outs)
+            steps.append(t)
             states = outs[p.num_out_data:]
         return states
 
     def _backward(self, c: Any, og: list, ins: list, req: list, ig: list) -> list[Any]:
         prop, p = self.prop, self.p
-        nd, ns = prop._split()  # type: ignore[attr-defined]
-        subs: list[list] = []
-        self._steps(c, ins, lambda t, sub, o: subs.append(sub))
+        nd = prop._split()[0]  # type: ignore[attr-defined]
+        n_steps = self._kept_steps(c, ins)
         run = self.runner(0, c)
         state_grads = og[p.num_out_data:]
-        data_grads = [[None] * len(subs) for _ in range(nd)]
+        data_grads: list[list[Any]] = [[None] * n_steps for _ in range(nd)]
         remain: list[Any] = [None] * len(p.remain_locs)
-        for t in range(len(subs) - 1, -1, -1):
-            g = run.backward(subs[t], [og[j][t] for j in range(p.num_out_data)] + list(state_grads))
+        for t in range(n_steps - 1, -1, -1):
+            g = run.backward(t, [og[j][t] for j in range(p.num_out_data)] + list(state_grads))
             for k, loc in enumerate(p.in_data_locs):
                 data_grads[k][t] = g[loc]
             state_grads = [g[loc] for loc in p.in_state_locs]
@@ -449,8 +470,8 @@ class ForeachOp(_LoopOp):
 class WhileLoopOp(_LoopOp):
     zero_fill = True
 
-    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None],
-               is_train: bool = False) -> list[Any]:
+    def _steps(self, c: Any, ins: list, collect: Callable[[int, list, list], None], is_train: bool,
+               steps: list[int]) -> list[Any]:
         p = self.p
         cond, func = self.runner(0, c), self.runner(1, c)
         cur = list(ins)
@@ -458,8 +479,9 @@ class WhileLoopOp(_LoopOp):
         t = 0
         while t < p.max_iterations and _truth(cond.forward([cur[u] for u in p.cond_input_locs])[0]):
             sub = [cur[u] for u in p.func_input_locs]
-            outs = func.forward(sub, is_train)
+            outs = func.forward(sub, is_train, t if is_train else None)
             collect(t, sub, outs)
+            steps.append(t)
             for k, u in enumerate(var_union):
                 cur[u] = outs[p.num_out_data + k]
             t += 1
@@ -467,14 +489,13 @@ class WhileLoopOp(_LoopOp):
 
     def _backward(self, c: Any, og: list, ins: list, req: list, ig: list) -> list[Any]:
         p = self.p
-        subs: list[list] = []
-        self._steps(c, ins, lambda t, sub, o: subs.append(sub))
+        n_steps = self._kept_steps(c, ins)
         func = self.runner(1, c)
         var_grads = list(og[p.num_out_data:])
         grads: list[Any] = [None] * len(ins)
         var_set = set(p.func_var_locs)
-        for t in range(len(subs) - 1, -1, -1):
-            g = func.backward(subs[t], [og[j][t] for j in range(p.num_out_data)] + var_grads)
+        for t in range(n_steps - 1, -1, -1):
+            g = func.backward(t, [og[j][t] for j in range(p.num_out_data)] + var_grads)
             var_grads = [g[v] for v in p.func_var_locs]
             for i, u in enumerate(p.func_input_locs):
                 if i not in var_set:
@@ -493,14 +514,20 @@ class CondOp(_ControlOp):
 
     def _forward(self, c: Any, is_train: bool, ins: list, req: list, outs: list) -> list[Any]:
         k, locs = self._branch(c, ins)
-        res = self.runner(k, c).forward([ins[u] for u in locs], is_train)
+        res = self.runner(k, c).forward([ins[u] for u in locs], is_train, 0 if is_train else None)
+        self._kept = k if is_train else None
         for dst, r, v in zip(outs, req, res):
             _store(dst, r, v)
         return outs
 
     def _backward(self, c: Any, og: list, ins: list, req: list, ig: list) -> list[Any]:
-        k, locs = self._branch(c, ins)
-        g = self.runner(k, c).backward([ins[u] for u in locs], og)
+        if self._kept is None:  # no training forward: run the branch now
+            k, locs = self._branch(c, ins)
+            self.runner(k, c).forward([ins[u] for u in locs], True, 0)
+            self._kept = k
+        k = int(self._kept)
+        locs = self.p.then_input_locs if k == 1 else self.p.else_input_locs
+        g = self.runner(k, c).backward(0, og)
         grads: list[Any] = [None] * len(ins)
         for i, u in enumerate(locs):
             grads[u] = _acc(grads[u], g[i])

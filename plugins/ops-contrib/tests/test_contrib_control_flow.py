@@ -252,3 +252,16 @@ def test_foreach_running_sum_property(steps: int, width: int, seed: int) -> None
     ex.backward([mx.nd.ones((steps, width)), mx.nd.zeros((width,))])
     want = (steps - np.arange(steps, dtype=np.float32))[:, None].repeat(width, axis=1)
     np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), want)
+
+
+def test_backward_uses_the_steps_of_the_training_forward() -> None:
+    """Dropout inside the body: backward sees the masks the forward drew (kept steps)."""
+    x, w = mx.sym.var("x"), mx.sym.var("w")
+    outs, _ = mx.sym.contrib.foreach(lambda d, s: (mx.sym.Dropout(d * w, p=0.5), s), x, mx.sym.var("s"))
+    wv = np.array([1.5, -2.0, 0.5, 3.0], np.float32)
+    ex = outs.bind(mx.cpu(), {"x": mx.nd.ones((6, 4)), "w": mx.nd.array(wv), "s": mx.nd.zeros((4,))},
+                   args_grad={"w": mx.nd.zeros((4,))}, grad_req={"x": "null", "w": "write", "s": "null"})
+    o = ex.forward(is_train=True)[0].asnumpy()
+    assert (o == 0).any() and (o != 0).any()
+    ex.backward([mx.nd.ones((6, 4))])
+    np.testing.assert_allclose(ex.grad_dict["w"].asnumpy(), (o / wv).sum(axis=0), rtol=1e-6)
