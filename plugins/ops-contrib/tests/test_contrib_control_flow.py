@@ -265,3 +265,28 @@ def test_backward_uses_the_steps_of_the_training_forward() -> None:
     assert (o == 0).any() and (o != 0).any()
     ex.backward([mx.nd.ones((6, 4))])
     np.testing.assert_allclose(ex.grad_dict["w"].asnumpy(), (o / wv).sum(axis=0), rtol=1e-6)
+
+
+def test_hybridized_while_loop_and_cond_match_imperative() -> None:
+    from plexnet import gluon
+
+    class Net(gluon.HybridBlock):
+        def hybrid_forward(self, F, i, s):
+            outs, (_, fs) = F.contrib.while_loop(lambda i, s: i < 4, lambda i, s: ([s * 2], [i + 1, s * 1.5]), [i, s],
+                                                 max_iterations=6)
+            return outs[0], F.contrib.cond(F.sum(fs) > 0, lambda: fs * 2, lambda: fs * 3)
+
+    net, i, s = Net(), mx.nd.array([0.0]), mx.nd.array([1.0, -2.0])
+    s.attach_grad()
+    res = []
+    for hybrid in (False, True):
+        if hybrid:
+            net.hybridize()
+        with mx.autograd.record():
+            o, c = net(i, s)
+            loss = o[:4].sum() + c.sum()
+        loss.backward()
+        res.append((o.asnumpy()[:4], c.asnumpy(), s.grad.asnumpy().copy()))
+    np.testing.assert_allclose(res[0][1], [1.0 * 1.5 ** 4 * 3, -2.0 * 1.5 ** 4 * 3], rtol=1e-6)  # else branch
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
