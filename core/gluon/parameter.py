@@ -311,6 +311,10 @@ class Parameter:
         else:
             self.set_data(data)
         self._deferred_init = ()
+        # as MXNet: a kvstore that updates holds its own copy of the values; drop it
+        trainer = getattr(self, "_trainer", None)
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
+            trainer._reset_kvstore()
 
     def var(self) -> Any:
         """The Symbol variable of this parameter (for hybridized graphs)."""

@@ -13,7 +13,7 @@ from typing import Any
 from .. import optimizer as opt
 from ..base import PlexnetError
 from ..fileio import atomic_write
-from ..model import _create_kvstore
+from ..model import _create_kvstore, _kv_capable_optimizer
 from .parameter import Parameter, ParameterDict
 
 __all__ = ["Trainer"]
@@ -86,6 +86,8 @@ class Trainer:
         kv, update_on_kv = _create_kvstore(config["kvstore"], ndev, arg_arrays)
         self._distributed = kv is not None and "dist" in kv.type
         if config["update_on_kvstore"] is not None:
+            if config["update_on_kvstore"] and kv is not None and not _kv_capable_optimizer(kv):
+                raise ValueError(f"Please set update_on_kvstore=False when training with {type(kv)}")
             # as MXNet: without a kvstore (one device, non-dist type) the flag has no effect
             update_on_kv = bool(config["update_on_kvstore"]) and kv is not None
         if kv is not None:
@@ -102,6 +104,16 @@ class Trainer:
         self._update_on_kvstore = bool(update_on_kv)
         self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
         self._kv_initialized = True
+
+    def _reset_kvstore(self) -> None:
+        """Drop the kvstore (re-created at the next step): loaded parameter values must
+        replace the copies a kvstore that updates holds (MXNet's ``_reset_kvstore``)."""
+        if self._kvstore is not None and "dist" in self._kvstore.type:
+            raise RuntimeError("Cannot reset distributed KVStore.")
+        self._kv_initialized = False
+        self._kvstore = None
+        self._distributed = None
+        self._update_on_kvstore = None
 
     # -- learning rate -------------------------------------------------------------------------------
     @property
@@ -132,8 +144,9 @@ class Trainer:
         if not self._kv_initialized:
             self._init_kvstore()
         if self._update_on_kvstore:
-            raise PlexnetError("allreduce_grads() when parameters are updated on kvstore is not supported. Try "
-                               "setting `update_on_kvstore` to False when creating trainer.")
+            # an AssertionError, as MXNet (which asserts)
+            raise AssertionError("allreduce_grads() when parameters are updated on kvstore is not supported. Try "
+                                 "setting `update_on_kvstore` to False when creating trainer.")
         self._allreduce_grads()
 
     def _allreduce_grads(self) -> None:
@@ -153,8 +166,8 @@ class Trainer:
         if not self._kv_initialized:
             self._init_kvstore()
         if self._update_on_kvstore:
-            raise PlexnetError("update() when parameters are updated on kvstore is not supported. Try setting "
-                               "`update_on_kvstore` to False when creating trainer.")
+            raise AssertionError("update() when parameters are updated on kvstore is not supported. Try setting "
+                                 "`update_on_kvstore` to False when creating trainer.")
         self._optimizer.rescale_grad = self._scale / batch_size
         self._update(ignore_stale_grad)
 
