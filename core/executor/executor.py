@@ -788,10 +788,7 @@ def _array_list(v: Any, names: list[str], what: str, required: bool) -> list:
 def _grad_req_list(grad_req: Any, names: list[str]) -> list[OpReqType]:
     if isinstance(grad_req, (str, OpReqType)):
         return [_parse_req(grad_req)] * len(names)
-    if isinstance(grad_req, dict):
-        unknown = [k for k in grad_req if k not in names]
-        if unknown:
-            raise ValueError(f"grad_req: unknown argument(s) {unknown}")
+    if isinstance(grad_req, dict):  # keys that are not arguments are ignored, as in MXNet
         return [_parse_req(grad_req.get(n, "null")) for n in names]
     reqs = list(grad_req)
     if len(reqs) != len(names):

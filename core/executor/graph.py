@@ -245,6 +245,11 @@ def _refine_partial(prop: Any, in_vals: list[Any], out_known: list[Any], call: C
     partial = [v is not None and 0 in v for v in in_vals]
     if not any(partial):
         return in_vals
+    own = getattr(prop, "refine_partial_inputs", None)  # an operator's own rule (Reshape)
+    if own is not None:
+        refined = own(list(in_vals), list(out_known))
+        if refined is not None:
+            return list(refined)
     op = getattr(type(prop), "simple", None)
     if op is not None and op.shape_fn is None:
         merged: Any = None

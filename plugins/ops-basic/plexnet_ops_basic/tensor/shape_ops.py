@@ -68,6 +68,17 @@ class ReshapeProp(_ViewProp):
     def out_shape(self, s: tuple) -> tuple:
         return reshape_shape(self.op_name, s, self.param)
 
+    def refine_partial_inputs(self, in_vals: list, out_known: list) -> list | None:
+        """One unknown (0) input dimension follows from a known output's size (MXNet's
+        ``ReverseReshapeInferShape``); ``None`` when that does not apply."""
+        s, o = in_vals[0], (out_known[0] if out_known else None)
+        if s is None or o is None or 0 in o or list(s).count(0) != 1:
+            return None
+        rest = prod(d for d in s if d != 0)
+        if rest == 0 or prod(o) % rest:
+            return None
+        return [tuple(prod(o) // rest if d == 0 else d for d in s)]
+
 
 class FlattenProp(_ViewProp):
     """Collapse every dim but the first: ``(d0, d1*...*dk)``."""
