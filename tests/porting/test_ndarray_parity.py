@@ -66,3 +66,16 @@ def test_broadcast_like_empty_axes_rejected():
     assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0,), rhs_axes=(0,)).shape == (3, 2)
     with pytest.raises(mx.base.MXNetError):
         mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=()).wait_to_read()
+
+
+def test_assign_value_of_the_indexed_size_whatever_its_shape():
+    # MXNet's test_assign_float_value_to_ndarray (issue 8668) and scalar-index assignment
+    a = np.array([47.844944], dtype=np.float32)
+    b = mx.nd.zeros(1, dtype=np.float32)
+    b[0] = a
+    assert b.asnumpy().tolist() == a.tolist()
+    x = mx.nd.zeros((2, 3, 4), dtype="int32")
+    x[1, 2, 3] = [-7]
+    assert x.asnumpy()[1, 2, 3] == -7
+    with pytest.raises(ValueError):
+        x[1, 2, 3] = [1, 2]
