@@ -291,6 +291,8 @@ class _ServerConn:
                 self.progress = time.monotonic()
                 if small:
                     self._feed(k)
+                    if k < _STAGE:  # drained: spare the system call that would say so
+                        return
                 else:
                     self._advance(k)
         except FrameError as e:
@@ -563,7 +565,7 @@ class _TcpConn:
         self.crc = _want_crc()
         try:
             self._send(pack_frame(OP_HELLO, 0, {"r": rank, "token": token}))
-            op, _, _, meta, _ = self._read_frame(expect_data=lambda m, n: [], deadline=connect_timeout)
+            op, _, _, meta, _ = self._read_frame(expect_data=lambda m, n, r: [], deadline=connect_timeout)
         except KVStoreError:
             self.sock.close()
             raise

@@ -316,6 +316,23 @@ def test_server_closing_mid_frame_is_named():
     assert t.failure is not None
 
 
+def test_server_dying_between_frames_is_named():
+    msg, t = _pull_against(lambda c, req: c.close())
+    assert "lost the connection to kvstore server 0 (127.0.0.1:" in msg and "died or stopped" in msg, msg
+    assert t.failure is not None
+
+
+def test_transport_mode_is_checked(monkeypatch):
+    from plexnet_kvstore_dist.ray_transport import transport_mode
+    monkeypatch.setenv("PLEXNET_KVSTORE_TRANSPORT", "TCP")
+    assert transport_mode() == "tcp"
+    monkeypatch.delenv("PLEXNET_KVSTORE_TRANSPORT")
+    assert transport_mode() == "auto"
+    monkeypatch.setenv("PLEXNET_KVSTORE_TRANSPORT", "rdma")
+    with pytest.raises(KVStoreError, match="PLEXNET_KVSTORE_TRANSPORT='rdma': choose one of auto, shm, tcp, ray"):
+        transport_mode()
+
+
 def test_server_stalling_mid_frame_times_out():
     t0 = time.monotonic()
     msg, _ = _pull_against(lambda c, req: c.sendall(_reply_frame(req)[:100]))
