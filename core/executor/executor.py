@@ -22,7 +22,7 @@ from ..operator.contract import OpContext, OpReqType
 from ..resource import get as _resources
 from .bulk import bulk_settings, env_flag, env_int, make_segments
 from .gradient import ExecGraph, build_exec_graph
-from .graph import IndexedGraph, infer_shapes, infer_types, is_complete
+from .graph import IndexedGraph, InferTypeError, infer_shapes, infer_types, is_complete
 from .planner import Plan, plan_memory
 
 __all__ = ["Executor"]
@@ -580,7 +580,10 @@ class Executor:
                 raise ValueError(f"simple_bind: type_dict key {k!r} is not an input of the symbol")
             if k in aux_names:
                 tknown[inputs[k]] = np.dtype(td[k])
-        types = infer_types(g, tknown)
+        try:
+            types: list[Any] = infer_types(g, tknown)
+        except InferTypeError:  # an operator that needs an input's type (Embedding's indices)
+            types = [None] * g.num_entries
         if any(t is None for t in types):
             # MXNet's default: float32 for every argument not given
             for nid in g.arg_nids:

@@ -12,10 +12,14 @@ from ..operator.registry import OpFunctionCache
 from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
                       zeros)
 from .serialize import load, load_frombuffer, save
+from .legacy import (get_indexing_dispatch_code, get_oshape_of_gather_nd_op, imdecode,
+                     indexing_key_expand_implicit_axes, to_dlpack_for_read, to_dlpack_for_write)
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load", "load_frombuffer",
-           "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t"]
+           "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t", "get_indexing_dispatch_code",
+           "get_oshape_of_gather_nd_op", "imdecode", "indexing_key_expand_implicit_axes", "to_dlpack_for_read",
+           "to_dlpack_for_write"]
 
 
 def _make_op_function(name: str) -> Any:
@@ -51,10 +55,19 @@ class _Internal:
 _internal = _Internal()
 
 
+#: MXNet's ``mx.nd`` names implemented a layer above the arrays, resolved on first use
+#: (``CachedOp`` runs a Symbol on the executor, as a hybridized block does)
+_ABOVE = {"CachedOp": ("plexnet.gluon.cached_op", "CachedOp")}
+
+
 def __getattr__(name: str) -> Any:
     if name == "random":
         import importlib
         return importlib.import_module(__name__ + ".random")
+    if name in _ABOVE:
+        import importlib
+        mod, attr = _ABOVE[name]
+        return getattr(importlib.import_module(mod), attr)
     fn = op_function(name) or op_function(_namespaces.flat_name(name) or "")
     if fn is None:
         from ..operator.hints import missing_operator_message
@@ -66,14 +79,36 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     from ..plugins import registries
     ops = registries().operators
-    return sorted(set(globals()) | set(ops) | {"random", *_SUBSPACES}
+    return sorted(set(globals()) | set(ops) | {"random", *_SUBSPACES, *_ABOVE}
                   | {n[1:] for n in ops if _namespaces.flat_name(n[1:])})
 
 
+class _Capsule:
+    """A DLPack capsule (``to_dlpack_for_read/write``, ``torch.utils.dlpack.to_dlpack``) as
+    the protocol object ``from_dlpack`` of numpy/CuPy takes; the capsule is consumed once."""
+
+    def __init__(self, capsule: Any, device: tuple[int, int]) -> None:
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, **_kw: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device
+
+
 def from_dlpack(obj: Any) -> NDArray:
-    """Zero-copy NDArray from a DLPack-capable object (numpy, CuPy, PyTorch)."""
+    """Zero-copy NDArray from a DLPack-capable object (numpy, CuPy, PyTorch) or a DLPack
+    capsule (MXNet's ``to_dlpack_for_read/write`` give capsules)."""
     import numpy as np
     from ..context import Context
+    if type(obj).__name__ == "PyCapsule":
+        try:  # a host tensor; numpy refuses a device one without consuming the capsule
+            return from_numpy_view(np.from_dlpack(_Capsule(obj, (1, 0))), Context("cpu", 0))
+        except (BufferError, RuntimeError, ValueError, TypeError):
+            from ..backends import get_backend
+            arr = get_backend("gpu").xp.from_dlpack(_Capsule(obj, (2, 0)))
+            return from_numpy_view(arr, Context("gpu", int(arr.device.id)))
     dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
     if int(dev_type) == 1:
         return from_numpy_view(np.from_dlpack(obj), Context("cpu", 0))

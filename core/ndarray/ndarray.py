@@ -140,7 +140,10 @@ class NDArray:
     def to_dlpack_for_write(self) -> Any:
         """A DLPack capsule for writing, after every pending read and write is done."""
         self.wait_to_write()
-        return self._data.__dlpack__()
+        try:  # a versioned capsule: numpy imports unversioned ones read-only
+            return self._data.__dlpack__(max_version=(1, 0))
+        except TypeError:  # an array module without DLPack 1.0
+            return self._data.__dlpack__()
 
     def tostype(self, stype: str) -> "NDArray":
         """A copy in storage type ``stype``; plexnet stores densely, so only
@@ -263,17 +266,28 @@ class NDArray:
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
     def broadcast_to(self, shape: Sequence[int]) -> "NDArray":
-        """Broadcast to ``shape`` (0 keeps an axis; fewer axes than ``shape`` are
-        prepended with size 1, as MXNet)."""
+        """Broadcast to ``shape``: fewer axes than ``shape`` are prepended with size 1;
+        only axes of size 1 may change (``ValueError`` otherwise, as MXNet)."""
         shape = tuple(shape)
         cur = self.shape
+        if len(shape) < len(cur) or any(c != s and c != 1 for c, s in
+                                         zip((1,) * (len(shape) - len(cur)) + cur, shape)):
+            raise ValueError(f"operands could not be broadcast together with remapped shapes[original->remapped]: "
+                             f"{cur} and requested shape {shape}")
         if len(cur) < len(shape):
             cur = (1,) * (len(shape) - len(cur)) + cur
             return _invoke("broadcast_to", [self.reshape(cur)], {"shape": shape})
         return _invoke("broadcast_to", [self], {"shape": shape})
 
+    def broadcast_like(self, other: "NDArray") -> "NDArray":
+        """Broadcast to ``other``'s shape (MXNet's method: ``broadcast_to(other.shape)``,
+        so a lower rank is promoted; the ``broadcast_like`` operator wants equal ranks)."""
+        return self.broadcast_to(other.shape)
+
     # -- indexing ---------------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":
+        if key.__class__ is slice and key.step in (None, 1) and self._data.ndim:
+            _refuse_reversed(self, key, "index")  # MXNet's x[start:stop] on axis 0 refuses start > stop
         if _is_basic(key):
             v = NDArray(self._chunk, self._data[key], self.writable)
             return record_view(self, v, key) if _AG.recording else v
@@ -292,7 +306,11 @@ class NDArray:
             raise PlexnetError("this NDArray is read-only")
         dst = self._data
         key = _host_key(key)
-        k = key if _is_basic(key) else _device_key(key, self)
+        if _is_basic(key):
+            _refuse_reversed(self, key, "assign to")  # as MXNet: no slice running against its step
+            k = key
+        else:
+            k = _device_key(key, self)
         if isinstance(value, NDArray):
             if value.context != self.context:
                 value = value.as_in_context(self.context)
@@ -306,14 +324,7 @@ class NDArray:
                 # MXNet's synchronous copy from host memory: wait until no operation
                 # uses this array, then copy on the calling thread (no private copy).
                 _engine_mod.get().wait_for_var(self._chunk.var)
-                try:
-                    dst[k] = value
-                except (ValueError, TypeError):
-                    # MXNet assigns a value of the indexed size whatever its shape (``b[0] = [v]``)
-                    src = np.asarray(value, dtype=dst.dtype)
-                    if src.size != np.empty(dst.shape, np.bool_)[k].size:
-                        raise
-                    dst[k] = src.reshape(np.shape(dst[k]))
+                dst[k] = value
                 return
             # other devices: an asynchronous upload of a private copy (the caller may
             # reuse its buffer at once)
@@ -502,6 +513,28 @@ def _is_basic(key: Any) -> bool:
     if isinstance(key, tuple):
         return all(isinstance(k, _BASIC_INDEX) and not isinstance(k, bool) for k in key)
     return isinstance(key, _BASIC_INDEX) and not isinstance(key, bool)
+
+
+class InvalidSliceError(PlexnetError, IndexError):
+    """A slice MXNet refuses (start past stop for its step): an ``MXNetError`` as there."""
+
+
+def _refuse_reversed(arr: NDArray, key: Any, what: str) -> None:
+    """MXNet refuses a slice whose (clipped) start lies past its stop for the step's
+    direction (``x[2:1]``; numpy gives an empty array): raise naming the axis and shape."""
+    k = [i for i in (key if isinstance(key, tuple) else (key,)) if i is not None]
+    for j, i in enumerate(k):
+        if i is Ellipsis:
+            k = k[:j] + [slice(None)] * (arr.ndim - len(k) + 1) + k[j + 1:]
+            break
+    for ax, (i, n) in enumerate(zip(k, arr.shape)):
+        if isinstance(i, slice):
+            b, e, st = i.indices(n)
+            if (st > 0 and b > e) or (st < 0 and b < e):
+                raise InvalidSliceError(
+                    f"cannot {what} NDArray of shape {arr.shape} with slice {i.start}:{i.stop}"
+                    f"{'' if i.step is None else ':' + str(i.step)} on axis {ax}: invalid slicing range [{b}, {e}) "
+                    f"for step {st} (MXNet refuses it; numpy would give an empty array)")
 
 
 def _host_key(key: Any) -> Any:

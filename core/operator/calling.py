@@ -17,25 +17,71 @@ import types
 
 from .params import REQUIRED, ParamError
 
-__all__ = ["positional_params", "is_varargs", "split_positional", "static_input_names"]
+__all__ = ["positional_params", "is_varargs", "split_positional", "static_input_names", "signature_input_names"]
 
 
-def static_input_names(prop_cls: Any) -> list[str] | None:
-    """The array inputs of the generated signature: ``list_arguments()`` (and auxiliary
-    states) of a property whose parameters are at their defaults (a required one is
-    ``None``), as MXNet's static signature lists them (``FullyConnected``: data, weight,
-    bias); ``None`` when the property needs real parameters to list them."""
+def _input_names_with(prop_cls: Any, over: dict[str, Any]) -> list[str] | None:
+    """``list_arguments()`` + auxiliary states of a property whose parameters are at their
+    defaults (a required one is ``None``) except ``over``; None when it cannot list them so."""
     pcls = prop_cls.param_cls
     try:
         prop = prop_cls()
         if pcls is not None:
-            prop.param = types.SimpleNamespace(**{
-                n: (None if f.default is REQUIRED else f.default) for n, f in pcls._fields.items()})
+            vals = {n: (None if f.default is REQUIRED else f.default) for n, f in pcls._fields.items()}
+            vals.update(over)
+            prop.param = types.SimpleNamespace(**vals)
         names = list(prop.list_arguments()) + list(prop.list_auxiliary_states())
     except Exception:  # noqa: BLE001 - a property that needs real parameters to list them
         return None
     names = [n for n in names if isinstance(n, str) and n.isidentifier()]
     return names or None
+
+
+def static_input_names(prop_cls: Any) -> list[str] | None:
+    """The array inputs of a property whose parameters are at their defaults
+    (``FullyConnected``: data, weight, bias); ``None`` when the property needs real
+    parameters to list them."""
+    return _input_names_with(prop_cls, {})
+
+
+_sig_inputs: dict[type, list[str] | None] = {}
+
+
+def signature_input_names(prop_cls: Any) -> list[str] | None:
+    """Every array input MXNet's generated signature lists, optional ones included
+    (``softmax``: data, length; ``LeakyReLU``: data, gamma; ``RNN``: ..., state_cell,
+    sequence_length): the inputs at the default parameters merged with those of each
+    variant that switches the boolean parameters on and picks each choice of a choice
+    parameter. A property may state the list itself (``signature_inputs``) where a variant
+    its parameters refuse would add an input (log_softmax has no ``length``)."""
+    if prop_cls in _sig_inputs:
+        return _sig_inputs[prop_cls]
+    declared = getattr(prop_cls, "signature_inputs", None)
+    names = list(declared) if declared is not None else static_input_names(prop_cls)
+    pcls = prop_cls.param_cls
+    if declared is None and names is not None and pcls is not None:
+        flags = [n for n, f in pcls._fields.items() if f.type is bool]
+        variants = []
+        for v in (True, False):  # no_bias=False adds bias, use_length=True adds length ...
+            base = dict.fromkeys(flags, v)
+            variants += [base] + [dict(base, **{n: c}) for n, f in pcls._fields.items() if f.choices
+                                  for c in f.choices]
+        for over in variants:
+            got = _input_names_with(prop_cls, over)
+            if got:
+                names = _merge_names(names, got)
+    _sig_inputs[prop_cls] = names
+    return names
+
+
+def _merge_names(base: list[str], extra: list[str]) -> list[str]:
+    """``base`` with the names of ``extra`` it lacks, each placed after its predecessor in ``extra``."""
+    out = list(base)
+    for j, n in enumerate(extra):
+        if n not in out:
+            prev = [m for m in extra[:j] if m in out]
+            out.insert(out.index(prev[-1]) + 1 if prev else 0, n)
+    return out
 
 
 def is_varargs(prop_cls: Any) -> bool:
@@ -56,28 +102,36 @@ def split_positional(op: str, prop_cls: Any, args: Sequence[Any], kwargs: dict[s
                      is_array: Callable[[Any], bool], tail: Sequence[str] = ("out", "name")) -> list[Any]:
     """Split positional ``args`` into array inputs (returned) and parameters (moved into
     ``kwargs``, as are the trailing ``tail`` names: ``out, name`` for ``nd``, ``name, attr,
-    out`` for ``sym``). ``None`` in an input slot of the static signature (or before
-    another array) is a skipped optional input (``FullyConnected(x, w, None, 2)``); a
-    ``None`` parameter means the default. Raises ``ParamError`` naming the operator for too many values or a value
-    given twice."""
+    out`` for ``sym``), as MXNet's generated functions bind them: the first positions are
+    the array inputs of the signature (``signature_input_names``, optional ones included:
+    ``softmax(data, length, axis, ...)``), where ``None`` skips an optional input
+    (``FullyConnected(x, w, None, 2)``) and anything else but an array is refused (MXNet:
+    ``softmax(x, 0)`` puts 0 into ``length``); the parameters follow, a ``None`` meaning the
+    default. Raises ``ParamError`` naming the operator for a non-array in an input slot, too
+    many values or a value given twice."""
     n = len(args)
     i = 0
     arrays: list[Any] = []
-    slots: int | None = None
+    slots = None if is_varargs(prop_cls) else signature_input_names(prop_cls)
+    nslots = len(slots) if slots else 0
     while i < n:
         a = args[i]
         if is_array(a):
             arrays.append(a)
             i += 1
             continue
-        if a is not None:
-            break
-        if slots is None:
-            slots = len(static_input_names(prop_cls) or ())
-        if i < slots or any(is_array(b) for b in args[i + 1:]):
-            i += 1  # a skipped optional input (FullyConnected(x, w, None, ...))
-        else:
-            break
+        if i < nslots:
+            if a is None:  # a skipped optional input
+                i += 1
+                continue
+            assert slots is not None
+            raise ParamError(f"{op}: positional argument {i + 1} ({type(a).__name__} {str(a)[:40]}) is in the slot "
+                             f"of array input {slots[i]!r}; MXNet's signature takes the inputs "
+                             f"({', '.join(slots)}) before the parameters: pass parameters by keyword")
+        if a is None and any(is_array(b) for b in args[i + 1:]):
+            i += 1  # a skipped input before another array
+            continue
+        break
     rest = list(args[i:])
     if not rest:
         return arrays

@@ -8,8 +8,8 @@ operator as an ``inspect.Signature``, set as the function's ``__signature__``, s
     FullyConnected(data=None, weight=None, bias=None, num_hidden=<required>,
                    no_bias=False, flatten=True, out=None, name=None) -> NDArray
 
-Array inputs come first (the operator's ``list_arguments()`` and auxiliary states, with
-its parameters at their defaults), then the parameter struct's fields in declaration order (positional
+Array inputs come first (every input MXNet's signature lists, optional ones included:
+``calling.signature_input_names``), then the parameter struct's fields in declaration order (positional
 as in MXNet), then the namespace's trailing names. Operators with a variable number of
 inputs (``Concat``, ``add_n``) or without a parameter struct get ``(*data, ...)`` with
 their parameters keyword-only.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .calling import is_varargs, static_input_names
+from .calling import is_varargs, signature_input_names
 from .params import REQUIRED
 
 __all__ = ["operator_signature", "REQUIRED_PARAMETER", "TAILS"]
@@ -40,9 +40,9 @@ REQUIRED_PARAMETER = _Required()
 
 
 def _input_names(prop_cls: Any) -> list[str]:
-    """The static array inputs (``calling.static_input_names``); ``["data"]`` when they
-    cannot be worked out."""
-    return static_input_names(prop_cls) or ["data"]
+    """The array inputs of MXNet's signature (``calling.signature_input_names``, optional
+    ones included); ``["data"]`` when they cannot be worked out."""
+    return signature_input_names(prop_cls) or ["data"]
 
 
 def operator_signature(prop_cls: Any, namespace: str = "nd") -> inspect.Signature:

@@ -19,14 +19,8 @@ _FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 with open(_FIX) as _f:
     DOC = json.load(_f)
 
-# MXNet fills optional *array* slots first (LeakyReLU's gamma, softmax's length), so a
-# parameter given there fails its assert; plexnet binds it to the parameter instead.
-LENIENT = {"mx.nd.LeakyReLU(x, 'leaky', 0.1)", "mx.nd.softmax(x, 0)"}
 # known differences, each with the reason
-KNOWN = {
-    # ops-basic's broadcast_like wants equal ranks; MXNet prepends axes
-    "v.broadcast_like(x[:, :3])": "broadcast_like rank promotion (ops-basic)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _needs(expr: str) -> list[str]:
@@ -80,9 +74,6 @@ def _check_call(case):
     env = {"mx": mx, "np": np}
     exec(DOC["setup"], env)
     if "error" in case:
-        if expr in LENIENT:
-            eval(expr, env)  # plexnet binds the value to the parameter
-            return
         with pytest.raises(Exception):
             eval(expr, env)
         return

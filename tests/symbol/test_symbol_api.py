@@ -68,12 +68,14 @@ def test_inputs_by_keyword_and_positional_errors():
     assert fc.list_arguments() == ["d", "w"]
     with pytest.raises(Exception, match="unknown input"):
         sym.XTFullyConnected(sym.Variable("d"), wieght=w, num_hidden=3)
-    # MXNet's generated signature: parameters follow the inputs positionally
-    assert sym.XTFullyConnected(sym.Variable("d"), 3).attr("num_hidden") == "3"
+    # MXNet's generated signature: parameters follow the inputs (data, weight, bias) positionally
+    assert sym.XTFullyConnected(sym.Variable("d"), None, None, 3).attr("num_hidden") == "3"
+    with pytest.raises(Exception, match="slot of array input 'weight'"):
+        sym.XTFullyConnected(sym.Variable("d"), 3)
     with pytest.raises(Exception, match="too many positional"):
-        sym.XTFullyConnected(sym.Variable("d"), 3, True, True, "n", None, None, 1)
+        sym.XTFullyConnected(sym.Variable("d"), None, None, 3, True, True, "n", None, None, 1)
     with pytest.raises(Exception, match="positionally and by keyword"):
-        sym.XTFullyConnected(sym.Variable("d"), 3, num_hidden=4)
+        sym.XTFullyConnected(sym.Variable("d"), None, None, 3, num_hidden=4)
     with pytest.raises(Exception, match="num_hidden"):
         sym.XTFullyConnected(sym.Variable("d"))
     # variadic operator: num_args filled in

@@ -17,13 +17,7 @@ _FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 with open(_FIX) as _f:
     DOC = json.load(_f)
 
-KNOWN = {
-    # MXNet's Concat infers the unknown input as (2, 0) and the output's dim as 3
-    ("concat", "shape", '{"a": [2, 3]}', "partial"): "Concat partial inference of unknown inputs (ops-basic)",
-    # MXNet's Embedding refuses an unknown index type; plexnet reports it unknown
-    ("embed", "type", "{}", "full"): "Embedding with unknown index type",
-    ("embed", "type", "{}", "partial"): "Embedding with unknown index type",
-}
+KNOWN: dict[tuple, str] = {}
 
 
 def _norm(r):

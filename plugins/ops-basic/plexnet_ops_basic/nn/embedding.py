@@ -68,9 +68,11 @@ class EmbeddingProp(OperatorProperty):
         return shapes, [None if d is None else d + (p.output_dim,)], []
 
     def infer_type(self, in_type):
+        if in_type[0] is None:  # as MXNet ("First input must have specified type")
+            raise TypeError(f"{self.op_name}: the type of input 'data' (the indices) must be known; give it "
+                            f"(type_dict / infer_type(data=...)) or a __dtype__ attribute")
         wt = in_type[1] if in_type[1] is not None else np.dtype(self.param.dtype)
-        dt = in_type[0] if in_type[0] is not None else np.dtype(self.param.dtype)
-        return [dt, wt], [wt], []
+        return [in_type[0], wt], [wt], []
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         return [out_grad[0], in_data[0]]

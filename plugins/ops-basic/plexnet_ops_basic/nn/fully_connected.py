@@ -32,7 +32,10 @@ class FullyConnectedOp(Operator):
         self.p = param
 
     def _2d(self, x: Any) -> Any:
-        return x.reshape(x.shape[0], -1) if self.p.flatten else x.reshape(-1, x.shape[-1])
+        # explicit sizes, not -1: a zero-size batch cannot infer the other axis
+        if self.p.flatten:
+            return x.reshape(x.shape[0], prod(x.shape[1:]))
+        return x.reshape(prod(x.shape[:-1]), x.shape[-1])
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
         xp = ctx.xp

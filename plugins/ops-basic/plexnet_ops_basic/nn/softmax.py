@@ -152,10 +152,12 @@ class SoftmaxProp(OperatorProperty):
 
 class LogSoftmaxProp(SoftmaxProp):
     kind = "log_softmax"
+    signature_inputs = ("data",)  # MXNet's generated log_softmax has no length input
 
 
 class SoftminProp(SoftmaxProp):
     kind = "softmin"
+    signature_inputs = ("data",)
 
 
 class SoftmaxActivationParam(Params):

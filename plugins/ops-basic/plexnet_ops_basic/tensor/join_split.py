@@ -81,8 +81,9 @@ class ConcatProp(_VariadicProp):
                 raise shape_error(self.op_name, f"input 'arg{i}' has shape {s}, incompatible with {ref} for "
                                                 f"concatenation along dim {self.param.dim} "
                                                 f"(all inputs: {[None if x is None else tuple(x) for x in in_shape]})")
-        if len(known) < len(in_shape):
-            return list(in_shape), [None], []
+        if len(known) < len(in_shape):  # as MXNet: an unknown input is the others' shape, 0 along dim
+            fill = ref[:ax] + (0,) + ref[ax + 1:]
+            return [fill if s is None else tuple(s) for s in in_shape], [None], []
         out = list(ref)
         out[ax] = sum(s[ax] for s in known)
         return [tuple(s) for s in in_shape], [tuple(out)], []
