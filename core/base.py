@@ -3,13 +3,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 __all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "PluginError",
-           "EngineError", "__version__", "API_VERSION"]
+           "EngineError", "__version__", "API_VERSION", "mx_real_t"]
 
 __version__ = "0.1.0"
 #: Version of the plugin-facing API (hookspecs, registries, contracts). Plugins declare
 #: the major version they were written for; a different major is reported, not loaded.
 API_VERSION = "1.0"
+#: MXNet's default real type (``mx.base.mx_real_t``), as in ``mxnet/base.py``
+mx_real_t = np.float32
 
 
 class PlexnetError(Exception):

@@ -41,3 +41,11 @@ def test_backward_of_executor_without_gradients_is_a_no_op():
     exe.forward(is_train=True)
     exe.backward([mx.nd.ones((2, 3))])
     assert exe.outputs[0].shape == (2, 3)
+
+
+def test_base_mx_real_t():
+    import numpy as np
+    assert mx.base.mx_real_t is np.float32
+    out = mx.sym.FullyConnected(data=mx.sym.Variable("data"), name="fc1", num_hidden=4)
+    arg_types, out_types, _ = out.infer_type(data=mx.base.mx_real_t)
+    assert out_types == [np.float32] and arg_types == [np.float32] * 3
