@@ -320,8 +320,9 @@ class Parameter:
         """The Symbol variable of this parameter (for hybridized graphs)."""
         if self._var is None:
             from ..symbol import Variable
-            # a partly known shape is left to inference (operators fill it from the data)
-            shape = self.shape if _shape_known(self.shape) else None
+            # a partly known shape goes in with 0 for the unknown dimensions (MXNet 1.x), which
+            # inference fills from the data; a shape not given at all stays unknown
+            shape = tuple(self.shape) if self.shape else None
             self._var = Variable(self.name, shape=shape, dtype=self.dtype, lr_mult=self.lr_mult,
                                  wd_mult=self.wd_mult, init=self.init)
         return self._var

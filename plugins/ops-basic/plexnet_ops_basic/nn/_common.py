@@ -22,7 +22,9 @@ def fmt_shape(s: Any) -> str:
 
 
 def shape_assign(op: str, shapes: list, idx: int, names: Sequence[str], want: Any) -> None:
-    """``SHAPE_ASSIGN_CHECK``: fill ``shapes[idx]`` with ``want`` or check it agrees."""
+    """``SHAPE_ASSIGN_CHECK``: fill ``shapes[idx]`` with ``want`` or check it agrees; a 0
+    on either side is an unknown dimension (MXNet 1.x's partial shapes: ``__shape__=(3, 0)``)
+    that the other fills."""
     if want is None:
         return
     want = tuple(int(x) for x in want)
@@ -30,6 +32,9 @@ def shape_assign(op: str, shapes: list, idx: int, names: Sequence[str], want: An
     if have is None:
         shapes[idx] = want
     elif tuple(have) != want:
+        if len(have) == len(want) and all(h == w or h == 0 or w == 0 for h, w in zip(have, want)):
+            shapes[idx] = tuple(w if h == 0 else h for h, w in zip(have, want))
+            return
         raise ShapeError(f"{op}: argument {names[idx]!r} has shape {fmt_shape(have)}, expected {want}"
                          f" (input shapes: {', '.join(f'{n}={fmt_shape(s)}' for n, s in zip(names, shapes))})")
 

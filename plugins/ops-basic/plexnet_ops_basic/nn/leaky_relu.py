@@ -177,6 +177,8 @@ class LeakyReLUProp(OperatorProperty):
         if d is None:
             return ins, [None] * self.num_outputs(), []
         if self.param.act_type == "prelu":
+            if ins[1] is not None and 0 in ins[1] and len(ins[1]) == 1:
+                ins[1] = None  # (0,): an unknown size (MXNet 1.x partial shape), filled below
             if len(d) < 2 and ins[1] is None:
                 ins[1] = (1,)
             elif ins[1] is None:
