@@ -37,8 +37,8 @@ def test_simple_bind_arrays_and_dicts():
     assert [n for n, g in exe3.grad_dict.items() if g is not None] == ["fc1_weight"]
     with pytest.raises(ShapeError, match="cannot infer"):
         mlp().simple_bind(mx.cpu())
-    with pytest.raises(ValueError, match="not an input"):
-        mlp().simple_bind(mx.cpu(), data=(4, 5), bogus=(1,))
+    # MXNet 1.9.1 ignores keywords that name no input
+    assert mlp().simple_bind(mx.cpu(), data=(4, 5), bogus=(1,), axis=0).arg_dict["data"].shape == (4, 5)
 
 
 @pytest.mark.timeout(30)

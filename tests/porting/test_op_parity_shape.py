@@ -47,3 +47,10 @@ def test_grad_req_dict_ignores_names_that_are_not_arguments():
     exe.forward(is_train=True)
     exe.backward(exe.outputs[0])
     assert grads["w"].asnumpy().sum() == 216.0
+
+
+def test_simple_bind_ignores_keywords_that_name_no_input():
+    # MXNet's test_take passes the operator's parameters to simple_bind
+    s = mx.sym.take(mx.sym.var("a"), mx.sym.var("i"), axis=0)
+    exe = s.simple_bind(mx.cpu(), a=(3, 4), i=(2,), axis=0, mode="clip", zz=(5,))
+    assert exe.outputs[0].shape == (2, 4)
