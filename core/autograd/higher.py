@@ -116,6 +116,11 @@ def _activation(n: Any, g: Any, x: Any) -> list:
     raise PlexnetError(f"grad(create_graph=True): Activation act_type={act!r} has no differentiable gradient")
 
 
+def _clip(n: Any, g: Any, x: Any) -> list:
+    p = n.prop.param  # MXNet: the gradient passes where a_min <= x <= a_max
+    return [g * ((x >= float(p.a_min)) * (x <= float(p.a_max)))]
+
+
 #: operator name -> f(node, out_grad, *args) -> [gradient of each argument]
 DIFFERENTIABLE: dict[str, Callable[..., list]] = {
     "negative": lambda n, g, x: [-g],
@@ -145,6 +150,25 @@ DIFFERENTIABLE: dict[str, Callable[..., list]] = {
     "elemwise_div": _div, "broadcast_div": _div, "_div": _div,
     "sum": lambda n, g, x: [_sum_grad(n, g, x)],
     "dot": _dot,
+    # the rest of MXNet 1.9.1's second-order element-wise family
+    "log2": lambda n, g, x: [g / (x * math.log(2.0))],
+    "log10": lambda n, g, x: [g / (x * math.log(10.0))],
+    "tan": lambda n, g, x: [g * (F("square")(F("tan")(x)) + 1)],
+    "sinh": lambda n, g, x: [g * F("cosh")(x)],
+    "cosh": lambda n, g, x: [g * F("sinh")(x)],
+    "arcsin": lambda n, g, x: [g * F("rsqrt")(1 - x * x)],
+    "arccos": lambda n, g, x: [-(g * F("rsqrt")(1 - x * x))],
+    "arctan": lambda n, g, x: [g / (x * x + 1)],
+    "arcsinh": lambda n, g, x: [g * F("rsqrt")(x * x + 1)],
+    "arccosh": lambda n, g, x: [g * F("rsqrt")(x * x - 1)],
+    "arctanh": lambda n, g, x: [g / (1 - x * x)],
+    "rsqrt": lambda n, g, x: [g * F("rsqrt")(x) / x * -0.5],
+    "cbrt": lambda n, g, x: [g / (F("square")(F("cbrt")(x)) * 3)],
+    "rcbrt": lambda n, g, x: [g * F("rcbrt")(x) / x * (-1.0 / 3.0)],
+    "radians": lambda n, g, x: [g * (math.pi / 180.0)],
+    "degrees": lambda n, g, x: [g * (180.0 / math.pi)],
+    "erf": lambda n, g, x: [g * F("exp")(-(x * x)) * (2.0 / math.sqrt(math.pi))],
+    "clip": _clip,
 }
 
 

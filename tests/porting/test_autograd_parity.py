@@ -30,3 +30,57 @@ def test_fresh_grad_flag():
     assert y._fresh_grad is True and x._fresh_grad is False
     assert (dx.asnumpy() == 1).all()  # untouched by the second backward
     assert mx.nd.ones((1,))._fresh_grad is False  # not a variable
+
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+# second derivatives MXNet 1.9.1 supports (its test_higher_order_grad.py pattern)
+_SECOND = {
+    "log2": (lambda x: -1 / (x ** 2 * math.log(2)), "pos"),
+    "log10": (lambda x: -1 / (x ** 2 * math.log(10)), "pos"),
+    "tan": (lambda x: 2 * np.tan(x) * (1 + np.tan(x) ** 2), "any"),
+    "sinh": (np.sinh, "any"),
+    "cosh": (np.cosh, "any"),
+    "arcsin": (lambda x: x / (1 - x ** 2) ** 1.5, "unit"),
+    "arccos": (lambda x: -x / (1 - x ** 2) ** 1.5, "unit"),
+    "arctan": (lambda x: -2 * x / (1 + x ** 2) ** 2, "any"),
+    "arcsinh": (lambda x: -x / (x ** 2 + 1) ** 1.5, "any"),
+    "arccosh": (lambda x: -x / (x ** 2 - 1) ** 1.5, "gt1"),
+    "arctanh": (lambda x: 2 * x / (1 - x ** 2) ** 2, "unit"),
+    "rsqrt": (lambda x: 0.75 / x ** 2.5, "pos"),
+    "cbrt": (lambda x: -2.0 / (9.0 * x ** (5.0 / 3.0)), "pos"),
+    "rcbrt": (lambda x: 4.0 / (9.0 * x ** (7.0 / 3.0)), "pos"),
+    "erf": (lambda x: -4 * x / math.sqrt(math.pi) * np.exp(-x ** 2), "any"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SECOND))
+def test_second_order_gradient(name):
+    gg, dom = _SECOND[name]
+    rs = np.random.RandomState(0)
+    a = rs.uniform(-1, 1, (3, 4))
+    a = {"pos": np.abs(a) + 0.5, "unit": a * 0.8, "gt1": np.abs(a) + 1.5}.get(dom, a)
+    x = mx.nd.array(a)
+    x.attach_grad()
+    op = getattr(mx.nd, name)
+    head = mx.nd.array(rs.normal(size=a.shape))
+    with mx.autograd.record():
+        y = op(x)
+        dx = mx.autograd.grad(y, x, head_grads=head, create_graph=True, retain_graph=True)[0]
+    head2 = mx.nd.array(rs.normal(size=a.shape))
+    dx.backward(head2)
+    expected = gg(a.astype(np.float32)) * head.asnumpy() * head2.asnumpy()
+    np.testing.assert_allclose(x.grad.asnumpy(), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_second_order_clip_is_zero_inside_and_outside():
+    x = mx.nd.array([-2.0, 0.1, 0.3, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.clip(x, -0.5, 0.5) * x  # d/dx = clip'(x) x + clip(x); d2/dx2 = 2 clip'(x)
+        dx = mx.autograd.grad(y, x, create_graph=True, retain_graph=True)[0]
+    dx.backward()
+    assert x.grad.asnumpy().tolist() == [0.0, 2.0, 2.0, 0.0]
