@@ -83,8 +83,11 @@ class DataParallelExecutorGroup:
                  data_shapes: Sequence[Any], label_shapes: Sequence[Any] | None, param_names: Sequence[str],
                  for_training: bool, inputs_need_grad: bool, shared_group: Any = None,
                  logger: Any = logging, fixed_param_names: Sequence[str] | None = None,
-                 grad_req: Any = "write", state_names: Sequence[str] | None = None) -> None:
+                 grad_req: Any = "write", state_names: Sequence[str] | None = None,
+                 group2ctxs: Sequence[dict | None] | None = None) -> None:
         self.param_names = list(param_names)
+        #: per context, ``ctx_group`` -> context for the executor there (``Module(group2ctxs=)``)
+        self.group2ctxs = list(group2ctxs) if group2ctxs is not None else [None] * len(contexts)
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.symbol = symbol
@@ -266,8 +269,8 @@ class DataParallelExecutorGroup:
         if type_dict:
             kwargs["type_dict"] = type_dict
         if shared_exec is not None:
-            return self._bind_sharing(shared_exec, ctx, input_shapes, types)
-        return self.symbol.simple_bind(ctx=ctx, grad_req=self.grad_req, **kwargs)
+            return self._bind_sharing(shared_exec, ctx, input_shapes, types, self.group2ctxs[i])
+        return self.symbol.simple_bind(ctx=ctx, grad_req=self.grad_req, group2ctx=self.group2ctxs[i], **kwargs)
 
     def _reshape_ith_exec(self, i: int, data_shapes: Sequence[DataDesc], label_shapes: Sequence[DataDesc]) -> Any:
         base = self._default_execs[i] if self._default_execs else self.execs[i]
@@ -280,9 +283,10 @@ class DataParallelExecutorGroup:
             except (TypeError, NotImplementedError):
                 pass
         return self._bind_sharing(base, self.contexts[i], input_shapes,
-                                  self._input_types(data_shapes, label_shapes))
+                                  self._input_types(data_shapes, label_shapes), self.group2ctxs[i])
 
-    def _bind_sharing(self, base: Any, ctx: Any, input_shapes: dict, types: dict) -> Any:
+    def _bind_sharing(self, base: Any, ctx: Any, input_shapes: dict, types: dict,
+                      group2ctx: dict | None = None) -> Any:
         """A new executor for ``input_shapes`` whose parameters, gradients and auxiliary
         states are ``base``'s arrays (``Symbol.bind`` with those arrays)."""
         from .. import nd
@@ -301,7 +305,7 @@ class DataParallelExecutorGroup:
                     grads[name] = g
         aux = {name: base.aux_dict[name] for name in self.aux_names}
         return self.symbol.bind(ctx=ctx, args=args, args_grad=grads or None, grad_req=self.grad_req,
-                                aux_states=aux)
+                                aux_states=aux, group2ctx=group2ctx)
 
     def _sliced_shape(self, shapes: Sequence[DataDesc] | None, i: int, major_axis: Sequence[int]) -> list[DataDesc]:
         assert self.slices is not None

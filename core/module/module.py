@@ -58,9 +58,9 @@ class Module(BaseModule):
         if len(work_load_list) != len(self._context):
             raise ValueError(f"work_load_list has {len(work_load_list)} entries for {len(self._context)} contexts")
         self._work_load_list = list(work_load_list)
-        if group2ctxs is not None:
-            warnings.warn("group2ctxs (model parallelism) is not supported by plexnet's Module; ignored",
-                          stacklevel=2)
+        # ``ctx_group`` attribute -> context, one dict for every context or a list with one per
+        # context (MXNet's rule); host contexts may be mixed, other devices are refused at bind
+        self._group2ctxs = _prepare_group2ctxs(group2ctxs, len(self._context))
         self._symbol = symbol
         data_names = list(data_names) if data_names is not None else []
         label_names = list(label_names) if label_names is not None else []
@@ -252,7 +252,8 @@ class Module(BaseModule):
         self._exec_group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, self._data_shapes, self._label_shapes,
             self._param_names, for_training, inputs_need_grad, shared_group, logger=self.logger,
-            fixed_param_names=self._fixed_param_names, grad_req=grad_req, state_names=self._state_names)
+            fixed_param_names=self._fixed_param_names, grad_req=grad_req, state_names=self._state_names,
+            group2ctxs=self._group2ctxs)
         if shared_module is not None:
             self.params_initialized = True
             self._arg_params = shared_module._arg_params
@@ -478,3 +479,17 @@ def _attr_dict(symbol: Any) -> dict:
         return fn() or {}
     except Exception:  # noqa: BLE001 - attributes are optional for initialization
         return {}
+
+
+def _prepare_group2ctxs(group2ctxs: Any, n: int) -> list[dict | None]:
+    """MXNet's ``_prepare_group2ctxs``: a dict applies to every context; a list gives one
+    dict per context."""
+    if group2ctxs is None:
+        return [None] * n
+    if isinstance(group2ctxs, list):
+        if len(group2ctxs) != n:
+            raise ValueError(f"group2ctxs: a list needs one dict per context ({n}), got {len(group2ctxs)}")
+        return list(group2ctxs)
+    if isinstance(group2ctxs, dict):
+        return [group2ctxs] * n
+    raise TypeError(f"group2ctxs must be a dict or a list of dicts, got {type(group2ctxs).__name__}")

@@ -67,3 +67,48 @@ def test_parameter_var_carries_deferred_shape():
     assert out.shape == (2, 5)
     assert seq[0].weight.shape == (4, 3, 3, 3) and seq[2].weight.shape == (5, 64)
     np.testing.assert_allclose(seq(mx.nd.ones((2, 3, 6, 6))).asnumpy(), out.asnumpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("make,want", [
+    (lambda: mx.rnn.LSTMCell(4, prefix="l_"), [(2, 3, 4), (2, 4), (2, 4)]),
+    (lambda: mx.rnn.GRUCell(4, prefix="g_"), [(2, 3, 4), (2, 4)]),
+    (lambda: mx.rnn.BidirectionalCell(mx.rnn.LSTMCell(4, prefix="a_"), mx.rnn.LSTMCell(4, prefix="b_")),
+     [(2, 3, 8), (2, 4), (2, 4), (2, 4), (2, 4)]),
+])
+def test_unfused_cells_zero_batch_begin_states_bind(make, want):
+    """Default begin states are ``zeros((0, hidden))``: their batch comes back from the
+    FullyConnected outputs (MXNet 1.9.1 infers and binds the same shapes)."""
+    outs, states = make().unroll(3, mx.sym.var("data"), merge_outputs=True, layout="NTC")
+    flat: list = []
+
+    def walk(s):
+        if isinstance(s, (list, tuple)):
+            for x in s:
+                walk(x)
+        else:
+            flat.append(s)
+    walk(states)
+    g = mx.sym.Group([outs] + flat)
+    assert g.infer_shape(data=(2, 3, 5))[1] == want
+    assert g.infer_shape_partial(data=(2, 3, 5))[1] == want
+    assert [o.shape for o in g.simple_bind(mx.cpu(), data=(2, 3, 5)).forward()] == want
+
+
+def test_fused_unpack_weights_go_through_pack_weights_of_the_unfused_stack():
+    """As in MXNet 1.9.1: the fused cell unpacks to per-gate names (``l_l0_i2h_i_weight``),
+    the unfused stack's arguments are merged (``l_l0_i2h_weight``); ``pack_weights`` of the
+    stack converts."""
+    cell = mx.rnn.FusedRNNCell(4, num_layers=2, mode="lstm", prefix="l_")
+    stack = cell.unfuse()
+    outs, _ = stack.unroll(3, mx.sym.var("data"), merge_outputs=True, layout="TNC")
+    fouts, _ = cell.unroll(3, mx.sym.var("data"), merge_outputs=True, layout="TNC")
+    n = dict(zip(fouts.list_arguments(), fouts.infer_shape(data=(3, 2, 5))[0]))["l_parameters"]
+    p = {"l_parameters": mx.nd.array(np.random.RandomState(0).randn(*n) * 0.1)}
+    unpacked = cell.unpack_weights(p)
+    assert "l_l0_i2h_i_weight" in unpacked and "l_l0_i2h_weight" not in unpacked
+    packed = stack.pack_weights(unpacked)
+    assert sorted(packed) == sorted(a for a in outs.list_arguments() if a != "data")
+    x = mx.nd.array(np.random.RandomState(1).rand(3, 2, 5))
+    yu = outs.bind(mx.cpu(), {**packed, "data": x}).forward()[0].asnumpy()
+    yf = fouts.bind(mx.cpu(), {**p, "data": x}).forward()[0].asnumpy()
+    np.testing.assert_allclose(yu, yf, rtol=1e-4, atol=1e-6)
