@@ -41,11 +41,38 @@ def op_function(name: str) -> Any | None:
     return _functions.get(name)
 
 
+def _assign_target(lhs: NDArray, out: NDArray | None) -> NDArray:
+    if out is None:
+        return lhs.copy()
+    if out is not lhs:
+        out[:] = lhs
+    return out
+
+
+def _slice_assign(lhs: NDArray, rhs: NDArray, begin: Any, end: Any, step: Any = (), out: NDArray | None = None,
+                  **_: Any) -> NDArray:
+    """MXNet's ``_slice_assign`` (alias ``_crop_assign``): ``lhs`` with
+    ``[begin:end:step]`` replaced by ``rhs``; in place with ``out=lhs``."""
+    return _assign_target(lhs, out).slice_assign(rhs, begin, end, step)
+
+
+def _slice_assign_scalar(lhs: NDArray, scalar: float = 0.0, begin: Any = (), end: Any = (), step: Any = (),
+                         out: NDArray | None = None, **_: Any) -> NDArray:
+    """MXNet's ``_slice_assign_scalar`` (alias ``_crop_assign_scalar``)."""
+    return _assign_target(lhs, out).slice_assign_scalar(scalar, begin, end, step)
+
+
+_PY_INTERNALS = {"_slice_assign": _slice_assign, "_crop_assign": _slice_assign,
+                 "_slice_assign_scalar": _slice_assign_scalar, "_crop_assign_scalar": _slice_assign_scalar}
+
+
 class _Internal:
     """``nd._internal``: MXNet scripts reach operators such as ``_plus_scalar`` or
-    ``_copy`` through it."""
+    ``_copy`` through it (and the slice-assign helpers, which plexnet runs as indexing)."""
 
     def __getattr__(self, name: str) -> Any:
+        if name in _PY_INTERNALS and op_function(name) is None:
+            return _PY_INTERNALS[name]
         fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
         if fn is None:
             raise AttributeError(f"plexnet.nd._internal has no operator {name!r}")

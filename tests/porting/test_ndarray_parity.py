@@ -79,3 +79,18 @@ def test_assign_value_of_the_indexed_size_whatever_its_shape():
     assert x.asnumpy()[1, 2, 3] == -7
     with pytest.raises((ValueError, TypeError)):  # a size mismatch is still refused
         x[1, 2, 3] = [1, 2]
+
+
+def test_internal_slice_and_crop_assign():
+    # values from MXNet 1.9.1 (test_ndarray.test_ndarray_crop uses the _crop_assign names)
+    x = mx.nd.ones((2, 3, 4))
+    r = mx.nd._internal._crop_assign(x, mx.nd.zeros((2, 1, 3)), begin=(0, 0, 0), end=(2, 1, 3))
+    assert r.asnumpy()[:, 0].tolist() == [[0, 0, 0, 1]] * 2
+    assert (x.asnumpy() == 1).all()  # without out= the input is unchanged
+    r = mx.nd._internal._slice_assign_scalar(x, scalar=5, begin=(0, 0, 0), end=(2, 1, 3), step=(1, 1, 1))
+    assert r.asnumpy()[:, 0].tolist() == [[5, 5, 5, 1]] * 2
+    r = mx.nd._internal._slice_assign(x, mx.nd.zeros((1, 3, 2)), begin=(0, None, None), end=(2, None, None),
+                                      step=(2, 1, 2))
+    assert r.asnumpy()[0].tolist() == [[0, 1, 0, 1]] * 3 and (r.asnumpy()[1] == 1).all()
+    mx.nd._internal._crop_assign_scalar(x, scalar=7, begin=(1, 1, 1), end=(2, 2, 2), out=x)
+    assert x.asnumpy()[1, 1, 1] == 7 and x.asnumpy().sum() == 24 + 6
