@@ -44,3 +44,6 @@ def create(name: str = "local") -> KVStoreBase:
     if not isinstance(kv, KVStoreBase):
         raise TypeError(f"kvstore factory for {key!r} returned {type(kv).__name__}, not a KVStoreBase")
     return kv
+
+
+from . import teststore as _teststore  # noqa: E402,F401 - registers MXNet's 'teststore'
