@@ -188,6 +188,7 @@ class IndexCopyProp(FnProp):
     """A copy of ``old_tensor`` whose rows ``index_vector`` are those of ``new_tensor``."""
 
     arguments = ("old_tensor", "index_vector", "new_tensor")
+    free_dtype_inputs = (1,)  # the index may be integer (MXNet: any dtype)
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         old, idx, new = shapes
@@ -214,6 +215,7 @@ class BackwardIndexCopyProp(FnProp):
 
     arguments = ("ograd", "index_vector")
     outputs = ("old_grad", "new_grad")
+    free_dtype_inputs = (1,)
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         og, idx = shapes
