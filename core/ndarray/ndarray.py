@@ -324,7 +324,14 @@ class NDArray:
                 # MXNet's synchronous copy from host memory: wait until no operation
                 # uses this array, then copy on the calling thread (no private copy).
                 _engine_mod.get().wait_for_var(self._chunk.var)
-                dst[k] = value
+                try:
+                    dst[k] = value
+                except (ValueError, TypeError):
+                    # MXNet assigns a value of the indexed size whatever its shape (``b[0] = [v]``)
+                    src = np.asarray(value, dtype=dst.dtype)
+                    if src.size != np.empty(dst.shape, np.bool_)[k].size:
+                        raise
+                    dst[k] = src.reshape(np.shape(dst[k]))
                 return
             # other devices: an asynchronous upload of a private copy (the caller may
             # reuse its buffer at once)
