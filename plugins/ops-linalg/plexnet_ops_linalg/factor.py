@@ -2,7 +2,8 @@
 ``gelqf`` (LQ), ``syevd`` (symmetric eigendecomposition), batched.
 
 Conventions as MXNet 1.9.1: ``potrf`` reads the lower triangle and returns L with
-``A = L L^T``; its gradient is the symmetric one. ``gelqf`` returns ``(Q, L)`` with
+``A = L L^T`` (``lower=False``: the upper triangle, U with ``A = U^T U``); its gradient is
+the symmetric one. ``potri`` takes L (``lower=False``: U). ``gelqf`` returns ``(Q, L)`` with
 ``A = L Q`` and LAPACK's signs (those of a Householder QR of ``A^T``). ``syevd`` returns
 ``(U, L)`` with ``U A = diag(L) U``, eigenvalues ascending and every row of U scaled so
 its entry of largest magnitude is positive.
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from plexnet.base import PlexnetError
+from plexnet.operator import Field, Params
 
 from ._common import LinalgProp, T, register_all, solve_tri
 
@@ -39,6 +41,10 @@ def _tri_inv(xp: Any, l: Any) -> Any:
     return solve_tri(xp, l, eye, lower=True)
 
 
+class LowerParam(Params):
+    lower = Field(bool, default=True, doc="the factor is lower (else upper) triangular")
+
+
 class _Square(LinalgProp):
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         self.need_square(shapes)
@@ -47,17 +53,19 @@ class _Square(LinalgProp):
 
 class PotrfProp(_Square):
     """Cholesky factorization ``A = L L^T`` of symmetric positive-definite matrices, batched."""
+    param_cls = LowerParam
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        a = ins[0]
+        a = ins[0] if self.param.lower else T(ins[0])  # upper: U = (chol of the upper triangle)^T
         try:
-            return [xp.linalg.cholesky(a)]
+            chol = xp.linalg.cholesky(a)
+            return [chol if self.param.lower else T(chol)]
         except Exception as e:  # numpy/CuPy LinAlgError
             raise PlexnetError(f"{self.op_name}: Cholesky factorization of A with shape {a.shape} failed: the "
                                f"input is not symmetric positive definite ({e})") from None
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
-        l, dl = outs[0], ogs[0]
+        l, dl = (outs[0], ogs[0]) if self.param.lower else (T(outs[0]), T(ogs[0]))
         li = _tri_inv(xp, l)
         s = xp.matmul(T(li), xp.matmul(_phi(xp, xp.matmul(T(l), dl)), li))
         return [_sym(s)]
@@ -67,16 +75,20 @@ class PotrfProp(_Square):
 
 
 class PotriProp(_Square):
-    """``(L L^T)^-1`` from lower-triangular Cholesky factors L, batched."""
+    """``(L L^T)^-1`` from lower-triangular Cholesky factors L (``lower=False``:
+    ``(U^T U)^-1`` from upper-triangular U), batched."""
+    param_cls = LowerParam
 
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
-        li = _tri_inv(xp, ins[0])
+        li = _tri_inv(xp, ins[0] if self.param.lower else T(ins[0]))
         return [xp.matmul(T(li), li)]
 
     def backward(self, xp, ins, outs, ogs):  # type: ignore[no-untyped-def]
-        l, out, g = xp.tril(ins[0]), outs[0], ogs[0]
+        a = ins[0] if self.param.lower else T(ins[0])
+        l, out, g = xp.tril(a), outs[0], ogs[0]
         dm = -xp.matmul(out, xp.matmul(g, out))
-        return [xp.tril(xp.matmul(dm + T(dm), l))]
+        gl = xp.tril(xp.matmul(dm + T(dm), l))
+        return [gl if self.param.lower else T(gl)]
 
 
 class GelqfProp(LinalgProp):
