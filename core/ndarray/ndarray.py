@@ -315,6 +315,8 @@ class NDArray:
             if value.context != self.context:
                 value = value.as_in_context(self.context)
             src = value._data
+            if _is_basic(key) and src.ndim and src.size == 1 and dst[k].ndim == 0:
+                src = src.reshape(())  # MXNet: x[i, j] = nd.ones((1,)) (a scalar index gives shape (1,))
             _push(lambda rc: dst.__setitem__(k, src), self, (value,), (self,), "setitem")
         elif isinstance(value, numbers.Number) or isinstance(value, np.generic):
             v = value

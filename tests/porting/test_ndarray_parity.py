@@ -94,3 +94,11 @@ def test_internal_slice_and_crop_assign():
     assert r.asnumpy()[0].tolist() == [[0, 1, 0, 1]] * 3 and (r.asnumpy()[1] == 1).all()
     mx.nd._internal._crop_assign_scalar(x, scalar=7, begin=(1, 1, 1), end=(2, 2, 2), out=x)
     assert x.asnumpy()[1, 1, 1] == 7 and x.asnumpy().sum() == 24 + 6
+
+
+def test_assign_one_element_ndarray_to_a_scalar_position():
+    # x[i, j, k] has shape (1,) in MXNet 1.x; assigning such an array back must work
+    g = mx.nd.zeros((2, 3, 4))
+    g[1, 2, 3] = mx.nd.ones((1,))
+    g[0, 1] = mx.nd.ones((1, 4)) * 2
+    assert g.asnumpy().sum() == 9.0 and g.asnumpy()[1, 2, 3] == 1.0
