@@ -89,7 +89,9 @@ def _topo(heads: Sequence[Any]) -> list:
                 if id(n) in seen or isinstance(n, Leaf):
                     continue
                 if n.freed:
-                    raise PlexnetError(_freed_msg(n))
+                    # as MXNet: an earlier backward cleared this part of the graph, so the
+                    # array is a constant of the new one (no gradient flows into it)
+                    continue
                 seen.add(id(n))
                 stack.append((n, iter(n.inputs)))
                 break

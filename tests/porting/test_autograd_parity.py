@@ -84,3 +84,22 @@ def test_second_order_clip_is_zero_inside_and_outside():
         dx = mx.autograd.grad(y, x, create_graph=True, retain_graph=True)[0]
     dx.backward()
     assert x.grad.asnumpy().tolist() == [0.0, 2.0, 2.0, 0.0]
+
+
+def test_array_of_a_freed_graph_is_a_constant_in_a_new_graph():
+    # MXNet 1.9.1: backward without retain_graph clears the graph; its arrays become constants
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    w = mx.nd.ones((2,))
+    w.attach_grad()
+    with mx.autograd.record():
+        b = x + 1
+        (b * 2).backward()
+    with mx.autograd.record():
+        c = b * w
+    c.backward()
+    assert w.grad.asnumpy().tolist() == [2.0, 2.0]
+    assert x.grad.asnumpy().tolist() == [2.0, 2.0]  # untouched by the second backward
+    with pytest.raises(mx.base.MXNetError):  # the freed head itself still cannot be differentiated again
+        (b * 2)  # noqa: B018 - outside record: not in a graph
+        b.backward()
