@@ -11,7 +11,7 @@ __all__ = ["autograd"]
 
 def __getattr__(name: str) -> Any:
     if name in ("ndarray", "symbol"):  # MXNet's mx.contrib.ndarray / mx.contrib.symbol: the contrib operators
-        ns = getattr(importlib.import_module(f"plexnet.{name}"), "contrib")
+        ns = importlib.import_module(f"plexnet.{name}").contrib
         globals()[name] = ns
         return ns
     if name in __all__:

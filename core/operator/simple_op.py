@@ -165,7 +165,7 @@ class SimpleOp:
 
 
 class _ScalarParam(Params):
-    scalar = Field(float, default=0.0, doc="the scalar operand")
+    scalar = Field(float, default=1.0, doc="the scalar operand (MXNet 1.9.1 default: 1)")
     # MXNet 1.9 writes is_int into symbol JSON for scalar ops; accepted and ignored
     is_int = Field(bool, default=True, doc="MXNet 1.9 compatibility; no effect")
 

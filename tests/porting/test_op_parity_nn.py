@@ -55,3 +55,27 @@ def test_sync_batchnorm_outputs_batch_variance_in_training():
         _, _, inv = mx.nd.BatchNorm(x, g, b, mx.nd.zeros(3), mx.nd.ones(3), fix_gamma=False,
                                     output_mean_var=True, eps=1e-5)
     np.testing.assert_allclose(inv.asnumpy(), 1 / np.sqrt(xn.var(axis=(0, 2)) + 1e-5), rtol=1e-4)
+
+
+def test_scalar_parameter_defaults_to_one():
+    # MXNet 1.9.1: scalar ops' `scalar` defaults to 1 (test_unary_math_operators: smooth_l1(x))
+    x = mx.nd.array([-2, -0.5, 0.3, 1.5])
+    np.testing.assert_allclose(mx.nd.smooth_l1(x).asnumpy(), [1.5, 0.125, 0.045, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(mx.nd._internal._plus_scalar(mx.nd.array([2., 3.])).asnumpy(), [3., 4.])
+    np.testing.assert_allclose(mx.nd._internal._rdiv_scalar(mx.nd.array([2., 4.])).asnumpy(), [0.5, 0.25])
+
+
+def test_backward_gather_nd_accumulates_repeated_indices():
+    data = mx.nd.array([2., 3., 0.])
+    idx = mx.nd.array([[1, 1, 0], [1, 1, 0]], dtype="int32")
+    np.testing.assert_array_equal(mx.nd._internal._backward_gather_nd(data, idx, shape=(2, 2)).asnumpy(),
+                                  [[0, 0], [0, 5]])  # MXNet 1.9.1
+    np.testing.assert_array_equal(mx.nd.scatter_nd(data, idx, shape=(2, 2)).asnumpy()[0], [0, 0])
+    x = mx.nd.arange(24).reshape((2, 3, 4))
+    i = mx.nd.array([[1, 0, 1], [2, 1, 2]], dtype="int32")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gather_nd(x, i)
+    y.backward(y)
+    np.testing.assert_array_equal(mx.nd._internal._backward_gather_nd(y, i, shape=x.shape).asnumpy(),
+                                  x.grad.asnumpy())

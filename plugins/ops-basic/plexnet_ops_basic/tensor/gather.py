@@ -1,5 +1,6 @@
-"""N-d gathering and index arithmetic: ``gather_nd``, ``scatter_nd``, ``ravel_multi_index``,
-``unravel_index``, ``diag``, and MXNet's legacy row pickers ``batch_take``,
+"""N-d gathering and index arithmetic: ``gather_nd``, ``scatter_nd``,
+``_backward_gather_nd``, ``ravel_multi_index``, ``unravel_index``, ``diag``, and MXNet's
+legacy row pickers ``batch_take``,
 ``fill_element_0index`` (``choose_element_0index`` is ``pick``'s alias, in ``indexing``), ``argmax_channel``.
 
 Index arrays may have any dtype (truncated to integers). ``gather_nd`` accumulates
@@ -83,6 +84,16 @@ class ScatterNDProp(_IndexProp):
 
     def gradient(self, xp: Any, ogs: list, ins: list, outs: list, ctx: Any) -> list:
         return [ogs[0][GatherNDProp._key(self, xp, ogs[0].shape, ins[1])], None]
+
+
+class BackwardGatherNDProp(ScatterNDProp):
+    """``_backward_gather_nd``: like ``scatter_nd`` but repeated indices accumulate
+    (gather_nd's gradient, exposed as MXNet exposes it)."""
+
+    def compute(self, xp: Any, ins: list, ctx: Any) -> list:
+        out = xp.zeros(tuple(self.param.shape), dtype=ins[0].dtype)
+        scatter_add(xp, out, GatherNDProp._key(self, xp, out.shape, ins[1]), ins[0])
+        return [out]
 
 
 class RavelParam(Params):
@@ -256,6 +267,7 @@ class ArgmaxChannelProp(FnProp):
 def register(registry: Any) -> None:
     register_fn(registry, "gather_nd", GatherNDProp)
     register_fn(registry, "scatter_nd", ScatterNDProp)
+    register_fn(registry, "_backward_gather_nd", BackwardGatherNDProp)
     register_fn(registry, "ravel_multi_index", RavelProp, ("_ravel_multi_index",))
     register_fn(registry, "unravel_index", UnravelProp, ("_unravel_index",))
     register_fn(registry, "diag", DiagProp)
