@@ -103,17 +103,23 @@ def _interp(interp: int, sizes: Sequence[int] = ()) -> int:
 def _resize_np(src: np.ndarray, w: int, h: int, interp: int) -> np.ndarray:
     if w <= 0 or h <= 0:
         raise MXNetError(f"imresize: target size must be positive, got w={w}, h={h}")
-    out = _cv2().resize(np.ascontiguousarray(src), (int(w), int(h)), interpolation=_interp(interp))
+    interp = interp if interp == 5 else _interp(interp)  # 5: OpenCV's INTER_LINEAR_EXACT
+    out = _cv2().resize(np.ascontiguousarray(src), (int(w), int(h)), interpolation=interp)
     return out[:, :, None] if out.ndim == 2 else out
 
 
 def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
     """Resize an ``(h, w, c)`` image to width ``w`` and height ``h`` with OpenCV
-    (``interp`` 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos4, 9 auto, 10 random)."""
+    (``interp`` 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos4, 5 exact bilinear;
+    as MXNet's operator, others (also 9/10) are an MXNetError)."""
     a = as_np(src)
     if a.ndim != 3:
         raise MXNetError(f"imresize: expects an (h, w, c) image, got shape {a.shape}")
-    return as_nd(_resize_np(a, w, h, interp), out)
+    # MXNet's operator hands interp straight to cv::resize (0-5; 5 is INTER_LINEAR_EXACT):
+    # 9/10 are resolved by the Python augmenters only, anything else is OpenCV's error.
+    if int(interp) not in (0, 1, 2, 3, 4, 5):
+        raise MXNetError(f"imresize: Unknown interpolation method interp={interp} (OpenCV accepts 0-5)")
+    return as_nd(_resize_np(a, w, h, int(interp)), out)
 
 
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
