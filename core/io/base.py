@@ -98,6 +98,9 @@ class DataIter:
     #: whether the batches ``next()`` builds carry ``provide_data`` / ``provide_label``
     #: (the file iterators' do; MXNet's Python ``DataIter.next`` leaves them None)
     _batches_carry_descs = False
+    #: whether ``getdata()`` / ``getlabel()`` return one NDArray rather than a list (MXNet's
+    #: C++ iterators, ``MXDataIter``, whose ``next`` wraps each in a one-element list)
+    _get_returns_array = False
 
     def __init__(self, batch_size: int = 0) -> None:
         self.batch_size = batch_size
@@ -112,7 +115,10 @@ class DataIter:
         """The next batch; ``StopIteration`` at the end of the data."""
         if not self.iter_next():
             raise StopIteration
-        batch = DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=self.getindex())
+        data, label = self.getdata(), self.getlabel()
+        if self._get_returns_array:
+            data, label = [data], [label]
+        batch = DataBatch(data=data, label=label, pad=self.getpad(), index=self.getindex())
         if self._batches_carry_descs:
             batch.provide_data, batch.provide_label = self.provide_data, self.provide_label
         return batch

@@ -197,14 +197,16 @@ class CSVIter(DataIter):
             raise RuntimeError("CSVIter: no current batch; call iter_next() first")
         return self._cur
 
-    def getdata(self) -> list[Any]:
-        data = self._current()[0]
-        return [to_ndarray(np.ascontiguousarray(data.reshape((-1,) + self.data_shape)), owned=True)]
+    _get_returns_array = True  # one NDArray, as MXNet's MXDataIter
 
-    def getlabel(self) -> list[Any]:
+    def getdata(self) -> Any:
+        data = self._current()[0]
+        return to_ndarray(np.ascontiguousarray(data.reshape((-1,) + self.data_shape)), owned=True)
+
+    def getlabel(self) -> Any:
         label = self._current()[1]
         shape = (-1,) if self.label_shape == (1,) else (-1,) + self.label_shape
-        return [to_ndarray(np.ascontiguousarray(label.reshape(shape)), owned=True)]
+        return to_ndarray(np.ascontiguousarray(label.reshape(shape)), owned=True)
 
     def getpad(self) -> int:
         return self._current()[2]

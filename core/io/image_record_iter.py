@@ -518,11 +518,13 @@ class ImageRecordIter(DataIter):
             raise RuntimeError("ImageRecordIter: no current batch; call iter_next() first")
         return self._cur
 
-    def getdata(self) -> list[Any]:
-        return self._current()[0]
+    _get_returns_array = True  # one NDArray, as MXNet's MXDataIter
 
-    def getlabel(self) -> list[Any]:
-        return self._current()[1]
+    def getdata(self) -> Any:
+        return self._current()[0][0]
+
+    def getlabel(self) -> Any:
+        return self._current()[1][0]
 
     def getpad(self) -> int:
         return self._current()[2]

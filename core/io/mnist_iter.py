@@ -156,11 +156,13 @@ class MNISTIter(DataIter):
             raise RuntimeError("MNISTIter: no current batch; call iter_next() first")
         return slice(self._cur, self._cur + self.batch_size)
 
-    def getdata(self) -> list[Any]:
-        return [to_ndarray(self._images[self._sl()].copy(), owned=True)]
+    _get_returns_array = True  # one NDArray, as MXNet's MXDataIter
 
-    def getlabel(self) -> list[Any]:
-        return [to_ndarray(self._labels[self._sl()].copy(), owned=True)]
+    def getdata(self) -> Any:
+        return to_ndarray(self._images[self._sl()].copy(), owned=True)
+
+    def getlabel(self) -> Any:
+        return to_ndarray(self._labels[self._sl()].copy(), owned=True)
 
     def getindex(self) -> np.ndarray:
         return self._index[self._sl()].copy()
