@@ -31,10 +31,11 @@ _LAZY = {
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
     "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon", "contrib": "contrib",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
-    "image": "image", "img": "image",
+    "image": "image", "img": "image", "util": "util",
 }
 
-_ATTRS = {"AttrScope": ("symbol.attribute", "AttrScope")}
+_ATTRS = {"AttrScope": ("symbol.attribute", "AttrScope"),
+          **{n: ("util", n) for n in ("is_np_shape", "set_np_shape", "np_shape", "use_np_shape")}}
 
 def __getattr__(name: str) -> Any:
     if name in _ATTRS:

@@ -15,6 +15,7 @@ import numpy as np
 from ..base import NotImplementedForSymbol, PlexnetError
 from ..operator.fluent import install_fluent
 from ..fileio import atomic_write
+from ..util import is_np_shape
 from . import attribute as _attribute
 from . import name as _name
 from .arith_names import _ARITH, arith_op_name
@@ -457,14 +458,20 @@ class Symbol:
         from ..executor.graph import infer_shapes, is_complete
         g = self._indexed()
         known = self._known(g, args, kwargs, "shape")
+        np_sem = is_np_shape()  # NumPy shape semantics: -1 is the unknown dimension, None the unknown shape
         for e, v in list(known.items()):
             known[e] = (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(d) for d in v)
+            if np_sem:
+                known[e] = tuple(max(d, 0) for d in known[e])
             if not known[e]:  # () is MXNet 1.x's "unknown shape"
                 del known[e]
         shapes = infer_shapes(g, known)
         arg = [shapes[g.row_ptr[i]] for i in g.arg_nids]
         out = [shapes[e] for e in g.outputs]
         aux = [shapes[g.row_ptr[i]] for i in g.aux_nids]
+        if partial and np_sem:
+            return tuple([None if s is None else tuple(d if d > 0 else -1 for d in s) for s in lst]
+                         for lst in (arg, out, aux))
         if partial:  # MXNet 1.x: () for an unknown shape, 0 for an unknown dimension
             return tuple([() if s is None else s for s in lst] for lst in (arg, out, aux))
         if not all(is_complete(s) for s in arg + out + aux):
