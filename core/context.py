@@ -21,6 +21,8 @@ class Context:
     """
 
     __slots__ = ("device_type", "device_id")
+    device_type: str
+    device_id: int
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {v: k for k, v in devtype2str.items()}
     _local = threading.local()

@@ -136,7 +136,7 @@ class ResourceManager:
 
     def _device_seed(self, ctx: Any, base: int | None = None) -> int:
         if base is None:
-            base = self._seed if self._seed is not None else self._entropy
+            base = self._seed if self._seed is not None else self._entropy  # type: ignore[assignment]
         ss = np.random.SeedSequence([int(base) % (1 << 63), ctx.device_typeid, ctx.device_id])  # type: ignore[arg-type]
         return int(ss.generate_state(1, np.uint64)[0])
 
