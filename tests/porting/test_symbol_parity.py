@@ -49,3 +49,37 @@ def test_base_mx_real_t():
     out = mx.sym.FullyConnected(data=mx.sym.Variable("data"), name="fc1", num_hidden=4)
     arg_types, out_types, _ = out.infer_type(data=mx.base.mx_real_t)
     assert out_types == [np.float32] and arg_types == [np.float32] * 3
+
+
+def test_identity_with_attr_like_rhs_backward_infer():
+    # MXNet's test_infer_shape.test_backward_infer; values recorded with MXNet 1.9.1
+    w, wshift, data = mx.sym.Variable("weight"), mx.sym.Variable("wshift", shape=(1,)), mx.sym.Variable("data")
+    wt = mx.symbol._internal._identity_with_attr_like_rhs(mx.sym.broadcast_add(w, wshift), w)
+    net = mx.sym.FullyConnected(data=data, weight=wt, num_hidden=11, no_bias=True)
+    arg_shapes, _, _ = net.infer_shape(data=(7, 100))
+    assert dict(zip(net.list_arguments(), arg_shapes))["weight"] == (11, 100)
+    ex = net.simple_bind(mx.cpu(), data=(7, 100))
+    ex.arg_dict["weight"][:] = 1
+    ex.arg_dict["wshift"][:] = 0.5
+    ex.arg_dict["data"][:] = 1
+    assert ex.forward(is_train=True)[0][0, :3].asnumpy().tolist() == [150, 150, 150]
+    ex.backward(mx.nd.ones((7, 11)))
+    assert ex.grad_dict["weight"][0, :3].asnumpy().tolist() == [7, 7, 7]
+    assert ex.grad_dict["wshift"].asnumpy().tolist() == [7700]
+
+
+def test_identity_with_attr_like_rhs_imperative():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = mx.sym._internal._identity_with_attr_like_rhs(a, b, name="id")
+    assert s.infer_shape_partial(b=(2, 3)) == ([(2, 3), (2, 3)], [(2, 3)], [])
+    assert s.infer_type(b="float16")[1][0].__name__ == "float16"
+    x, y = mx.nd.array([[1, 2, 3]]), mx.nd.zeros((1, 3))
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        o = mx.nd._internal._identity_with_attr_like_rhs(x, y)
+    o.backward(mx.nd.array([[5, 6, 7]]))
+    assert o.asnumpy().tolist() == [[1, 2, 3]]
+    assert x.grad.asnumpy().tolist() == [[5, 6, 7]] and y.grad.asnumpy().tolist() == [[0, 0, 0]]
+    with pytest.raises(mx.MXNetError):
+        mx.nd._internal._identity_with_attr_like_rhs(x, mx.nd.zeros((2, 3)))

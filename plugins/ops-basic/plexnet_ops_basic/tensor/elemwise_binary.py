@@ -207,3 +207,7 @@ def register(registry: Any) -> None:
     # the executor's gradient accumulation (MXNet's _grad_add)
     fwd, grad = BINARY[0][2], BINARY[0][3]
     build("_grad_add", fwd, grad, (), "lhs + rhs (gradient accumulation)", False).register(registry)
+    # MXNet's backward-shape helper: lhs's values with rhs's shape/dtype constraints, rhs gets no gradient
+    build("_identity_with_attr_like_rhs", lambda xp, lhs, rhs, out: lhs,
+          ("out_grad", lambda xp, g: g, lambda xp, g: xp.zeros_like(g)), (),
+          "lhs, constrained to rhs's shape and dtype (rhs's gradient is zero)", False).register(registry)
