@@ -22,7 +22,8 @@ __all__ = ["register"]
 
 
 def _check(op: str, dist: str, vals: dict[str, Any]) -> None:
-    """MXNet's parameter checks (scalars here; arrays are checked when drawn)."""
+    """MXNet's parameter checks, run when drawing (MXNet reports them at the next wait
+    point, not at the call)."""
     bad = None
     if dist == "uniform" and not vals["low"] <= vals["high"]:
         bad = f"low ({vals['low']}) must not exceed high ({vals['high']})"
@@ -48,12 +49,6 @@ def _scalar_params(dist: str, d: Distribution, with_shape: bool) -> type[Params]
         fields["shape"] = Field(Shape, default=Shape(()), doc="output shape")
         fields["ctx"] = Field(str, default="", doc="context (set by the front end)")
         fields["dtype"] = Field(str, default="None", choices=FLOAT_DTYPES, doc="output dtype (None: float32)")
-    names = [n for n, _v, _t in d.random]
-
-    def __post_init__(self: Any, op: str) -> None:
-        _check(op, dist, {n: getattr(self, n) for n in names})
-
-    fields["__post_init__"] = __post_init__
     return type(f"Random{dist.title().replace('_', '')}Param", (Params,), fields)
 
 
@@ -76,6 +71,8 @@ def _random_prop(dist: str, d: Distribution) -> type[SamplerProp]:
             return [], [out_dtype(self.param.dtype)], []
 
         def draw(self, rng, xp, in_data, out):  # type: ignore[no-untyped-def]
+            # checked when drawn, as MXNet does: the error surfaces at the next wait point
+            _check(self.op_name, dist, {n: getattr(self.param, n) for n in names})
             return d.draw(rng, *(getattr(self.param, n) for n in names), out.shape)
 
     return RandomProp
@@ -94,6 +91,7 @@ def _like_prop(dist: str, d: Distribution) -> type[SamplerProp]:
             return [in_shape[0]], [in_shape[0]], []
 
         def draw(self, rng, xp, in_data, out):  # type: ignore[no-untyped-def]
+            _check(self.op_name, dist, {n: getattr(self.param, n) for n in names})
             return d.draw(rng, *(getattr(self.param, n) for n in names), out.shape)
 
     return LikeProp
