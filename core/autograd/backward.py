@@ -190,6 +190,10 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
         nid = id(node)
         if nid not in need:
             continue
+        prop = getattr(node, "prop", None)
+        if prop is not None and not getattr(prop, "differentiable", True):
+            raise PlexnetError(f"Operator {prop.op_name} is non-differentiable because it didn't register "
+                               f"FGradient attribute")
         nvis = node.nvis
         if nvis == 1:
             cur = acc.pop((nid, 0), None)

@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..base import PlexnetError
 from ..operator.contract import OpReqType
 from .graph import IndexedGraph
 
@@ -182,6 +183,12 @@ class _Acc:
         self.writers: set[int] = set()    # ids of backward nodes that wrote it
 
 
+def non_differentiable_msg(prop: Any, name: str) -> str:
+    """MXNet's error for a gradient through an operator that declares ``differentiable = False``."""
+    return (f"Operator {prop.op_name} is non-differentiable because it didn't register FGradient attribute "
+            f"(node {name!r})")
+
+
 def _build_backward(xg: ExecGraph, g: IndexedGraph, grad_reqs: Sequence[OpReqType]) -> None:
     ents = xg.entries
     rg = [False] * g.num_entries
@@ -277,6 +284,8 @@ def _build_backward(xg: ExecGraph, g: IndexedGraph, grad_reqs: Sequence[OpReqTyp
             continue
         node = g.nodes[nid]
         prop = node.prop
+        if not getattr(prop, "differentiable", True):
+            raise PlexnetError(non_differentiable_msg(prop, node.name))
         na = g.nargs[nid]
         ins = g.inputs[nid]
         nout = g.row_ptr[nid + 1] - g.row_ptr[nid]

@@ -1,5 +1,6 @@
 """MXNet 1.9.1 Module behaviours found by running MXNet's own test_module.py."""
 import numpy as np
+import pytest
 
 import plexnet as mx
 
@@ -34,3 +35,24 @@ def test_module_without_parameters_backward():
     mod.backward([mx.nd.ones((3, 8, 7))])
     assert mod.get_outputs()[0].shape == (3, 8, 7)
     assert [x.shape for x in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7)] * 2
+
+
+def test_gradient_through_non_differentiable_operator_is_refused():
+    # MXNet 1.9.1 registers no FGradient for batch_take: binding with any gradient through
+    # it, or an imperative backward through it, is an error; binding without gradients is fine
+    a, i = mx.sym.var("a"), mx.sym.var("i")
+    s = mx.sym.batch_take(a, i)
+    args = {"a": mx.nd.ones((2, 3)), "i": mx.nd.array([0, 2], dtype="int32")}
+    with pytest.raises(mx.MXNetError, match="batch_take is non-differentiable"):
+        s.bind(mx.cpu(), args, args_grad={"a": mx.nd.zeros((2, 3))})
+    with pytest.raises(mx.MXNetError, match="non-differentiable"):
+        (mx.sym.sum(a) + mx.sym.sum(s)).simple_bind(mx.cpu(), a=(2, 3), i=(2,), type_dict={"i": "int32"},
+                                                     grad_req={"a": "write", "i": "null"})
+    ex = s.bind(mx.cpu(), args)
+    assert ex.forward()[0].asnumpy().tolist() == [1, 1]
+    x = mx.nd.ones((2, 3))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.batch_take(x, mx.nd.array([0, 1], dtype="int32"))
+    with pytest.raises(mx.MXNetError, match="batch_take is non-differentiable"):
+        y.backward()

@@ -206,9 +206,11 @@ class _RowPickProp(_IndexProp):
 
 
 class BatchTakeProp(_RowPickProp):
-    """``out[i] = a[i, indices[i]]`` (deprecated in MXNet; ``pick`` replaces it)."""
+    """``out[i] = a[i, indices[i]]`` (deprecated in MXNet; ``pick`` replaces it). MXNet
+    registers no gradient: binding or recording it with gradients is refused."""
     arguments = ("a", "indices")
-    deps = ("out_grad", "in_data")
+    deps = ()
+    differentiable = False
 
     def shapes(self, ins: list) -> tuple[list, list]:
         self._check(*ins)
@@ -216,11 +218,6 @@ class BatchTakeProp(_RowPickProp):
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
         return [ins[0][self._cols(xp, ins[0], ins[1])]]
-
-    def gradient(self, xp: Any, ogs: list, ins: list, outs: list, ctx: Any) -> list:
-        g = xp.zeros(ins[0].shape, dtype=ogs[0].dtype)
-        g[self._cols(xp, ins[0], ins[1])] = ogs[0]
-        return [g, None]
 
 
 class FillElementProp(_RowPickProp):
