@@ -23,8 +23,9 @@ class CupyGenerator:
     def standard_normal(self, size: Any = None) -> Any:
         return self._rs.standard_normal(size)
 
-    def integers(self, low: int, high: int | None = None, size: Any = None) -> Any:
-        return self._rs.randint(low, high, size)
+    def integers(self, low: int, high: int | None = None, size: Any = None, dtype: Any = "l") -> Any:
+        # CuPy's RandomState.randint takes numpy's dtype argument (default 'l', int64).
+        return self._rs.randint(low, high, size, dtype=dtype)
 
     def poisson(self, lam: float = 1.0, size: Any = None) -> Any:
         return self._rs.poisson(lam, size)

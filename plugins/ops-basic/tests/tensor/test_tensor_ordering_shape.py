@@ -41,6 +41,8 @@ GRAD_CASES = [
     ("diag", [rand(3)], {"k": 1}, None),
     ("diag", [rand(2, 3, 3)], {"axis1": 1, "axis2": 2}, None),
     ("gather_nd", [rand(3, 2), np.array([[0, 2, 0], [1, 1, 1]])], {}, ["data"]),
+    ("_backward_gather_nd", [rand(3), np.array([[0, 2, 0], [1, 1, 1]])], {"shape": (3, 2)}, ["data"]),
+    ("_identity_with_attr_like_rhs", [rand(2, 3), rand(2, 3, seed=1)], {}, ["lhs"]),
     ("scatter_nd", [rand(2, 2), np.array([[0, 2]])], {"shape": (3, 2)}, ["data"]),
     ("choose_element_0index", [rand(3, 4), np.array([1, 0, 3])], {}, ["data"]),
     ("fill_element_0index", [rand(3, 4), rand(3), np.array([1, 0, 3])], {}, ["lhs", "mhs"]),
