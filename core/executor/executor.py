@@ -56,7 +56,7 @@ class Executor:
                  grad_arrays: Sequence[NDArray | None], grad_reqs: Sequence[OpReqType],
                  aux_arrays: Sequence[NDArray], shared_exec: "Executor | None" = None,
                  plan_memory_on: bool | None = None, bulk_exec: bool | None = None,
-                 _graph: IndexedGraph | None = None) -> None:
+                 _graph: IndexedGraph | None = None, _share_outputs: bool = False) -> None:
         self._symbol = symbol
         self._ctx = ctx
         g = _graph if _graph is not None else IndexedGraph(symbol._outputs)
@@ -107,13 +107,13 @@ class Executor:
         strategy = os.environ.get("PLEXNET_EXEC_MEMORY_STRATEGY", "auto").strip().lower() or "auto"
         self._plan: Plan = plan_memory(xg.entries, xg.schedule, enable=bool(plan_memory_on), match_range=match,
                                        strategy=strategy)
-        self._allocate(shared_exec)
+        self._allocate(shared_exec, _share_outputs)
         self._build_calls(bulk_exec)
         self._head_ones = True
         self._monitor: Any = None
 
     # -- storage ------------------------------------------------------------------------------------
-    def _allocate(self, shared_exec: "Executor | None") -> None:
+    def _allocate(self, shared_exec: "Executor | None", share_outputs: bool = False) -> None:
         xg, plan, ctx = self._xg, self._plan, self._ctx
         # blocks: reuse the shared executor's blocks where large enough (bucketing)
         # units holding graph outputs are neither lent nor borrowed
@@ -126,9 +126,24 @@ class Executor:
         if shared_exec is not None:
             avail = sorted(((c.handle.size, i, c) for i, c in enumerate(shared_exec._blocks)
                             if not shared_exec._unit_pinned[i]), key=lambda t: (t[0], t[1]))
+        reuse: dict[int, Chunk] = {}
+        if shared_exec is not None and share_outputs:
+            # Executor.reshape: each output lives in the original's output memory where it fits (MXNet)
+            sp, taken = shared_exec._plan, set()
+            for e_new, e_old in zip(self._g.outputs, shared_exec._g.outputs):
+                u, uo = plan.unit[e_new], sp.unit[e_old]
+                if u < 0 or uo < 0 or u in reuse or uo in taken or plan.offset[e_new] != sp.offset[e_old]:
+                    continue
+                if sp.unit_sizes[uo] >= plan.unit_sizes[u]:
+                    reuse[u] = shared_exec._blocks[uo]
+                    taken.add(uo)
         blocks: list[Chunk] = []
         self._shared_bytes = 0
         for u, size in enumerate(plan.unit_sizes):
+            if u in reuse:
+                blocks.append(reuse[u])
+                self._shared_bytes += size
+                continue
             hit = None
             for k, (s, _i, c) in enumerate(avail):
                 if s >= size and not pinned[u]:
@@ -473,7 +488,7 @@ class Executor:
         aux = [remake(n, a, shapes[g.row_ptr[nid]]) for n, a, nid in zip(self._aux_names, self.aux_arrays,
                                                                           g.aux_nids)]
         return Executor(self._symbol, self._ctx, args, grads, self._grad_reqs, aux, shared_exec=self,
-                        plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g)
+                        plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g, _share_outputs=True)
 
     # -- reporting ---------------------------------------------------------------------------------------
     def memory_report(self) -> dict[str, Any]:

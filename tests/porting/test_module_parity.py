@@ -56,3 +56,24 @@ def test_gradient_through_non_differentiable_operator_is_refused():
         y = mx.nd.batch_take(x, mx.nd.array([0, 1], dtype="int32"))
     with pytest.raises(mx.MXNetError, match="batch_take is non-differentiable"):
         y.backward()
+
+
+def test_executor_reshape_shares_output_memory():
+    # MXNet's test_executor.test_reshape: a smaller reshaped executor writes into the
+    # original's memory, outputs included; an up-sized one gets new memory
+    y = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=4)
+    exe = y.simple_bind(mx.cpu(), x=(5, 4), grad_req="null")
+    exe.arg_arrays[0][:] = 1
+    exe.arg_arrays[1][:] = mx.nd.ones((4, 4))
+    exe.arg_arrays[2][:] = 0
+    new_exe = exe.reshape(x=(3, 4))
+    new_exe.forward(is_train=False)
+    assert np.all(new_exe.outputs[0].asnumpy() == 4)
+    assert np.all(exe.outputs[0].asnumpy()[:3] == 4)
+    exe.forward(is_train=False)
+    assert np.all(exe.outputs[0].asnumpy() == 4)
+    big = exe.reshape(allow_up_sizing=True, x=(6, 4))
+    big.arg_arrays[0][:] = 2
+    big.forward(is_train=False)
+    assert np.all(big.outputs[0].asnumpy() == 8)
+    assert np.all(exe.outputs[0].asnumpy() == 4) and np.all(exe.arg_arrays[0].asnumpy() == 1)
