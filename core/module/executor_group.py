@@ -128,6 +128,10 @@ class DataParallelExecutorGroup:
         self.num_outputs = len(self.output_names)
         self.output_layouts = [self._output_layout(i) for i in range(self.num_outputs)]
         self._shared_group = shared_group
+        #: per context, the non-parameter arrays (inputs, their gradients as ``"grad of NAME"``)
+        #: by name, shared with ``shared_group`` (MXNet's ``shared_buffer`` of simple_bind)
+        self.shared_data_arrays: list[dict[str, Any]] = (
+            [{} for _ in self.contexts] if shared_group is None else shared_group.shared_data_arrays)
         self.bind_exec(data_shapes, label_shapes, shared_group)
 
     def _output_layout(self, index: int) -> int:
@@ -269,8 +273,29 @@ class DataParallelExecutorGroup:
         if type_dict:
             kwargs["type_dict"] = type_dict
         if shared_exec is not None:
-            return self._bind_sharing(shared_exec, ctx, input_shapes, types, self.group2ctxs[i])
-        return self.symbol.simple_bind(ctx=ctx, grad_req=self.grad_req, group2ctx=self.group2ctxs[i], **kwargs)
+            return self._bind_sharing(shared_exec, ctx, input_shapes, types, self.group2ctxs[i], i)
+        exe = self.symbol.simple_bind(ctx=ctx, grad_req=self.grad_req, group2ctx=self.group2ctxs[i], **kwargs)
+        buf = self.shared_data_arrays[i]
+        for name in self.arg_names:
+            if name not in self.param_names:
+                buf.setdefault(name, exe.arg_dict[name])
+                g = _grad_of(exe, name)
+                if g is not None:
+                    buf.setdefault("grad of " + name, g)
+        return exe
+
+    def _reshape_or_create(self, i: int, key: str, shape: tuple, dtype: Any, ctx: Any) -> Any:
+        """MXNet's ReshapeOrCreate: a view of the shared array ``key`` when it is large
+        enough, else a new array that replaces it in ``shared_data_arrays[i]``."""
+        from ..ndarray import NDArray, zeros
+        buf, n = self.shared_data_arrays[i], int(np.prod(shape))
+        cur = buf.get(key)
+        if cur is not None and cur.size >= n and cur.dtype == np.dtype(dtype) and cur.context == ctx:
+            if cur.shape == tuple(shape):
+                return cur
+            return NDArray(cur._chunk, cur._data.reshape(-1)[:n].reshape(tuple(shape)))
+        buf[key] = zeros(shape, ctx=ctx, dtype=dtype)
+        return buf[key]
 
     def _reshape_ith_exec(self, i: int, data_shapes: Sequence[DataDesc], label_shapes: Sequence[DataDesc]) -> Any:
         base = self._default_execs[i] if self._default_execs else self.execs[i]
@@ -286,15 +311,21 @@ class DataParallelExecutorGroup:
                                   self._input_types(data_shapes, label_shapes), self.group2ctxs[i])
 
     def _bind_sharing(self, base: Any, ctx: Any, input_shapes: dict, types: dict,
-                      group2ctx: dict | None = None) -> Any:
+                      group2ctx: dict | None = None, i: int | None = None) -> Any:
         """A new executor for ``input_shapes`` whose parameters, gradients and auxiliary
-        states are ``base``'s arrays (``Symbol.bind`` with those arrays)."""
+        states are ``base``'s arrays (``Symbol.bind`` with those arrays); with a context
+        index ``i``, the other arguments come from ``shared_data_arrays[i]``."""
         from .. import nd
         arg_shapes, _, _ = self.symbol.infer_shape(**input_shapes)
         args = {}
         grads = {}
         for name, shape in zip(self.arg_names, arg_shapes):
-            if name in input_shapes:
+            if i is not None and (name not in self.param_names or name not in base.arg_dict):
+                dtype = types.get(name, np.float32)
+                args[name] = self._reshape_or_create(i, name, shape, dtype, ctx)
+                if self.grad_req.get(name, "null") != "null":
+                    grads[name] = self._reshape_or_create(i, "grad of " + name, shape, dtype, ctx)
+            elif name in input_shapes:
                 args[name] = nd.zeros(shape, ctx=ctx, dtype=types.get(name, np.float32))
                 if self.grad_req.get(name, "null") != "null":
                     grads[name] = nd.zeros(shape, ctx=ctx, dtype=types.get(name, np.float32))

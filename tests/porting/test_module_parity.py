@@ -77,3 +77,43 @@ def test_executor_reshape_shares_output_memory():
     big.forward(is_train=False)
     assert np.all(big.outputs[0].asnumpy() == 8)
     assert np.all(exe.outputs[0].asnumpy() == 4) and np.all(exe.arg_arrays[0].asnumpy() == 1)
+
+
+def _fc_stack(n):
+    h = mx.sym.var("data")
+    for i in range(n):
+        h = mx.sym.FullyConnected(h, num_hidden=6, name=f"fc{i}")
+    return mx.sym.SoftmaxOutput(h, mx.sym.var("softmax_label"), name="softmax")
+
+
+def test_executor_group_shared_data_arrays():
+    # MXNet's test_module.test_executor_group; results recorded with MXNet 1.9.1
+    from plexnet.module.executor_group import DataParallelExecutorGroup
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    s1 = _fc_stack(2)
+    params = [n for n in s1.list_arguments() if n not in ("data", "softmax_label")]
+
+    def group(sym, n, shared=None, need_grad=False):
+        return DataParallelExecutorGroup(symbol=sym, contexts=ctxs, workload=[1, 1], data_shapes=[("data", (n, 5))],
+                                         label_shapes=[("softmax_label", (n,))], param_names=params,
+                                         for_training=True, inputs_need_grad=need_grad, shared_group=shared)
+
+    g1 = group(s1, 4)
+    assert [sorted(d) for d in g1.shared_data_arrays] == [["data", "softmax_label"]] * 2
+    g2 = group(_fc_stack(3), 4, g1)
+    assert g2.shared_data_arrays is g1.shared_data_arrays
+    assert sorted(g2.shared_data_arrays[0]) == ["data", "fc2_bias", "fc2_weight", "softmax_label"]
+    same = mx.test_utils.same_array
+    for i in range(2):
+        e1, e2 = g1.execs[i], g2.execs[i]
+        assert same(e1.arg_dict["data"], e2.arg_dict["data"])
+        assert same(e1.arg_dict["fc0_weight"], e2.arg_dict["fc0_weight"])
+        assert same(e1.grad_dict["fc0_weight"], e2.grad_dict["fc0_weight"])
+        assert same(g2.shared_data_arrays[i]["fc2_weight"], e2.arg_dict["fc2_weight"])
+    assert sorted(group(s1, 4, need_grad=True).shared_data_arrays[0]) == ["data", "grad of data", "softmax_label"]
+    small = group(s1, 2, g1)  # a view of the shared input memory
+    assert small.execs[0].arg_dict["data"].shape == (1, 5) and g1.shared_data_arrays[0]["data"].shape == (2, 5)
+    small.execs[0].arg_dict["data"][:] = 7
+    assert g1.execs[0].arg_dict["data"].asnumpy()[:, 0].tolist() == [7, 0]
+    big = group(s1, 8, g1)  # too large: a new array replaces the shared one
+    assert big.execs[0].arg_dict["data"].shape == (4, 5) and g1.shared_data_arrays[0]["data"].shape == (4, 5)
