@@ -181,6 +181,9 @@ class _BinaryStatsMetric(EvalMetric):
     _stats: _BinaryClassificationMetrics
     _per_batch: bool
 
+    #: what a macro-averaged batch adds to ``num_inst`` (MXNet: F1 ``1``, MCC ``1.``)
+    _batch_count: int | float = 1
+
     def _score(self, use_global: bool) -> float:
         raise NotImplementedError()
 
@@ -192,8 +195,8 @@ class _BinaryStatsMetric(EvalMetric):
         if self._per_batch:
             self.sum_metric += self._score(False)
             self.global_sum_metric += self._score(True)
-            self.num_inst += 1
-            self.global_num_inst += 1
+            self.num_inst += self._batch_count
+            self.global_num_inst += self._batch_count
             stats.reset_stats()
         else:
             self.sum_metric = self._score(False) * stats.total_examples
@@ -240,6 +243,7 @@ class MCC(_BinaryStatsMetric):
 
     _stats = property(lambda self: self._metrics)  # type: ignore[assignment]
     _per_batch = property(lambda self: self._average == "macro")  # type: ignore[assignment]
+    _batch_count = 1.0
 
     def _score(self, use_global: bool) -> float:
         return self._metrics.matthewscc(use_global=use_global)
