@@ -102,3 +102,26 @@ def test_array_of_a_freed_graph_is_a_constant_in_a_new_graph():
     assert x.grad.asnumpy().tolist() == [2.0, 2.0]  # untouched by the second backward
     with pytest.raises(mx.base.MXNetError):  # a freed head itself still cannot be differentiated again
         b.backward()
+
+
+def test_get_symbol_through_a_hybridized_block():
+    # MXNet's test_gluon.test_inline calls autograd.get_symbol on a hybridized block's output
+    # (plexnet raised "no operator form"); its graph is inlined with the recorded inputs
+    import json
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(4, activation="relu"), mx.gluon.nn.Dense(3))
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.random.uniform(shape=(2, 5))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x) * 2
+    s = mx.autograd.get_symbol(y)
+    ops = [n["op"] for n in json.loads(s.tojson())["nodes"] if n["op"] != "null"]
+    assert ops == ["FullyConnected", "Activation", "FullyConnected", "_mul_scalar"]
+    p = net.collect_params()
+    arrays = [x] + [p[k].data() for k in p.keys()]  # var0 = x, then dense0 weight/bias, dense1 ...
+    assert len(s.list_arguments()) == 5
+    out = s.bind(mx.cpu(), dict(zip(s.list_arguments(), arrays))).forward()[0]
+    assert np.allclose(out.asnumpy(), y.asnumpy(), rtol=1e-5, atol=1e-6)
