@@ -83,3 +83,27 @@ def test_identity_with_attr_like_rhs_imperative():
     assert x.grad.asnumpy().tolist() == [[5, 6, 7]] and y.grad.asnumpy().tolist() == [[0, 0, 0]]
     with pytest.raises(mx.MXNetError):
         mx.nd._internal._identity_with_attr_like_rhs(x, mx.nd.zeros((2, 3)))
+
+
+def _arg_shapes(sym, partial=False):
+    shapes = (sym.infer_shape_partial() if partial else sym.infer_shape())[0]
+    return dict(zip(sym.list_arguments(), shapes))
+
+
+def test_incomplete_infer_through_slicechannel_and_convolution():
+    # MXNet's test_infer_shape.test_incomplete_infer (values as MXNet 1.9.1)
+    a = mx.sym.Variable("a", shape=(0, 10))
+    d = mx.sym.SliceChannel(data=a, num_outputs=10, axis=1, squeeze_axis=True)[1] + mx.sym.Variable("c", shape=(5,))
+    assert _arg_shapes(d)["a"] == (5, 10)
+    a = mx.sym.Variable("a", shape=(0, 15, 0))
+    d = mx.sym.SliceChannel(data=a, num_outputs=3, squeeze_axis=False)[1] + mx.sym.Variable("c", shape=(3, 5, 2))
+    assert _arg_shapes(d)["a"] == (3, 15, 2)
+    a = mx.sym.Variable("a", shape=(0, 0, 6))
+    d = mx.sym.SliceChannel(data=a, num_outputs=2, axis=-1)[0] + mx.sym.Variable("c", shape=(4, 7, 3))
+    assert _arg_shapes(d)["a"] == (4, 7, 6)
+    a = mx.sym.Variable("a", shape=(0, 10, 0, 0))
+    b = mx.sym.Convolution(data=a, num_filter=21, kernel=(3, 3), dilate=(1, 1), pad=(1, 1))
+    assert _arg_shapes(b + mx.sym.Variable("c", shape=(5, 21, 32, 32)))["a"] == (5, 10, 32, 32)
+    a = mx.sym.Variable("a", shape=(0, 10, 0))  # dilated 1-d kernel: 20 + 2 * (3 - 1) = 24
+    b = mx.sym.Convolution(data=a, num_filter=4, kernel=(3,), dilate=(2,))
+    assert _arg_shapes(b + mx.sym.Variable("c", shape=(5, 4, 20)))["a"] == (5, 10, 24)

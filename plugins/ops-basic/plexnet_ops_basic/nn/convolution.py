@@ -67,6 +67,19 @@ class ConvolutionProp(ConvPropBase):
                                  f"input: data shape {d}, pad {tuple(p.pad)}")
         return conv_geom(p, d).out_shape
 
+    def refine_partial_inputs(self, in_vals, out_known):
+        """MXNet's incomplete inference: the data's batch from a known output, and a spatial
+        size where that axis' stride is 1 (``out + dilated kernel - 1 - 2 pad``)."""
+        p, d = self.param, in_vals[0]
+        o = out_known[0] if out_known else None
+        if d is None or o is None or len(o) != len(d) or len(d) != len(p.kernel) + 2 or p.channels_last():
+            return None
+        new = [o[0] if d[0] == 0 else d[0], d[1]]
+        for i, (k, s, dl, pd) in enumerate(zip(p.kernel, p.stride, p.dilate, p.pad)):
+            dim, od = d[2 + i], o[2 + i]
+            new.append(od + dl * (k - 1) - 2 * pd if dim == 0 and od and s == 1 else dim)
+        return None if tuple(new) == tuple(d) else [tuple(new)] + list(in_vals[1:])
+
 
 def register(registry):
     registry.register_property("Convolution", ConvolutionProp)

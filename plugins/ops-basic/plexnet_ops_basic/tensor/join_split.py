@@ -179,6 +179,25 @@ class SliceChannelProp(OperatorProperty):
             out = s[:ax] + (part,) + s[ax + 1:]
         return [s], [out] * n, []
 
+    def refine_partial_inputs(self, in_vals: list, out_known: list) -> list | None:
+        """Unknown (0) input dimensions from any known output (MXNet's incomplete inference)."""
+        s = in_vals[0]
+        if s is None or not s:
+            return None
+        ax = self.param.axis % len(s) if -len(s) <= self.param.axis < len(s) else None
+        if ax is None:
+            return None
+        n, new = self.param.num_outputs, list(s)
+        for o in out_known:
+            if o is None:
+                continue
+            full = (tuple(o[:ax]) + (n,) + tuple(o[ax:]) if self.param.squeeze_axis
+                    else tuple(o[:ax]) + (o[ax] * n,) + tuple(o[ax + 1:]) if ax < len(o) else None)
+            if full is None or len(full) != len(s):
+                continue
+            new = [f if d == 0 else d for d, f in zip(new, full)]
+        return None if tuple(new) == tuple(s) else [tuple(new)]
+
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
         return list(out_grad)
 
