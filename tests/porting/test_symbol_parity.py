@@ -107,3 +107,26 @@ def test_incomplete_infer_through_slicechannel_and_convolution():
     a = mx.sym.Variable("a", shape=(0, 10, 0))  # dilated 1-d kernel: 20 + 2 * (3 - 1) = 24
     b = mx.sym.Convolution(data=a, num_filter=4, kernel=(3,), dilate=(2,))
     assert _arg_shapes(b + mx.sym.Variable("c", shape=(5, 4, 20)))["a"] == (5, 10, 24)
+
+
+def test_slice_assign_operators_in_graphs():
+    # sym._internal._slice_assign / _crop_assign (+ _scalar): values as MXNet 1.9.1
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = mx.sym._internal._slice_assign(a, b, begin=(0, 1), end=(2, 3))
+    assert s.list_arguments() == ["a", "b"]
+    assert s.infer_shape(a=(3, 4)) == ([(3, 4), (2, 2)], [(3, 4)], [])
+    ex = s.simple_bind(mx.cpu(), a=(3, 4), b=(2, 2), grad_req="null")
+    ex.arg_dict["a"][:] = 1
+    ex.arg_dict["b"][:] = 5
+    assert ex.forward()[0].asnumpy().tolist() == [[1, 5, 5, 1], [1, 5, 5, 1], [1, 1, 1, 1]]
+    s2 = mx.sym._internal._crop_assign_scalar(a, scalar=7, begin=(None, 1), end=(None, None), step=(None, 2))
+    ex = s2.simple_bind(mx.cpu(), a=(3, 4), grad_req="null")
+    ex.arg_dict["a"][:] = 1
+    assert ex.forward()[0].asnumpy().tolist() == [[1, 7, 1, 7]] * 3
+    with pytest.raises(mx.MXNetError):
+        s.infer_shape(a=(3, 4), b=(3, 3))
+    with pytest.raises(mx.MXNetError, match="_slice_assign is non-differentiable"):
+        s.simple_bind(mx.cpu(), a=(3, 4), b=(2, 2))
+    x = mx.nd.ones((2, 3))
+    assert mx.nd._internal._slice_assign(x, mx.nd.zeros((1, 2)), begin=(1, 0), end=(2, 2), out=x) is x
+    assert x.asnumpy().tolist() == [[1, 1, 1], [0, 0, 1]]
