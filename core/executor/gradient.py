@@ -40,6 +40,8 @@ from .graph import IndexedGraph
 __all__ = ["ExecEntry", "ExecNode", "ExecGraph", "build_exec_graph", "EXTERNAL_KINDS"]
 
 EXTERNAL_KINDS = frozenset(("arg", "aux", "head_grad", "arg_grad"))
+#: operators whose input gradient is always zero: nothing upstream of them needs a backward
+ZERO_GRAD_OPS = frozenset(("BlockGrad", "stop_gradient", "zeros_like", "ones_like"))
 _NULL, _WRITE, _ADD = OpReqType.null, OpReqType.write, OpReqType.add
 
 
@@ -203,6 +205,19 @@ def _build_backward(xg: ExecGraph, g: IndexedGraph, grad_reqs: Sequence[OpReqTyp
             needs_bwd[nid] = True
             for e in range(g.row_ptr[nid], g.row_ptr[nid + 1]):
                 rg[e] = True
+    # as nnvm's Gradient pass: a node whose output gradients are all zero (it reaches the
+    # outputs only through zero-gradient operators such as BlockGrad) gets no backward node
+    live = [False] * g.num_entries
+    for e in g.outputs:
+        live[e] = rg[e]
+    for nid in reversed(g.op_nids):
+        if not needs_bwd[nid]:
+            continue
+        if not any(live[e] for e in range(g.row_ptr[nid], g.row_ptr[nid + 1])):
+            needs_bwd[nid] = False
+        elif g.nodes[nid].prop.op_name not in ZERO_GRAD_OPS:
+            for e in g.inputs[nid][:g.nargs[nid]]:
+                live[e] = live[e] or rg[e]
     acc: dict[int, _Acc] = {}
 
     def acc_of(e: int) -> _Acc:

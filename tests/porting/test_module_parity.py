@@ -117,3 +117,34 @@ def test_executor_group_shared_data_arrays():
     assert g1.execs[0].arg_dict["data"].asnumpy()[:, 0].tolist() == [7, 0]
     big = group(s1, 8, g1)  # too large: a new array replaces the shared one
     assert big.execs[0].arg_dict["data"].shape == (4, 5) and g1.shared_data_arrays[0]["data"].shape == (4, 5)
+
+
+def test_no_backward_upstream_of_stop_gradient():
+    # MXNet's test_symbol.test_zero_prop / test_zero_prop2: nodes whose gradient is all zero
+    # (reaching the outputs only through stop_gradient) get no backward, so no memory, and a
+    # non-differentiable operator there is accepted
+    import re
+    data = mx.sym.Variable("data")
+    for _ in range(4):
+        data = data * data
+
+    def mb(sym, **kw):
+        exe = sym.simple_bind(ctx=mx.cpu(), data=(8, 3, 128, 128), **kw)
+        return int(re.search(r"Total (\d+) MB allocated", exe.debug_str()).group(1)), exe
+
+    big, _ = mb(data)
+    small1, _ = mb(data, grad_req="null")
+    small2, exe = mb(mx.sym.stop_gradient(data))
+    assert big > small2 and small1 == small2
+    exe.arg_dict["data"][:] = 1
+    exe.forward(is_train=True)
+    exe.backward()
+    assert exe.grad_dict["data"].asnumpy().sum() == 0
+    x, idx = mx.sym.Variable("x"), mx.sym.Variable("idx")
+    y = mx.sym.batch_take(x, idx)
+    exe = mx.sym.stop_gradient(y).simple_bind(ctx=mx.cpu(), x=(10, 10), idx=(10,),
+                                              type_dict={"x": np.float32, "idx": np.int32})
+    exe.forward()
+    exe.backward()
+    with pytest.raises(mx.MXNetError, match="non-differentiable"):
+        y.simple_bind(ctx=mx.cpu(), x=(10, 10), idx=(10,), type_dict={"x": np.float32, "idx": np.int32})
