@@ -24,6 +24,8 @@ from .tape import Leaf, SimpleNode, describe, small_prop
 
 #: operators whose gradient is the output gradient unchanged
 IDENTITY_GRAD = frozenset(("_plus_scalar", "_minus_scalar", "_copy", "identity"))
+#: operators whose input gradient is always zero (nothing behind them gets a gradient from them)
+ZERO_GRAD = frozenset(("BlockGrad", "stop_gradient", "zeros_like", "ones_like"))
 
 __all__ = ["run_backward"]
 
@@ -186,14 +188,22 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
         else:
             buf = acc[key] = _new_like(h)
             _fill(buf, 1.0) if g is None else _copy_into(buf, g, _WRITE)
+    # nodes whose output gradient may be non-zero: from the heads, stopping at ZERO_GRAD ops
+    live = {id(h._ag[0]) for h in heads}
     for node in reversed(order):
         nid = id(node)
         if nid not in need:
             continue
         prop = getattr(node, "prop", None)
         if prop is not None and not getattr(prop, "differentiable", True):
+            if nid not in live:  # all-zero output gradient: skipped, as nnvm's Gradient pass
+                continue
             raise PlexnetError(f"Operator {prop.op_name} is non-differentiable because it didn't register "
                                f"FGradient attribute")
+        if nid in live and _op_name(node) not in ZERO_GRAD:
+            for x in node.inputs[:node.n_args]:
+                if x._ag is not None:
+                    live.add(id(x._ag[0]))
         nvis = node.nvis
         if nvis == 1:
             cur = acc.pop((nid, 0), None)
@@ -277,6 +287,13 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             results.append(r)
         return results
     return None
+
+
+def _op_name(node: Any) -> str | None:
+    prop = getattr(node, "prop", None)
+    if prop is not None:
+        return prop.op_name
+    return node.sop.name if node.__class__ is SimpleNode else None
 
 
 def _add_seed(buf: Any, g: Any) -> None:
