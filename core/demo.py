@@ -265,7 +265,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="always show the progress bar (default: when stderr is a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="only the final table")
+    p.add_argument("--gluon", action="store_true",
+                   help="train the same LeNet with Gluon (autograd + Trainer, hybridized) instead of Module")
     return p
+
+
+def _run_gluon(args: argparse.Namespace, quiet: bool) -> dict[str, Any]:
+    """The Gluon variant of the demo (``plexnet.demo_gluon``), with the table's figures."""
+    from . import demo_gluon, storage
+    context = _context(args.ctx)
+    r = demo_gluon.run(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                       ctx=context, verbose=not quiet)
+    st = storage.get().stats(context)
+    r.update({"context": str(context), "kvstore": "gluon.Trainer", "peak_storage_bytes": int(st.peak),
+              "peak_rss_bytes": _peak_rss_bytes()})
+    return r
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -273,6 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.epochs < 1 or args.batch_size < 1 or args.num_workers < 1:
         sys.stderr.write("plexnet demo: --epochs, --batch-size and --num-workers must be >= 1\n")
+        return 2
+    if args.gluon and (args.kvstore != "local" or args.profile):
+        sys.stderr.write("plexnet demo: --gluon trains in one process without a profile; drop --kvstore/--profile\n")
         return 2
     worker_rank = int(os.environ.get("PLEXNET_WORKER_RANK", os.environ.get("DMLC_WORKER_ID", "0")) or 0)
     quiet = args.quiet or worker_rank != 0  # in a distributed run only worker 0 reports
@@ -292,10 +309,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             launch_argv = ["-n", str(args.num_workers), "-s", "1"] + (["--quiet"] if args.quiet else [])
             return int(launch_main(launch_argv + ["--"] + worker_cmd) or 0)
         lead = worker_rank == 0
-        r = run(epochs=args.epochs, batch_size=args.batch_size, kvstore=args.kvstore, ctx=args.ctx,
-                seed=args.seed, lr=args.lr, profile=args.profile if lead else None,
-                progress=False if quiet else args.progress,
-                logger=log if not quiet else silent)
+        if args.gluon:
+            r = _run_gluon(args, quiet)
+        else:
+            r = run(epochs=args.epochs, batch_size=args.batch_size, kvstore=args.kvstore, ctx=args.ctx,
+                    seed=args.seed, lr=args.lr, profile=args.profile if lead else None,
+                    progress=False if quiet else args.progress,
+                    logger=log if not quiet else silent)
     except (DemoError, ImportError) as e:
         sys.stderr.write(f"plexnet demo: {e}\n")
         return 1

@@ -2,6 +2,7 @@
 base class of every torch operator (the ops-basic implementation as its fallback)."""
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable, Sequence
 
@@ -12,6 +13,13 @@ from plexnet.operator import Operator, OpReqType
 NULL, WRITE, INPLACE, ADD = OpReqType.null, OpReqType.write, OpReqType.inplace, OpReqType.add
 #: dtypes the torch kernels take here (others run the ops-basic implementation)
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+#: smallest problem torch takes: the largest array of a call must have at least this many
+#: elements. Below it ops-basic's numpy code runs: on small CNNs (the demo's LeNet on
+#: 8x8 digits) torch's per-call cost and its OpenMP pool, which the engine's BLAS thread
+#: policy does not control, made a training step 2-10x slower; ResNet-18's layers are
+#: all above it. ``PLEXNET_TORCH_MIN_ELEMENTS`` overrides it.
+MIN_ELEMENTS = int(os.environ.get("PLEXNET_TORCH_MIN_ELEMENTS", str(1 << 18)))
 
 torch: Any = None
 _reason: str | None = None
@@ -63,8 +71,10 @@ def store(out: Any, req: OpReqType, value: Any) -> None:
 
 
 def ok_arrays(arrays: Sequence[Any]) -> bool:
-    """Every array is a numpy array of one dtype torch runs here."""
+    """Every array is a numpy array of one dtype torch runs here, and the call is big
+    enough (``MIN_ELEMENTS``) for torch to pay."""
     dt = None
+    biggest = 0
     for a in arrays:
         if a is None:
             continue
@@ -74,7 +84,8 @@ def ok_arrays(arrays: Sequence[Any]) -> bool:
             dt = a.dtype
         elif a.dtype != dt:
             return False
-    return True
+        biggest = max(biggest, a.size)
+    return biggest >= MIN_ELEMENTS
 
 
 class TorchOp(Operator):

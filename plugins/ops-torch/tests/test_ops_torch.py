@@ -247,3 +247,15 @@ def test_executor_step_uses_torch_and_matches_xp(torch_for_every_width):
     for k in res["xp"]:
         np.testing.assert_allclose(res["torch"][k], res["xp"][k], rtol=1e-3, atol=1e-5, err_msg=k)
 
+
+
+def test_small_calls_run_ops_basic(monkeypatch):
+    """Below MIN_ELEMENTS a call takes the numpy (ops-basic) path, above it torch's."""
+    import numpy as np
+    from plexnet_ops_torch import _base
+    monkeypatch.setattr(_base, "MIN_ELEMENTS", 1000)
+    small = [np.zeros((10, 10), np.float32)]
+    big = [np.zeros((10, 10), np.float32), np.zeros((40, 40), np.float32)]
+    assert not _base.ok_arrays(small)
+    assert _base.ok_arrays(big)
+    assert not _base.ok_arrays([np.zeros((40, 40), np.float32), np.zeros((40, 40), np.float64)])
