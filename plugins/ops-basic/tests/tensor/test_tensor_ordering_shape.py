@@ -203,3 +203,17 @@ def test_reset_arrays_and_onehot_encode_through_the_harness() -> None:
     outs = run_forward("amp_multicast", [rand(2), rand(3).astype(np.float32)], {"num_outputs": 2})
     assert outs[0].dtype == outs[1].dtype == np.float64
     check_gradient("amp_multicast", [rand(2), rand(3)], {"num_outputs": 2})
+
+
+def test_slice_assign_values() -> None:
+    """_slice_assign / _slice_assign_scalar (MXNet's x[b:e] = v as operators): forward only,
+    as MXNet registers no gradient for them."""
+    x = np.arange(12, dtype=np.float64).reshape(3, 4)
+    v = -np.ones((2, 2))
+    want = x.copy()
+    want[0:2, 1:3] = v
+    check_forward("_slice_assign", [x, v], {"begin": (0, 1), "end": (2, 3)}, want)
+    want = x.copy()
+    want[1:3, ::2] = 7.0
+    check_forward("_slice_assign_scalar", [x], {"scalar": 7.0, "begin": (1, None), "end": (3, None),
+                                                "step": (1, 2)}, want)
