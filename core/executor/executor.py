@@ -18,9 +18,10 @@ from ..base import PlexnetError, ShapeError
 from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..ndarray.chunk import Chunk, alloc_chunk
 from ..ndarray.ndarray import NDArray
-from ..operator.contract import OpContext, OpReqType
+from ..operator.contract import OpReqType
 from ..resource import get as _resources
 from .bulk import bulk_settings, env_flag, env_int, make_segments
+from .calls import _bwd_call, _fwd_async_call, _fwd_call, _sum_call, _zeros_call
 from .gradient import ExecGraph, build_exec_graph
 from .graph import IndexedGraph, InferTypeError, infer_shapes, infer_types, is_complete
 from .planner import Plan, plan_memory
@@ -671,79 +672,6 @@ class Executor:
     @property
     def exec_graph(self) -> ExecGraph:
         return self._xg
-
-
-# -- node closures ------------------------------------------------------------------------------------------
-
-def _fwd_call(fwd: Any, is_train: bool, requested: list, ins: list, req: list, outs: list, aux: list) -> Any:
-    # the OpContext is rebuilt only when the engine hands another RunContext (worker)
-    cache: list = [(None, None)]
-
-    def call(rc: Any) -> None:
-        c = cache[0]  # one tuple: safe if two workers ever race here
-        if c[0] is not rc:
-            c = cache[0] = (rc, OpContext(is_train, rc, requested))
-        fwd(c[1], ins, req, outs, aux)
-    return call
-
-
-def _fwd_async_call(fwd: Any, is_train: bool, requested: list, ins: list, req: list, outs: list,
-                    aux: list) -> Any:
-    def call(rc: Any, on_complete: Any) -> None:
-        fwd(OpContext(is_train, rc, requested), ins, req, outs, aux, on_complete)
-    return call
-
-
-class _bwd_call:
-    """Backward closure; ``with_train`` gives the ``is_train=False`` variant; with
-    ``is_async`` it takes the completion callback too (``backward_async``)."""
-
-    __slots__ = ("bwd", "requested", "og", "ind", "outd", "req", "ig", "aux", "is_train", "is_async", "_cache",
-                 "__weakref__")
-
-    def __init__(self, bwd: Any, requested: list, og: list, ind: list, outd: list, req: list, ig: list,
-                 aux: list, is_train: bool = True, is_async: bool = False) -> None:
-        self.bwd, self.requested, self.og, self.ind, self.outd = bwd, requested, og, ind, outd
-        self.req, self.ig, self.aux, self.is_train, self.is_async = req, ig, aux, is_train, is_async
-        self._cache: tuple = (None, None)
-
-    def __call__(self, rc: Any, *on_complete: Any) -> None:
-        c = self._cache
-        if c[0] is not rc:
-            c = self._cache = (rc, OpContext(self.is_train, rc, self.requested))
-        self.bwd(c[1], self.og, self.ind, self.outd, self.req, self.ig, self.aux, *on_complete)
-
-    def with_train(self, is_train: bool) -> "_bwd_call":
-        return _bwd_call(self.bwd, self.requested, self.og, self.ind, self.outd, self.req, self.ig, self.aux,
-                         is_train, self.is_async)
-
-
-def _sum_call(ins: list, out: Any, req: OpReqType) -> Any:
-    first, rest = ins[0], ins[1:]
-    inplace = req == _INPLACE
-    add = req == _ADD
-
-    def call(rc: Any) -> None:
-        xp = rc.xp
-        if add:
-            for x in ins:
-                xp.add(out, x, out=out)
-        elif inplace:  # out shares the first input's buffer
-            for x in rest:
-                xp.add(out, x, out=out)
-        elif rest:
-            xp.add(first, rest[0], out=out)
-            for x in rest[1:]:
-                xp.add(out, x, out=out)
-        else:
-            out[...] = first
-    return call
-
-
-def _zeros_call(out: Any) -> Any:
-    def call(rc: Any) -> None:
-        out[...] = 0
-    return call
 
 
 # -- argument handling -------------------------------------------------------------------------------------
