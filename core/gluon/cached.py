@@ -166,11 +166,7 @@ class CachedGraph:
             if recording else ()
         ident = pdata + pgrad
         lst = self._bound.setdefault(key, [])
-        b = None
-        for cand in lst:
-            if not cand.busy() and _same(cand.params, ident):
-                b = cand
-                break
+        b = free_bound(lst, ident)
         if b is None:
             lst[:] = [c for c in lst if _same(c.params, ident)]
             # no memory sharing: the busy executor's values are still needed
@@ -211,6 +207,15 @@ class CachedGraph:
                     o._ag = (node, i)
                 b.node_ref = weakref.ref(node)
         return outs
+
+
+def free_bound(bound: list, ident: tuple) -> Any:
+    """The first executor of ``bound`` that no pending backward still needs and that was
+    bound to the arrays ``ident``, or None."""
+    for cand in bound:
+        if not cand.busy() and _same(cand.params, ident):
+            return cand
+    return None
 
 
 def _same(a: tuple, b: tuple) -> bool:

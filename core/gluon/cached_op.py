@@ -29,7 +29,7 @@ from ..executor import Executor
 from ..ndarray import NDArray
 from ..ndarray import ndarray as _nd
 from ..operator.params import Field, ParamError, Params, Shape
-from .cached import CachedNode, _Bound, _copy, _same
+from .cached import CachedNode, _Bound, _copy, free_bound
 
 __all__ = ["CachedOp", "CachedOpConfig"]
 
@@ -112,11 +112,7 @@ class CachedOp:
         ident = tuple(args[p] for p, d in zip(self.arg_pos, self.arg_direct) if d) + \
             tuple(args[p] for p in self.aux_pos)
         lst = self._bound.setdefault(key, [])
-        b = None
-        for cand in lst:
-            if not cand.busy() and _same(cand.params, ident):
-                b = cand
-                break
+        b = free_bound(lst, ident)
         if b is None:
             lst[:] = [c for c in lst if c.busy()]  # keep only those a pending backward still needs
             with pause(STATE.training):  # the executor's own arrays are no part of the recorded graph
