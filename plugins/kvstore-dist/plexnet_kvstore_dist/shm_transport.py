@@ -312,7 +312,7 @@ class _Conn:
             except OSError as e:
                 with self.plock:
                     self.pending.pop(req, None)
-                raise KVStoreError(f"kvstore server {self.server} is unreachable ({e})") from e
+                raise KVStoreError(f"kvstore server {self.server} is unreachable: its connection failed ({e})") from e
         return fut
 
     def _send(self, parts: list) -> None:

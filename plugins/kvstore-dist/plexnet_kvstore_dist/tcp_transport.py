@@ -478,7 +478,8 @@ class _TcpConn:
             except (OSError, KVStoreError) as e:
                 with self.plock:
                     self.pending.pop(req, None)
-                err = e if isinstance(e, KVStoreError) else KVStoreError(f"{self.peer} is unreachable ({e})")
+                err = e if isinstance(e, KVStoreError) else \
+                    KVStoreError(f"{self.peer} is unreachable: its connection failed ({e})")
                 raise err from e
         return fut
 
