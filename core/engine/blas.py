@@ -35,7 +35,7 @@ try:
 except ImportError:  # pragma: no cover - a core dependency; without it, no coordination
     _Controller = None
 
-__all__ = ["worker_awake", "worker_asleep", "blas_threads", "enabled"]
+__all__ = ["worker_awake", "worker_asleep", "blas_threads", "threads_per_worker", "enabled"]
 
 _lock = threading.Lock()
 _awake = 0
@@ -139,6 +139,15 @@ def blas_threads() -> int:
     if _libs is None:
         _setup()
     return _current if _libs else 0
+
+
+def threads_per_worker() -> int:
+    """The CPU threads an operator on an awake worker may give its own thread pool (an
+    OpenMP library such as torch's): the cores shared among the awake workers, at least
+    one. Unlike ``blas_threads`` it has no busy-machine rule: measured on the torch plugin
+    (docs/performance.md), two OpenMP threads still win for heavy convolutions on a loaded
+    host, while two workers each running a two-thread team oversubscribe the cores."""
+    return max(1, _ncpu // max(1, _awake))
 
 
 def _after_fork() -> None:

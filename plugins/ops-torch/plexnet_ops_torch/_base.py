@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from plexnet.engine.blas import threads_per_worker
 from plexnet.operator import Operator, OpReqType
 
 NULL, WRITE, INPLACE, ADD = OpReqType.null, OpReqType.write, OpReqType.inplace, OpReqType.add
@@ -25,6 +26,7 @@ torch: Any = None
 _reason: str | None = None
 _checked = False
 _lock = threading.Lock()
+_tls = threading.local()
 
 
 def load() -> bool:
@@ -49,6 +51,17 @@ def available() -> bool:
 
 
 available.reason = lambda: _reason  # type: ignore[attr-defined]
+
+
+def sync_threads() -> None:
+    """Give torch's OpenMP pool, in the calling (worker) thread, the engine's share of the
+    cores: all of them while one worker computes, one each while two do (no
+    oversubscription). torch reads its thread count once per calling thread, so each
+    worker sets its own, and only when the share changed."""
+    n = threads_per_worker()
+    if getattr(_tls, "threads", 0) != n:
+        torch.set_num_threads(n)
+        _tls.threads = n
 
 
 def T(a: Any) -> Any:
@@ -113,11 +126,13 @@ class TorchOp(Operator):
     def forward(self, ctx, in_data, req, out_data, aux_states):
         if not self.supports(ctx, list(in_data) + list(out_data)):
             return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
+        sync_threads()
         self.torch_forward(ctx, in_data, req, out_data, aux_states)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
         if not self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)):
             return self.xp_op.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
+        sync_threads()
         self.torch_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
 
     def torch_forward(self, ctx, in_data, req, out_data, aux_states) -> None:

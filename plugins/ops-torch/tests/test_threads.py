@@ -1,0 +1,63 @@
+"""torch's OpenMP pool follows the engine's share of the cores per worker thread."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from plexnet_ops_torch import _base
+
+torch = pytest.importorskip("torch")
+
+
+def _threads_seen_in_new_thread(share: int, monkeypatch) -> int:
+    monkeypatch.setattr(_base, "threads_per_worker", lambda: share)
+    seen: list[int] = []
+
+    def work() -> None:
+        _base.sync_threads()
+        seen.append(torch.get_num_threads())
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive()
+    return seen[0]
+
+
+def test_two_awake_workers_get_one_thread_each(monkeypatch):
+    assert _base.load()
+    before = torch.get_num_threads()
+    try:
+        assert _threads_seen_in_new_thread(1, monkeypatch) == 1
+        assert _threads_seen_in_new_thread(2, monkeypatch) == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_share_is_set_once_per_thread(monkeypatch):
+    assert _base.load()
+    calls: list[int] = []
+    monkeypatch.setattr(_base, "threads_per_worker", lambda: 1)
+    real = torch.set_num_threads
+    before = torch.get_num_threads()
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (calls.append(n), real(n)))
+
+    def work() -> None:
+        for _ in range(5):
+            _base.sync_threads()
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(timeout=30)
+    real(before)
+    assert calls == [1]
+
+
+def test_engine_share_follows_awake_workers():
+    from plexnet.engine import blas
+    assert blas.threads_per_worker() >= 1
+    # a result computed on two workers at once stays correct with one thread each
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    assert np.allclose(torch.from_numpy(x) @ torch.from_numpy(x).T, x @ x.T, atol=1e-4)
