@@ -14,6 +14,12 @@ from .hookspecs import hookimpl
 # the plugin manager wires the layers below it (registries, device backends, storage) by
 # hooks when imported; plugins themselves still load lazily, on first use
 from . import plugins as _plugins  # noqa: E402,F401,I001
+from . import upcalls as _upcalls  # noqa: E402,I001
+
+# the up-calls of the arrays into the layers above them, and the modules that provide them
+# (loaded on first use, like every submodule): NDArray.backward, Symbol.bind/simple_bind
+_upcalls.declare(_upcalls.BACKWARD, f"{__name__}.autograd")
+_upcalls.declare(_upcalls.EXECUTOR, f"{__name__}.executor")
 
 __all__ = ["__version__", "API_VERSION", "PlexnetError", "MXNetError", "Context", "RunContext", "cpu",
            "gpu", "cpu_pinned", "current_context", "num_gpus", "hookimpl"]

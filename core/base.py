@@ -5,8 +5,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "PluginError",
-           "EngineError", "__version__", "API_VERSION", "mx_real_t"]
+__all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "InferTypeError",
+           "PluginError", "EngineError", "__version__", "API_VERSION", "mx_real_t"]
 
 __version__ = "0.1.0"
 #: Version of the plugin-facing API (hookspecs, registries, contracts). Plugins declare
@@ -49,6 +49,11 @@ class NotImplementedForSymbol(PlexnetError):
 
 class ShapeError(PlexnetError, ValueError):
     """Shapes of an operator's inputs are inconsistent or cannot be inferred."""
+
+
+class InferTypeError(PlexnetError, TypeError):
+    """Data types of an operator's inputs are inconsistent (symbolic inference and
+    imperative calls raise it alike)."""
 
 
 class PluginError(PlexnetError):

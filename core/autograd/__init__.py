@@ -9,7 +9,7 @@
 
 Under ``record()`` every operator called through ``plexnet.nd`` (NDArray arithmetic,
 any plugin's operators, CustomOp) with an input that is part of a graph is put on a
-tape (``tape.py``); ``backward``/``grad`` replay the operators' registered gradients
+tape (``plexnet.tape``, below the arrays); ``backward``/``grad`` replay the operators' registered gradients
 as engine operations (``backward.py``), so backward returns at once and the work runs
 asynchronously like the forward pass. ``grad(..., create_graph=True)`` builds the
 gradient from recorded operators again (``higher.py``), for higher-order derivatives.
@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import PlexnetError
+from ..ndarray.ndarray import NDArray, array as _array
 from ..operator.contract import OpReqType
+from ..symbol.symbol import Symbol
+from .. import upcalls
+from ..tape import STATE, Leaf, check_inplace, mark_variable  # noqa: F401 - re-exported
 from .backward import run_backward
 from .function import Function
-from .state import STATE
 from .symbolic import get_symbol
-from .tape import Leaf, check_inplace  # noqa: F401 - used by nd's in-place paths
 
 __all__ = [
     "Function",
@@ -50,20 +51,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # lazily: ndarray imports this package, so a module-level import would be circular
-    if name == "NDArray":
-        from ..ndarray import NDArray
-        return NDArray
-    if name == "Symbol":
-        from ..symbol import Symbol
-        return Symbol
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# NDArray.backward (a layer below) runs the backward pass through this up-call
+upcalls.provide(upcalls.BACKWARD, run_backward)
 
 
 def array(source: Any, ctx: Any = None, dtype: Any = None) -> Any:
     """``nd.array`` (MXNet's autograd module exposes it too)."""
-    from ..ndarray import array as _array
     return _array(source, ctx=ctx, dtype=dtype)
 
 
@@ -154,7 +147,7 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: Any = "write") -> 
         if g is not None and tuple(g.shape) != tuple(v.shape):
             raise ValueError(f"mark_variables: gradient of shape {tuple(g.shape)} for a variable of shape "
                              f"{tuple(v.shape)}")
-        v._ag = (Leaf(g, req), 0)
+        mark_variable(v, g, req)
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
@@ -181,34 +174,4 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: bool 
     res = run_backward(heads, hg, variables, bool(retain_graph), train_mode, create_graph)
     assert res is not None
     return res
-
-
-def attach_grad(arr: Any, grad_req: str = "write", stype: str | None = None) -> None:
-    """``NDArray.attach_grad``: give ``arr`` a zero gradient array and mark it."""
-    if stype not in (None, "default"):
-        raise PlexnetError(f"attach_grad: stype {stype!r} is not supported; plexnet arrays are dense "
-                           f"('default')")
-    from ..ndarray.ndarray import zeros
-    req = OpReqType.parse(grad_req)
-    g = None if req == OpReqType.null else zeros(arr.shape, arr.context, arr.dtype)
-    mark_variables([arr], [g], [req])
-
-
-def grad_of(arr: Any) -> Any:
-    """``NDArray.grad``: the attached gradient array, or None."""
-    ag = arr._ag
-    if ag is not None and isinstance(ag[0], Leaf):
-        return ag[0].grad
-    return None
-
-
-def detach(arr: Any) -> Any:
-    """``NDArray.detach``: the same values, outside any graph."""
-    from ..ndarray.ndarray import NDArray
-    return NDArray(arr._chunk, arr._data, arr.writable)
-
-
-def array_backward(arr: Any, out_grad: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
-    """``NDArray.backward``."""
-    run_backward([arr], None if out_grad is None else [out_grad], None, retain_graph, train_mode)
 

@@ -19,8 +19,12 @@ from typing import Any
 
 from ..base import PlexnetError
 from ..engine import get as _engine
+from ..engine.base import FnProperty
 from ..operator.contract import OpReqType
-from .tape import Leaf, SimpleNode, describe, small_prop
+from ..ndarray.ndarray import _new
+from ..tape import Leaf, SimpleNode, describe
+from ..tape import copy_into as _copy_into, fill as _fill
+from .higher import diff_backward
 
 #: operators whose gradient is the output gradient unchanged
 IDENTITY_GRAD = frozenset(("_plus_scalar", "_minus_scalar", "_copy", "identity"))
@@ -33,27 +37,7 @@ _NULL, _WRITE, _ADD = OpReqType.null, OpReqType.write, OpReqType.add
 
 
 def _new_like(x: Any) -> Any:
-    from ..ndarray.ndarray import _new
     return _new(x._data.shape, x._chunk.ctx, x._data.dtype)
-
-
-def _fill(x: Any, value: float) -> None:
-    d, ctx = x._data, x._chunk.ctx
-    _engine().push_sync(lambda rc: d.fill(value), ctx, (), (x._chunk.var,), small_prop(d.nbytes, ctx), 0,
-                        "autograd_fill")
-
-
-def _copy_into(dst: Any, src: Any, req: OpReqType) -> None:
-    d, s = dst._data, src._data
-    if req == _ADD:
-        def run(rc: Any) -> None:
-            rc.xp.add(d, s, out=d)
-    else:
-        def run(rc: Any) -> None:
-            d[...] = s
-    ctx = dst._chunk.ctx
-    _engine().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
-                        "autograd_accumulate")
 
 
 class Ones:
@@ -159,7 +143,6 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 need.add(id(node))
                 break
     if create_graph:
-        from .higher import diff_backward
         res = diff_backward(heads, head_grads, order, need, want, variables, train_mode)
         if not retain_graph:
             for node in order:
@@ -299,14 +282,13 @@ def _op_name(node: Any) -> str | None:
 def _add_seed(buf: Any, g: Any) -> None:
     if g is None:
         d = buf._data
-        _engine().push_sync(lambda rc: rc.xp.add(d, 1, out=d), buf._chunk.ctx, (), (buf._chunk.var,), 0, 0,
-                            "autograd_seed")
+        _engine().push_sync(lambda rc: rc.xp.add(d, 1, out=d), buf._chunk.ctx, (), (buf._chunk.var,),
+                            FnProperty.NORMAL, 0, "autograd_seed")
     else:
         _copy_into(buf, g, _ADD)
 
 
 def _zeros_of(node: Any, k: int) -> Any:
-    from ..ndarray.ndarray import _new
     d = node.out_data[k]
     z = _new(d.shape, node.ctx, d.dtype)
     _fill(z, 0.0)

@@ -22,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import PlexnetError
-from .state import STATE
-from .tape import TapeNode
+from ..ndarray.ndarray import NDArray
+from ..operator.contract import OpReqType
+from ..tape import STATE, TapeNode, copy_into, fill
 
 __all__ = ["Function"]
 
@@ -45,7 +46,6 @@ class Function:
         raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
 
     def __call__(self, *inputs: Any) -> Any:
-        from ..ndarray.ndarray import NDArray
         if self._used:
             raise PlexnetError(f"{type(self).__name__}: each Function instance can be called only once; create a "
                                f"new instance for every call")
@@ -82,7 +82,6 @@ class FunctionNode(TapeNode):
 
     def user_grads(self, out_grads: list) -> list:
         grads = self.fn.backward(*out_grads)
-        from ..ndarray.ndarray import NDArray
         if isinstance(grads, NDArray):
             grads = [grads]
         grads = list(grads)
@@ -95,8 +94,6 @@ class FunctionNode(TapeNode):
         return grads
 
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
-        from ..operator.contract import OpReqType
-        from .backward import _copy_into, _fill
         prev = STATE.recording
         STATE.recording = False
         try:
@@ -107,6 +104,6 @@ class FunctionNode(TapeNode):
             if t is None:
                 continue
             if g is not None:
-                _copy_into(t[0], g, t[1])
+                copy_into(t[0], g, t[1])
             elif t[1] != OpReqType.add:
-                _fill(t[0], 0.0)
+                fill(t[0], 0.0)

@@ -15,14 +15,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..base import PlexnetError
-from .state import STATE
-from .tape import Leaf, OpNode, SimpleNode
+from ..ndarray import op_function
+from ..ndarray.ndarray import ones, zeros
+from ..tape import STATE, Leaf, OpNode, SimpleNode
+from .function import FunctionNode
 
 __all__ = ["DIFFERENTIABLE", "diff_backward"]
 
 
 def F(name: str) -> Callable[..., Any]:
-    from ..ndarray import op_function
     fn = op_function(name)
     if fn is None:
         raise PlexnetError(f"autograd: operator {name!r} is needed for a second-order gradient but is not "
@@ -173,7 +174,6 @@ DIFFERENTIABLE: dict[str, Callable[..., list]] = {
 
 
 def _node_grads(node: Any, ogs: list) -> list:
-    from .function import FunctionNode
     if isinstance(node, FunctionNode):
         return node.user_grads(ogs)
     if isinstance(node, (OpNode, SimpleNode)):
@@ -188,7 +188,6 @@ def _node_grads(node: Any, ogs: list) -> list:
 def diff_backward(heads: Sequence[Any], head_grads: Sequence[Any], order: list, need: set, want: dict | None,
                   variables: Sequence[Any] | None, train_mode: bool) -> list:
     """The ``create_graph`` walk; returns the variables' gradients (recorded arrays)."""
-    from ..ndarray.ndarray import ones, zeros
     if want is None or variables is None:
         raise PlexnetError("create_graph=True needs the variables to differentiate with respect to (autograd.grad)")
     results: list = [None] * len(variables)

@@ -1,18 +1,7 @@
-"""Per-thread autograd flags: recording (build the tape) and training (``is_train``).
-
-A ``threading.local`` subclass with class defaults, so that reading a flag on the hot
-path (every imperative operator call) is one attribute lookup.
-"""
+"""Moved: the per-thread recording/training flags are ``plexnet.tape.STATE`` (the tape sits
+below the arrays); this name is kept so that existing imports work."""
 from __future__ import annotations
 
-import threading
+from ..tape.state import STATE
 
 __all__ = ["STATE"]
-
-
-class _State(threading.local):
-    recording = False
-    training = False
-
-
-STATE = _State()

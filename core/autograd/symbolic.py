@@ -4,7 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import PlexnetError
-from .tape import Leaf, OpNode, SimpleNode
+from ..symbol.node import Entry, Node, param_string, topo_sort
+from ..symbol.symbol import Symbol
+from ..tape import Leaf, OpNode, SimpleNode
+from .backward import _check_heads, _topo
 
 __all__ = ["get_symbol"]
 
@@ -12,9 +15,6 @@ __all__ = ["get_symbol"]
 def get_symbol(x: Any) -> Any:
     """The Symbol that computes ``x`` from its variables (named ``var0``, ``var1`` ...
     in order of first use) and constants (``const0`` ...)."""
-    from ..symbol.node import Entry, Node, param_string, topo_sort
-    from ..symbol.symbol import Symbol
-    from .backward import _check_heads, _topo
     _check_heads([x])
     if isinstance(x._ag[0], Leaf):
         return Symbol([Entry(Node(None, "var0"), 0)])

@@ -1,14 +1,17 @@
 """``plexnet.executor``: the symbolic graph executor.
 
-``Symbol.simple_bind`` / ``Symbol.bind`` return an ``Executor``. The package holds the
-indexed graph and inference (``graph``), the gradient graph (``gradient``), the memory
+``Symbol.simple_bind`` / ``Symbol.bind`` return an ``Executor`` (an up-call: the symbols
+sit below, ``plexnet.upcalls``). The package holds the gradient graph (``gradient``), the memory
 planner (``planner``), bulk execution (``bulk``) and the executor itself
 (``executor``). See ``docs/executor.md``.
 """
 from __future__ import annotations
 
+from .. import upcalls
+from ..symbol.graph import IndexedGraph, infer_shapes, infer_types
 from .executor import Executor
-from .graph import IndexedGraph, infer_shapes, infer_types
 from .planner import Plan, PlanError, plan_memory
+
+upcalls.provide(upcalls.EXECUTOR, Executor)
 
 __all__ = ["Executor", "IndexedGraph", "infer_shapes", "infer_types", "Plan", "PlanError", "plan_memory"]

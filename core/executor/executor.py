@@ -23,7 +23,7 @@ from ..resource import get as _resources
 from .bulk import bulk_settings, env_flag, env_int, make_segments
 from .calls import _bwd_call, _fwd_async_call, _fwd_call, _sum_call, _zeros_call
 from .gradient import ExecGraph, build_exec_graph
-from .graph import IndexedGraph, InferTypeError, infer_shapes, infer_types, is_complete
+from ..symbol.graph import IndexedGraph, InferTypeError, infer_shapes, infer_types, is_complete
 from .planner import Plan, plan_memory
 
 __all__ = ["Executor"]

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..base import PlexnetError
 from ..operator.contract import OpReqType
-from .graph import IndexedGraph
+from ..symbol.graph import IndexedGraph
 
 __all__ = ["ExecEntry", "ExecNode", "ExecGraph", "build_exec_graph", "EXTERNAL_KINDS"]
 

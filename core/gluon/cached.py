@@ -21,9 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..autograd.state import STATE
 from ..autograd.backward import Ones
-from ..autograd.tape import TapeNode, small_prop
+from ..tape import STATE, TapeNode, small_prop
 from ..base import PlexnetError
 from ..engine import get as _engine
 from ..executor import Executor

@@ -23,7 +23,7 @@ import weakref
 from typing import Any, Sequence
 
 from ..autograd import pause
-from ..autograd.state import STATE
+from ..tape import STATE
 from ..base import PlexnetError
 from ..executor import Executor
 from ..ndarray import NDArray

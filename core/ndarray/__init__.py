@@ -9,25 +9,22 @@ from typing import Any
 
 from ..operator import namespaces as _namespaces
 from ..operator.registry import OpFunctionCache
-from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, waitall,
-                      zeros)
+from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, plug_operator_calls,
+                      waitall, zeros)
+from .invoke import _binary, _invoke, _unary, make_op_function
 from .serialize import load, load_frombuffer, save
 from .legacy import (get_indexing_dispatch_code, get_oshape_of_gather_nd_op, imdecode,
                      indexing_key_expand_implicit_axes, to_dlpack_for_read, to_dlpack_for_write)
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
+from .ndarray import split_v2  # noqa: E402,F811 - NDArray.split_v2's slices, not arith's _split_v2 operator
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load", "load_frombuffer",
            "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t", "get_indexing_dispatch_code",
            "get_oshape_of_gather_nd_op", "imdecode", "indexing_key_expand_implicit_axes", "to_dlpack_for_read",
-           "to_dlpack_for_write"]
+           "to_dlpack_for_write", "split_v2", "moveaxis"]
 
 
-def _make_op_function(name: str) -> Any:
-    from .invoke import make_op_function
-    return make_op_function(name)
-
-
-_functions = OpFunctionCache(_make_op_function)
+_functions = OpFunctionCache(make_op_function)
 #: operator sub-namespaces built from name prefixes (``_linalg_gemm`` -> ``nd.linalg.gemm``)
 _SUBSPACES = ("linalg", "image", "contrib")
 for _sub in _SUBSPACES:  # cheap: names resolve on access; ``import plexnet.<this>.linalg`` works
@@ -39,6 +36,10 @@ del _sub
 def op_function(name: str) -> Any | None:
     """The ``nd.<name>`` function, or None when no operator has that name."""
     return _functions.get(name)
+
+
+# NDArray's methods run operators through these (the class sits below them: see ndarray.py)
+plug_operator_calls(_invoke, _binary, _unary, op_function)
 
 
 def _assign_target(lhs: NDArray, out: NDArray | None) -> NDArray:
@@ -163,30 +164,3 @@ def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
     axes.insert(destination % a.ndim, axes.pop(source % a.ndim))
     return op_function("transpose")(a, axes=tuple(axes))  # type: ignore[misc]
 
-
-def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
-    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices
-    (a tuple), like ``numpy.split``; MXNet's ``nd.split_v2``. Returns a list (a single
-    array when there is one piece)."""
-    n = ary.shape[axis]
-    if isinstance(indices_or_sections, int):
-        if indices_or_sections <= 0 or n % indices_or_sections:
-            raise ValueError(f"split_v2: array split does not result in an equal division: axis {axis} of "
-                             f"size {n} into {indices_or_sections} sections")
-        step = n // indices_or_sections
-        pieces = [(i * step, (i + 1) * step) for i in range(indices_or_sections)]
-    elif isinstance(indices_or_sections, (tuple, list)):
-        idx = [0] + [int(i) for i in indices_or_sections]
-        pieces = list(zip(idx, idx[1:] + [n]))
-    else:
-        raise ValueError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
-                         f"{type(indices_or_sections).__name__}")
-    sl = op_function("slice_axis")
-    if sl is None:
-        from ..operator.hints import missing_fluent_message
-        from ..operator.registry import OperatorNotFound
-        raise OperatorNotFound(missing_fluent_message("mx.nd.split_v2", "slice_axis"))
-    outs = [sl(ary, axis=axis, begin=b, end=e) for b, e in pieces]  # type: ignore[misc]
-    if squeeze_axis:
-        outs = [o.squeeze(axis=axis) for o in outs]
-    return outs[0] if len(outs) == 1 else outs

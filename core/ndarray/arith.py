@@ -175,6 +175,7 @@ def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> Any:  # noqa: A0
 
 def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
     """Split into sections (an int: equal parts) or at the given indices (operator ``_split_v2``)."""
+    kw: dict[str, Any]
     if isinstance(indices_or_sections, int):
         kw = {"sections": indices_or_sections}
     else:

@@ -16,15 +16,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..autograd.state import STATE as _AG
-from ..autograd.tape import check_inplace, record_op, record_simple
+from ..tape import STATE as _AG
+from ..tape import check_inplace, record_op, record_simple
 from .. import engine as _engine_mod
-from ..base import PlexnetError, ShapeError
+from ..base import InferTypeError, PlexnetError, ShapeError
 from ..context import current_context
 from ..engine.base import FnProperty
 from ..operator.calling import split_positional
 from ..operator.contract import OpContext, OperatorProperty, OpReqType
-from ..operator.simple_op import EnvArguments, SimpleOp
+from ..operator.simple_op import EnvArguments
 from ..operator.params import ParamError
 from ..plugins import registries
 from ..resource import get as _resources
@@ -42,21 +42,21 @@ def _check_input_types(name: str, prop: Any, expected: Sequence[Any], inputs: Se
     (no silent promotion)."""
     for i, (t, x) in enumerate(zip(expected, inputs)):
         if t is not None and np.dtype(t) != x._data.dtype:
-            from ..executor.graph import InferTypeError
             names = prop.list_arguments()
             given = ", ".join(f"{n}={y._data.dtype.name}" for n, y in zip(names, inputs))
             raise InferTypeError(f"{name}: argument {names[i]!r} has dtype {x._data.dtype.name}, the operator "
                                  f"requires {np.dtype(t).name} (input types: {given}); plexnet, like MXNet, "
                                  f"does not promote: cast the inputs first (astype)")
-_INLINE = FnProperty.INLINE
+_INLINE, _NORMAL = FnProperty.INLINE, FnProperty.NORMAL
 #: element-wise results up to this size may run on the calling thread (FnProperty.INLINE)
 INLINE_MAX_BYTES = int(os.environ.get("PLEXNET_INLINE_MAX_BYTES", 1 << 16))
 
 
-def _elementwise_prop(result: Any, ctx: Any) -> int:
+def _elementwise_prop(result: Any, ctx: Any) -> FnProperty:
     """INLINE for small CPU results (cheaper than a worker hand-off), else NORMAL."""
-    return _INLINE if result.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else 0
-_simple_cache: dict[str, tuple[SimpleOp, Any, EnvArguments]] = {}
+    return _INLINE if result.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu" else _NORMAL
+#: name -> (SimpleOp with its function set, default property, default env)
+_simple_cache: dict[str, tuple[Any, Any, EnvArguments]] = {}
 _simple_watching: Any = None
 
 
@@ -64,7 +64,7 @@ def _ops() -> Any:
     return registries().operators
 
 
-def _simple(name: str) -> tuple[SimpleOp, Any, EnvArguments]:
+def _simple(name: str) -> tuple[Any, Any, EnvArguments]:
     """(SimpleOp, default prop, default env) for a SimpleOp-registered operator."""
     hit = _simple_cache.get(name)
     if hit is None:
@@ -216,8 +216,7 @@ def _infer(name: str, prop: Any, inputs: Sequence[NDArray], n_args: int) -> _Sig
     if type(prop).infer_type is not _default_infer_type:  # the operator states its aux dtypes
         for a, t, x in zip(aux_names, atypes, inputs[n_args:]):
             if t is not None and np.dtype(t) != x._data.dtype:
-                from ..executor.graph import InferTypeError
-                raise InferTypeError(f"{name}: auxiliary state {a!r} has dtype {x._data.dtype.name}, "
+                    raise InferTypeError(f"{name}: auxiliary state {a!r} has dtype {x._data.dtype.name}, "
                                      f"expected {np.dtype(t).name}")
     oshapes = [tuple(s) for s in oshapes]
     otypes = [np.dtype(t if t is not None else np.float32) for t in otypes]
@@ -272,13 +271,13 @@ def _run(name: str, prop: Any, op: Any, ctx: Any, inputs: Sequence[NDArray], n_a
     if op.is_async:
         def run_async(rc: Any, on_complete: Any) -> None:
             op.forward_async(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data, on_complete)
-        _engine_mod.get().push_async(run_async, ctx, reads, writes, 0, 0, name)
+        _engine_mod.get().push_async(run_async, ctx, reads, writes, _NORMAL, 0, name)
     else:
         def run(rc: Any) -> None:
             op.forward(OpContext(is_train, rc, requested), in_data, req, out_data, aux_data)
         # small CPU work runs on the calling thread when its inputs are ready (as element-wise ops do)
         small = sig.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu"
-        _engine_mod.get().push_sync(run, ctx, reads, writes, _INLINE if small else 0, 0, name)
+        _engine_mod.get().push_sync(run, ctx, reads, writes, _INLINE if small else _NORMAL, 0, name)
     if _AG.recording:
         record_op(prop, op, inputs, n_args, outs)
     if out is not None:

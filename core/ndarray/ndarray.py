@@ -20,8 +20,10 @@ from ..engine.base import FnProperty
 from ..operator.fluent import install_fluent
 from ..operator.shape_utils import infer_reshape
 from .chunk import Chunk, alloc_chunk
-from ..autograd.state import STATE as _AG
-from ..autograd.tape import check_inplace, record_view
+from ..operator.contract import OpReqType
+from ..tape import STATE as _AG
+from ..tape import check_inplace, grad_of, mark_variable, record_view
+from .. import upcalls
 
 __all__ = ["NDArray", "empty", "array", "zeros", "ones", "full", "arange", "waitall", "mx_real_t",
            "from_numpy_view"]
@@ -262,7 +264,6 @@ class NDArray:
         return _invoke("diag", [self, k], kwargs)
 
     def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
-        from . import split_v2
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
     def broadcast_to(self, shape: Sequence[int]) -> "NDArray":
@@ -442,8 +443,7 @@ class NDArray:
         # nd-level operators as methods: a.sum(axis=1), a.transpose(), a.clip(0, 1) ...
         if name.startswith("_"):
             raise AttributeError(name)
-        from . import op_function
-        fn = op_function(name)
+        fn = _op_function(name)
         if fn is None:
             from ..operator.hints import missing_method_message
             from ..registry import registries
@@ -459,15 +459,21 @@ class NDArray:
     def tolist(self) -> list:
         return self.asnumpy().tolist()
 
-    # -- autograd (plexnet.autograd) ------------------------------------------------------------------
+    # -- autograd (the tape, plexnet.tape; the backward pass is plexnet.autograd's) ---------------------
     def attach_grad(self, grad_req: str = "write", stype: Any = None) -> None:
         """Allocate a zero gradient array and mark this array as a variable."""
-        _autograd().attach_grad(self, grad_req, stype)
+        if stype not in (None, "default"):
+            raise PlexnetError(f"attach_grad: stype {stype!r} is not supported; plexnet arrays are dense "
+                               f"('default')")
+        req = OpReqType.parse(grad_req)
+        if req == OpReqType.inplace:
+            req = OpReqType.write
+        mark_variable(self, None if req == OpReqType.null else zeros(self.shape, self.context, self.dtype), req)
 
     @property
     def grad(self) -> "NDArray | None":
         """The gradient array attached by ``attach_grad`` (None without one)."""
-        return _autograd().grad_of(self)
+        return grad_of(self)
 
     @property
     def _fresh_grad(self) -> bool:
@@ -484,17 +490,18 @@ class NDArray:
 
     def detach(self) -> "NDArray":
         """The same values, cut out of any computational graph."""
-        return _autograd().detach(self)
+        return NDArray(self._chunk, self._data, self.writable)
 
     def backward(self, out_grad: "NDArray | None" = None, retain_graph: bool = False,
                  train_mode: bool = True) -> None:
         """Gradients of this array with respect to the variables it was computed from."""
-        _autograd().array_backward(self, out_grad, retain_graph, train_mode)
+        # the backward pass is plexnet.autograd's, a layer above the arrays (plexnet.upcalls)
+        upcalls.get(upcalls.BACKWARD)([self], None if out_grad is None else [out_grad], None, retain_graph,
+                                      train_mode)
 
 
 def _lookup(name: str) -> Any:
-    from . import op_function
-    return op_function(name)
+    return _op_function(name)
 
 
 install_fluent(NDArray, _lookup, "NDArray")
@@ -697,14 +704,58 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     return array(a, ctx=ctx, dtype=a.dtype)
 
 
-def _autograd() -> Any:
-    from .. import autograd
-    return autograd
-
-
 def waitall() -> None:
     """Wait for every pushed operation; raises the first error not yet raised."""
     _engine_mod.get().wait_for_all()
 
 
-from .invoke import _binary, _invoke, _unary  # noqa: E402  (cycle: invoke needs NDArray)
+def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices
+    (a tuple), like ``numpy.split``; MXNet's ``nd.split_v2``. Returns a list (a single
+    array when there is one piece)."""
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or n % indices_or_sections:
+            raise ValueError(f"split_v2: array split does not result in an equal division: axis {axis} of "
+                             f"size {n} into {indices_or_sections} sections")
+        step = n // indices_or_sections
+        pieces = [(i * step, (i + 1) * step) for i in range(indices_or_sections)]
+    elif isinstance(indices_or_sections, (tuple, list)):
+        idx = [0] + [int(i) for i in indices_or_sections]
+        pieces = list(zip(idx, idx[1:] + [n]))
+    else:
+        raise ValueError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
+                         f"{type(indices_or_sections).__name__}")
+    sl = _op_function("slice_axis")
+    if sl is None:
+        from ..operator.hints import missing_fluent_message
+        from ..operator.registry import OperatorNotFound
+        raise OperatorNotFound(missing_fluent_message("mx.nd.split_v2", "slice_axis"))
+    outs = [sl(ary, axis=axis, begin=b, end=e) for b, e in pieces]
+    if squeeze_axis:
+        outs = [o.squeeze(axis=axis) for o in outs]
+    return outs[0] if len(outs) == 1 else outs
+
+
+# -- how operators run -----------------------------------------------------------------------------------
+# NDArray's methods run operators, and running an operator makes NDArrays. The operator
+# calls (``plexnet.ndarray.invoke``) and the ``nd.<name>`` functions (the package) sit one
+# step above this module: the package plugs them in when it is imported, before any array
+# exists, so the class does not import what imports it.
+
+def _not_plugged(*_args: Any, **_kwargs: Any) -> Any:
+    raise PlexnetError("NDArray operators are not plugged in: import plexnet.ndarray (import plexnet does)")
+
+
+_invoke: Any = _not_plugged
+_binary: Any = _not_plugged
+_unary: Any = _not_plugged
+_op_function: Any = _not_plugged
+
+
+def plug_operator_calls(invoke: Any, binary: Any, unary: Any, op_function: Any) -> None:
+    """Install how NDArray methods run operators: ``invoke(name, args, kwargs)``, the
+    arithmetic fast paths ``binary``/``unary`` and ``op_function(name)`` (the
+    ``nd.<name>`` function or None). ``plexnet.ndarray`` calls this once, on import."""
+    global _invoke, _binary, _unary, _op_function
+    _invoke, _binary, _unary, _op_function = invoke, binary, unary, op_function

@@ -16,16 +16,11 @@ from ..operator.registry import OpFunctionCache
 from .attribute import AttrScope
 from .name import NameManager, Prefix
 from .node import Entry, Node
-from .symbol import Group, Symbol, Variable, create, load, load_json, var
+from .symbol import Group, Symbol, Variable, create, load, load_json, plug_operator_functions, var
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node",
            "Entry", "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]
-
-#: Symbol method names that MXNet maps to differently named operators
-_METHOD_ALIASES = {"reshape": "Reshape", "flatten": "Flatten", "swapaxes": "SwapAxis", "split": "SliceChannel",
-                   "slice_channel": "SliceChannel", "cast": "Cast"}
-
 
 def _make_function(name: str) -> Any:
     from ..plugins import registries
@@ -51,6 +46,10 @@ del _sub
 def op_function(name: str) -> Any | None:
     """The ``sym.<name>`` function of a registered operator, or ``None``."""
     return _functions.get(name)
+
+
+# Symbol's methods make Symbols through these (the class sits below them: see symbol.py)
+plug_operator_functions(op_function)
 
 
 class _Internal:

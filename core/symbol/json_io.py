@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from ..base import PlexnetError
 from .node import Entry, Node, is_hidden, op_registry, topo_sort
@@ -125,19 +125,20 @@ def _check_dict_of_scalars(v: Any, where: str) -> None:
             raise SymbolJSONError(f"{where}[{k!r}]: expected a string, got {type(x).__name__}")
 
 
-def load_file(fname: str) -> Any:
-    """A symbol from the JSON file ``fname`` (errors name the file)."""
+def load_file(fname: str, make: Callable[[list[Entry]], Any]) -> Any:
+    """A symbol from the JSON file ``fname`` (errors name the file); ``make`` as in ``from_json``."""
     with open(fname, encoding="utf-8", errors="strict") as f:
         try:
             text = f.read()
         except UnicodeDecodeError as e:
             raise SymbolJSONError(f"{fname}: not a UTF-8 text file: {e}") from None
-    return from_json(text, source=fname)
+    return from_json(text, source=fname, make=make)
 
 
-def from_json(text: str, source: str = "symbol JSON") -> Any:
-    """Parse MXNet symbol JSON; ``source`` (a file name) prefixes every error."""
-    from .symbol import Symbol
+def from_json(text: str, source: str = "symbol JSON", *, make: Callable[[list[Entry]], Any]) -> Any:
+    """Parse MXNet symbol JSON; ``source`` (a file name) prefixes every error. ``make`` turns
+    output entries into a symbol (``Symbol``; this module sits below the class), for the
+    graph and for every subgraph."""
     if not isinstance(text, str):
         raise SymbolJSONError(f"{source}: expected JSON text (str), got {type(text).__name__}")
     try:
@@ -174,7 +175,7 @@ def from_json(text: str, source: str = "symbol JSON") -> Any:
         jsubs = jn.get("subgraphs")
         if jsubs is not None and not isinstance(jsubs, list):
             raise SymbolJSONError(f"{where}.subgraphs: expected a list, got {type(jsubs).__name__}")
-        subgraphs = None if not jsubs else [from_json(json.dumps(js), source=f"{where}.subgraphs[{k}]")
+        subgraphs = None if not jsubs else [from_json(json.dumps(js), source=f"{where}.subgraphs[{k}]", make=make)
                                             for k, js in enumerate(jsubs)]
         if is_op:
             try:
@@ -201,4 +202,4 @@ def from_json(text: str, source: str = "symbol JSON") -> Any:
                 names = n.prop.list_arguments() + n.prop.list_auxiliary_states()
                 raise SymbolJSONError(f"{source}: node {n.name!r} ({n.op}) has {len(n.inputs)} inputs, the "
                                    f"operator takes {need} ({', '.join(names)})")
-    return Symbol(heads)
+    return make(heads)

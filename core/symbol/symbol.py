@@ -16,9 +16,12 @@ from ..base import NotImplementedForSymbol, PlexnetError
 from ..operator.fluent import install_fluent
 from ..fileio import atomic_write
 from ..util import is_np_shape
+from .. import upcalls
 from . import attribute as _attribute
 from . import name as _name
 from .arith_names import _ARITH, arith_op_name
+from .graph import IndexedGraph, infer_shapes, infer_types, is_complete
+from .json_io import from_json, load_file, to_json
 from .node import DTYPE_NP_TO_MX, Entry, Node, is_hidden, op_registry, param_string, topo_sort
 
 __all__ = ["Symbol", "Variable", "var", "Group", "create", "load", "load_json", "arith_op_name"]
@@ -343,8 +346,7 @@ class Symbol:
         # operators as methods: s.reshape(shape=...), s.sum(axis=1), s.flatten() ...
         if name.startswith("_"):
             raise AttributeError(name)
-        from . import op_function, _METHOD_ALIASES
-        fn = op_function(_METHOD_ALIASES.get(name, name))
+        fn = _op_function(_METHOD_ALIASES.get(name, name))
         if fn is None:
             from ..operator.hints import missing_method_message
             from ..registry import registries
@@ -429,7 +431,6 @@ class Symbol:
 
     # -- inference ----------------------------------------------------------------------------------
     def _indexed(self) -> Any:
-        from ..executor.graph import IndexedGraph
         return IndexedGraph(self._outputs)
 
     def _known(self, g: Any, args: Sequence[Any], kwargs: dict[str, Any], what: str) -> dict[int, Any]:
@@ -455,7 +456,6 @@ class Symbol:
         return known
 
     def _infer_shape_impl(self, partial: bool, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple:
-        from ..executor.graph import infer_shapes, is_complete
         g = self._indexed()
         known = self._known(g, args, kwargs, "shape")
         np_sem = is_np_shape()  # NumPy shape semantics: -1 is the unknown dimension, None the unknown shape
@@ -498,7 +498,6 @@ class Symbol:
         return self._infer_shape_impl(True, args, kwargs)
 
     def _infer_type_impl(self, partial: bool, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple:
-        from ..executor.graph import infer_types
         g = self._indexed()
         known = {e: _np_dtype(v) for e, v in self._known(g, args, kwargs, "type").items()}
         types = infer_types(g, known)
@@ -524,7 +523,6 @@ class Symbol:
     # -- serialization ------------------------------------------------------------------------------
     def tojson(self) -> str:
         """MXNet 1.x symbol JSON (loadable by ``mx.sym.load_json`` of MXNet 1.9)."""
-        from .json_io import to_json
         return to_json(self)
 
     def save(self, fname: str, remove_amp_cast: bool = True) -> None:
@@ -558,8 +556,8 @@ class Symbol:
         """Allocate every array from input shapes and bind: ``net.simple_bind(mx.cpu(),
         data=(128, 784))``. Extra keywords ``plan_memory=`` and ``bulk_exec=`` (bools)
         override ``PLEXNET_EXEC_PLAN_MEMORY`` and ``PLEXNET_EXEC_BULK_EXEC_*``."""
-        from ..executor import Executor
-        return Executor.simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, stype_dict=stype_dict,
+        executor = upcalls.get(upcalls.EXECUTOR)  # a layer above (plexnet.upcalls)
+        return executor.simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, stype_dict=stype_dict,
                                     group2ctx=group2ctx, shared_arg_names=shared_arg_names,
                                     shared_exec=shared_exec, shared_buffer=shared_buffer, **kwargs)
 
@@ -567,9 +565,9 @@ class Symbol:
              aux_states: Any = None, group2ctx: dict | None = None, shared_exec: Any = None,
              **kwargs: Any) -> Any:
         """Bind to given arrays (lists in ``list_arguments()`` order or dicts by name)."""
-        from ..executor import Executor
-        return Executor.bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
-                             group2ctx=group2ctx, shared_exec=shared_exec, **kwargs)
+        return upcalls.get(upcalls.EXECUTOR).bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
+                                                  aux_states=aux_states, group2ctx=group2ctx,
+                                                  shared_exec=shared_exec, **kwargs)
 
     def eval(self, ctx: Any = None, **kwargs: Any) -> list:
         """Bind to the given arrays (by name) and run forward once; returns the outputs."""
@@ -579,9 +577,27 @@ class Symbol:
 
 # -- helpers -----------------------------------------------------------------------------------------
 
+# Symbol's methods make Symbols through the ``sym.<name>`` functions, which the package
+# (plexnet.symbol, a step above this module) plugs in when it is imported.
+
+def _not_plugged(name: str) -> Any:
+    raise PlexnetError("Symbol operators are not plugged in: import plexnet.symbol (import plexnet does)")
+
+
+_op_function: Any = _not_plugged
+#: Symbol method names that MXNet maps to differently named operators
+_METHOD_ALIASES = {"reshape": "Reshape", "flatten": "Flatten", "swapaxes": "SwapAxis", "split": "SliceChannel",
+                   "slice_channel": "SliceChannel", "cast": "Cast"}
+
+
+def plug_operator_functions(op_function: Any) -> None:
+    """Install ``op_function(name)``: the ``sym.<name>`` function or None (``plexnet.symbol`` does)."""
+    global _op_function
+    _op_function = op_function
+
+
 def _op(name: str) -> Any:
-    from . import op_function
-    fn = op_function(name)
+    fn = _op_function(name)
     if fn is None:
         from ..operator.registry import OperatorNotFound
         raise OperatorNotFound(f"operator {name!r} is not registered (is the plugin that provides it "
@@ -765,12 +781,10 @@ def Group(symbols: Sequence[Symbol]) -> Symbol:
 
 def load_json(json_str: str) -> Symbol:
     """A symbol from MXNet symbol JSON (``Symbol.tojson`` here or in MXNet)."""
-    from .json_io import from_json
-    return from_json(json_str)
+    return from_json(json_str, make=Symbol)
 
 
 def load(fname: str) -> Symbol:
     """A symbol from a JSON file (``Symbol.save`` here or in MXNet); errors name the file."""
-    from .json_io import load_file
-    return load_file(fname)
+    return load_file(fname, make=Symbol)
 
