@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..operator import namespaces as _namespaces
-from ..operator.registry import OpFunctionCache
+from ..operator.hints import missing_fluent_message, providing_distribution
+from ..operator.registry import OperatorNotFound, OpFunctionCache
 from .ndarray import (NDArray, arange, array, empty, from_numpy_view, full, mx_real_t, ones, plug_operator_calls,
                       waitall, zeros)
 from .invoke import _binary, _invoke, _unary, make_op_function
@@ -76,6 +77,8 @@ class _Internal:
             return _PY_INTERNALS[name]
         fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
         if fn is None:
+            if providing_distribution(name) is not None:
+                raise OperatorNotFound(missing_fluent_message(f"mx.nd._internal.{name}", name))
             raise AttributeError(f"plexnet.nd._internal has no operator {name!r}")
         return fn
 
@@ -146,13 +149,21 @@ def from_dlpack(obj: Any) -> NDArray:
     return from_numpy_view(arr, Context("gpu", int(dev_id)))
 
 
+def _need(op: str, helper: str) -> Any:
+    """The function of operator ``op`` that ``nd.<helper>`` runs (the error names what to install)."""
+    fn = op_function(op)
+    if fn is None:
+        raise OperatorNotFound(missing_fluent_message(f"mx.nd.{helper}", op))
+    return fn
+
+
 def from_numpy(a: Any, zero_copy: bool = False) -> NDArray:
     return from_numpy_view(a) if zero_copy else array(a, dtype=a.dtype)
 
 
 def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
     """Concatenate along ``axis`` (MXNet's ``nd.concatenate``)."""
-    return op_function("Concat")(*arrays, dim=axis)  # type: ignore[misc]
+    return _need("Concat", "concatenate")(*arrays, dim=axis)
 
 
 def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
@@ -162,5 +173,5 @@ def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
             raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim ({a.ndim}); got {ax}")
     axes = list(range(a.ndim))
     axes.insert(destination % a.ndim, axes.pop(source % a.ndim))
-    return op_function("transpose")(a, axes=tuple(axes))  # type: ignore[misc]
+    return _need("transpose", "moveaxis")(a, axes=tuple(axes))
 

@@ -22,6 +22,8 @@ import types
 from typing import Any, Callable, Iterable
 
 from ..registry import registries
+from .hints import missing_fluent_message, providing_distribution
+from .registry import OperatorNotFound
 
 __all__ = ["PREFIXES", "FLAT_PREFIXES", "OpNamespace", "namespace", "flat_name", "names_with_prefix", "prefixed_op",
            "RANDOM_PARAMS", "LIKE_DISTRIBUTIONS"]
@@ -123,6 +125,9 @@ class OpNamespace(types.ModuleType):
             fn = self._lookup(p + name)
             if fn is not None:
                 return fn
+        for p in self._prefixes:  # a standard operator whose plugin is not installed: name it
+            if providing_distribution(p + name) is not None:
+                raise OperatorNotFound(missing_fluent_message(f"{self.__name__}.{name}", p + name))
         raise AttributeError(f"{self.__name__} has no operator {name!r} (registered names here: "
                              f"{', '.join(self.__dir__()[:12]) or 'none'}{' ...' if len(self.__dir__()) > 12 else ''}; "
                              f"is the plugin that provides it installed? `plexnet plugins` lists what is)")

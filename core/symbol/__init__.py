@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..operator import namespaces as _namespaces
-from ..operator.registry import OpFunctionCache
+from ..operator.hints import missing_fluent_message, providing_distribution
+from ..operator.registry import OperatorNotFound, OpFunctionCache
 from .attribute import AttrScope
 from .name import NameManager, Prefix
 from .node import Entry, Node
@@ -59,6 +60,8 @@ class _Internal:
     def __getattr__(self, name: str) -> Any:
         fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
         if fn is None:
+            if providing_distribution(name) is not None:
+                raise OperatorNotFound(missing_fluent_message(f"mx.sym._internal.{name}", name))
             raise AttributeError(f"plexnet.sym._internal has no operator {name!r}")
         return fn
 
