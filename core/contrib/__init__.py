@@ -1,6 +1,6 @@
 """``plexnet.contrib``: MXNet 1.x's ``mx.contrib`` namespace: the legacy
-``contrib.autograd`` API, and ``contrib.ndarray`` / ``contrib.symbol`` (the contrib
-operators, as ``mx.nd.contrib`` / ``mx.sym.contrib``)."""
+``contrib.autograd`` API, and ``contrib.ndarray`` / ``contrib.symbol`` (aliases ``contrib.nd`` /
+``contrib.sym``, as MXNet's; the contrib operators, as ``mx.nd.contrib`` / ``mx.sym.contrib``)."""
 from __future__ import annotations
 
 import importlib
@@ -8,10 +8,12 @@ from typing import Any
 
 __all__ = ["autograd"]
 
+_NAMESPACES = {"ndarray": "ndarray", "nd": "ndarray", "symbol": "symbol", "sym": "symbol"}
+
 
 def __getattr__(name: str) -> Any:
-    if name in ("ndarray", "symbol"):  # MXNet's mx.contrib.ndarray / mx.contrib.symbol: the contrib operators
-        ns = importlib.import_module(f"plexnet.{name}").contrib
+    if name in _NAMESPACES:  # MXNet's mx.contrib.ndarray / .symbol (also .nd / .sym): the contrib operators
+        ns = importlib.import_module(f"plexnet.{_NAMESPACES[name]}").contrib
         globals()[name] = ns
         return ns
     if name in __all__:

@@ -13,7 +13,7 @@ from .params import Field, ParamError, Params, Shape
 
 __all__ = ["OpContext", "Operator", "OperatorProperty", "OpReqType", "assign", "Field", "Params",
            "ParamError", "Shape", "CustomOp", "CustomOpProp", "register", "PythonOp", "NumpyOp", "NDArrayOp",
-           "get_all_registered_operators"]
+           "get_all_registered_operators", "get_operator_arguments", "OperatorArguments"]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,6 +25,9 @@ def __getattr__(name: str) -> Any:
         return getattr(legacy, name)
     if name == "get_all_registered_operators":
         return get_all_registered_operators
+    if name in ("get_operator_arguments", "OperatorArguments"):
+        from . import arguments
+        return getattr(arguments, name)
     if name == "array":  # MXNet's module imports nd.array under this name
         import importlib
         return importlib.import_module("plexnet.ndarray").array

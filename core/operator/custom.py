@@ -193,6 +193,17 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
+def _after_fork_in_child() -> None:
+    # the pool's threads do not exist in a forked child; its bookkeeping says they do, so a
+    # submit would queue work no thread reads (MXNet restarts its custom-op worker likewise)
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _wrap(arrays: Sequence[Any], ctx: Any) -> list[Any]:
     from ..ndarray.ndarray import from_numpy_view
     return [None if a is None else from_numpy_view(a, ctx) for a in arrays]

@@ -130,12 +130,19 @@ class UnravelProp(RavelProp):
         return ins, [(len(self.param.shape),) + ins[0]]
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
+        # MXNet's kernel: C division (truncating) from the last dim up; the first dim takes
+        # what is left, unreduced (so a leading -1, or an index past the end, passes through)
         flat = _ints(xp, ins[0])
-        rows = []
-        for d in reversed(tuple(self.param.shape)):
-            rows.append(xp.mod(flat, d))
-            flat = flat // d
-        return [xp.stack(rows[::-1])]
+        shape = tuple(self.param.shape)
+        rows: list = [None] * len(shape)
+        for j in range(len(shape) - 1, 0, -1):
+            d = shape[j]
+            q = xp.abs(flat) // abs(d) if d else xp.zeros_like(flat)
+            q = xp.where((flat < 0) != (d < 0), -q, q)
+            rows[j] = flat - q * d
+            flat = q
+        rows[0] = flat
+        return [xp.stack(rows)]
 
 
 class DiagParam(Params):
@@ -166,7 +173,9 @@ class DiagProp(FnProp):
             return ins, [(n, n)]
         a1, a2 = self._axes(s)
         n1, n2 = s[a1], s[a2]
-        n = max(0, min(n1, n2 - k) if k >= 0 else min(n1 + k, n2))
+        n = min(n1, n2 - k) if k >= 0 else min(n1 + k, n2)
+        if n < 0:  # MXNet: |k| past the edge is an error, exactly at it an empty diagonal
+            raise self.error(f"Diagonal does not exist: k={k} for axes of sizes {n1} and {n2} (input shape {s})")
         rest = tuple(d for i, d in enumerate(s) if i not in (a1, a2))
         return ins, [rest + (n,)]
 
