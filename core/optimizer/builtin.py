@@ -16,7 +16,7 @@ from typing import Any
 
 from ..hookspecs import hookimpl
 from . import kernels
-from .optimizer import Optimizer, _zeros_like
+from .optimizer import PURE_LAUNCH_UPDATES, Optimizer, _zeros_like
 
 __all__ = ["SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "BUILTIN_OPTIMIZERS"]
 
@@ -160,6 +160,8 @@ class RMSProp(Optimizer):
 
 BUILTIN_OPTIMIZERS: dict[str, type] = {"sgd": SGD, "nag": NAG, "adam": Adam, "adagrad": AdaGrad,
                                        "rmsprop": RMSProp}
+# their ``update`` only runs a kernel through ``_launch``: an Updater may batch them
+PURE_LAUNCH_UPDATES.update(cls.update for cls in BUILTIN_OPTIMIZERS.values())
 
 
 @hookimpl

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import threading
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -279,6 +280,10 @@ class Optimizer:
         elif grad.context != weight.context:
             grad = grad.as_in_context(weight.context)
         w, g, s = weight._data, grad._data, [x._data for x in states]
+        batch = _batch.__dict__.get("cur")
+        if batch is not None and batch.ctx == weight.context:
+            batch.add(kernel, w, g, s, params, grad._chunk.var, [weight._chunk.var] + [x._chunk.var for x in states])
+            return
         name = f"{type(self).__name__.lower()}_update"
         _engine.get().push_sync(lambda rc: kernel(rc.xp, w, g, s, **params), weight.context,
                                 [grad._chunk.var], [weight._chunk.var] + [x._chunk.var for x in states],
@@ -409,14 +414,20 @@ class Updater:
         if not items:
             return
         self.optimizer._set_current_context(_state_ctx_key(items[0][2]))
-        for idx, g, w in items:
-            if idx not in self.states:
-                self.states[idx] = self.optimizer.create_state_multi_precision(idx, w)
-                self.states_synced[idx] = True
-            elif not self.states_synced[idx]:
-                self.states[idx] = self.sync_state_context(self.states[idx], w)
-                self.states_synced[idx] = True
-            self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+        batch = _LaunchBatch.open(self.optimizer, items)
+        try:
+            for idx, g, w in items:
+                if idx not in self.states:
+                    self.states[idx] = self.optimizer.create_state_multi_precision(idx, w)
+                    self.states_synced[idx] = True
+                elif not self.states_synced[idx]:
+                    self.states[idx] = self.sync_state_context(self.states[idx], w)
+                    self.states_synced[idx] = True
+                self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+        finally:
+            if batch is not None:  # what was collected runs even when a later update raised
+                _batch.cur = None
+                batch.push(f"{type(self.optimizer).__name__.lower()}_update")
 
     def sync_state_context(self, state: Any, weight: Any) -> Any:
         """Move a (loaded) state onto the weight's device and array kind."""
@@ -445,6 +456,69 @@ class Updater:
         """States (and optionally the optimizer's config) as bytes in a safe format: a
         numpy ``.npz`` archive of arrays plus JSON metadata (no pickle)."""
         return _encode_states(self.states, self.optimizer if dump_optimizer else None)
+
+
+#: ``update`` methods that only compute through ``Optimizer._launch`` (no NDArray
+#: operation, no synchronous read): an ``Updater`` call over several weights may run
+#: them as one engine operation (``_LaunchBatch``). A subclass that overrides
+#: ``update`` is not in the set, so it keeps one operation per weight.
+PURE_LAUNCH_UPDATES: set = set()
+_batch = threading.local()
+
+
+class _LaunchBatch:
+    """The kernels of one ``Updater`` call over several NDArray weights on one device,
+    pushed as one engine operation (MXNet aggregates its SGD updates the same way,
+    ``multi_sgd_update``): the kernels run in the same order on the same raw arrays, so
+    the values are those of one operation per weight, at the cost of one push instead of
+    one per parameter (and no second worker woken for the updates of a step)."""
+
+    __slots__ = ("ctx", "calls", "reads", "writes")
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.calls: list = []
+        self.reads: list = []
+        self.writes: list = []
+
+    @staticmethod
+    def open(opt: Optimizer, items: list) -> "_LaunchBatch | None":
+        """A batch made current for ``items`` when they qualify, else None."""
+        if len(items) < 2 or type(opt).update not in PURE_LAUNCH_UPDATES \
+                or type(opt).update_multi_precision is not Optimizer.update_multi_precision \
+                or _batch.__dict__.get("cur") is not None:
+            return None
+        ctx = None
+        for _i, g, w in items:
+            if not _is_nd(w) or not _is_nd(g):
+                return None
+            if opt.multi_precision and np.dtype(w.dtype) == np.float16:
+                return None  # the float16 copy-back is an NDArray operation after the kernel
+            if ctx is None:
+                ctx = w.context
+            elif w.context != ctx:
+                return None
+        b = _LaunchBatch(ctx)
+        _batch.cur = b
+        return b
+
+    def add(self, kernel: Callable[..., None], w: Any, g: Any, s: list, params: dict, gvar: Any,
+            wvars: list) -> None:
+        self.calls.append((kernel, w, g, s, params))
+        self.reads.append(gvar)
+        self.writes.extend(wvars)
+
+    def push(self, name: str) -> None:
+        if not self.calls:
+            return
+        from .. import engine as _engine
+        calls = self.calls
+
+        def run(rc: Any) -> None:
+            xp = rc.xp
+            for kernel, w, g, s, params in calls:
+                kernel(xp, w, g, s, **params)
+        _engine.get().push_sync(run, self.ctx, self.reads, self.writes, name=name)
 
 
 def get_updater(optimizer: Optimizer) -> Updater:
