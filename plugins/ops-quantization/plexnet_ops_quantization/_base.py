@@ -82,6 +82,9 @@ class QuantProp(OperatorProperty):
     data_types: ClassVar[dict[int, tuple[np.dtype, ...]]] = {0: (INT8, UINT8)}
     #: indices of the ``(1,)`` float32 range inputs (default: every input not in data_types)
     range_inputs: ClassVar[tuple[int, ...] | None] = None
+    #: MXNet 1.9.1 gives most of these operators zero gradients (``MakeZeroGradNodes``, so
+    #: that a recorded quantized graph can run backward); the others set this False
+    differentiable: ClassVar[bool] = True
 
     def list_arguments(self) -> list[str]:
         return list(self.arguments)
@@ -118,6 +121,8 @@ class QuantProp(OperatorProperty):
                 elif shapes[i] != (1,):
                     raise self.shape_error(f"range input {self.list_arguments()[i]!r} must have shape (1,), "
                                            f"got {shapes[i]}", shapes)
+        if shapes and shapes[0] is not None:
+            shapes = self.fill_shapes(shapes)
         if any(s is None for s in shapes):
             return shapes, [None] * len(self.list_outputs()), [None] * len(self.list_auxiliary_states())
         outs = self.out_shapes(shapes)
@@ -126,11 +131,23 @@ class QuantProp(OperatorProperty):
     def aux_shapes(self, shapes: list[tuple]) -> list[tuple]:
         return []
 
+    def fill_shapes(self, shapes: list[Any]) -> list[Any]:
+        """Shapes of parameter inputs (weights, bias) deduced from the data's; default none."""
+        return shapes
+
+    def declare_backward_dependency(self, out_grad: list[int], in_data: list[int],
+                                    out_data: list[int]) -> list[int]:
+        return []  # the gradients are zeros
+
     def check_types(self, in_type: list[Any]) -> list[Any]:
         """Input types with the range inputs set to float32; raises on a dtype not allowed."""
         types = [None if t is None else np.dtype(t) for t in in_type]
         for i, allowed in self.data_types.items():
-            if i < len(types) and types[i] is not None and types[i] not in allowed:
+            if i >= len(types):
+                continue
+            if types[i] is None and len(allowed) == 1:
+                types[i] = allowed[0]  # a weight or bias takes its only type
+            elif types[i] is not None and types[i] not in allowed:
                 raise self.type_error(i, types[i], allowed)
         for i in self._ranges():
             if i < len(types):
@@ -173,8 +190,11 @@ class QuantOp(Operator):
             assign(o, r, v.astype(o.dtype, copy=False))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):  # type: ignore[no-untyped-def]
-        raise PlexnetError(f"{self.prop.op_name}: quantized operators are forward only (MXNet 1.9.1 defines "
-                           f"no gradient for them); quantize a trained float32 model instead")
+        """Zero gradients, as MXNet's ``MakeZeroGradNodes`` (non-differentiable
+        properties never get here: autograd and the executor refuse them first)."""
+        for g, r in zip(in_grad, req):
+            if g is not None and r in (OpReqType.write, OpReqType.inplace):
+                g[...] = 0
 
 
 def register(registry: Any, props: dict[str, type[QuantProp]]) -> None:

@@ -83,6 +83,7 @@ class CalibrateEntropyProp(QuantProp):
     outputs = ("threshold", "divergence")
     data_types = {0: (F32,), 1: (F32,)}
     range_inputs = ()
+    differentiable = False
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         h, e = shapes

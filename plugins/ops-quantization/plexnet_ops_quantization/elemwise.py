@@ -42,6 +42,7 @@ class QuantizedElemwiseAddProp(_BinaryProp):
     and rounded half to even; a uint8 side beside an int8 one is first rescaled to int8."""
 
     param_cls = QuantizedAddParam
+    differentiable = False
     data_types = {0: (INT8, UINT8), 1: (INT8, UINT8)}
 
     def out_types(self, types):  # type: ignore[no-untyped-def]

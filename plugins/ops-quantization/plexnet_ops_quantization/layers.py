@@ -125,6 +125,7 @@ class QuantizedActProp(QuantProp):
 
     param_cls = QuantizedActParam
     arguments = ("data", "min_data", "max_data")
+    differentiable = False
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         if self.param.act_type != "relu":
@@ -260,6 +261,10 @@ class QuantizedBatchNormProp(QuantProp):
         c = shapes[0][self._axis(shapes[0], shapes)]
         return [(c,), (c,)]
 
+    def fill_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        c = (shapes[0][self._axis(shapes[0], shapes)],)
+        return [c if s is None and i in (1, 2) else s for i, s in enumerate(shapes)]
+
     def out_types(self, types):  # type: ignore[no-untyped-def]
         return [INT8, F32, F32]
 
@@ -299,6 +304,11 @@ class QuantizedEmbeddingProp(QuantProp):
         if shapes[1] != (p.input_dim, p.output_dim):
             raise self.shape_error(f"weight must have shape {(p.input_dim, p.output_dim)}", shapes)
         return [tuple(shapes[0]) + (p.output_dim,), (1,), (1,)]
+
+    def fill_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        if shapes[1] is None:
+            shapes = [shapes[0], (self.param.input_dim, self.param.output_dim)] + list(shapes[2:])
+        return shapes
 
     def infer_type(self, in_type):  # type: ignore[no-untyped-def]
         types = self.check_types(list(in_type))

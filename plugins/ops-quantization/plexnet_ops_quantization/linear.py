@@ -49,7 +49,7 @@ def _int32(xp: Any, acc: Any) -> Any:
 
 
 class QuantizedConvProp(QuantProp):
-    """Convolution of uint8/int8 data (NCW, NCHW, NCDHW) with int8 weights into int32.
+    """Convolution of uint8/int8 data (NCHW, NCDHW; one group) with int8 weights into int32.
     Output range: ``+-(|data|/127) * (|weight|/127) * 2**31`` (MXNet's S8S8 rule, also
     for uint8 data)."""
 
@@ -78,14 +78,14 @@ class QuantizedConvProp(QuantProp):
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         p, d = self.param, shapes[0]
         nd = len(d) - 2
-        if nd < 1:
-            raise self.shape_error("data must be 3-d, 4-d or 5-d (N, C, spatial...)", shapes)
-        stride, dilate, pad = self._geometry(nd, shapes)
-        g = p.num_group
-        if g < 1 or d[1] % g or p.num_filter % g:
-            raise self.shape_error(f"channels {d[1]} and num_filter {p.num_filter} must divide by num_group {g}",
+        if nd not in (2, 3):
+            raise self.shape_error("data must be NCHW or NCDHW (MXNet's CPU kernel has no 1-d quantized_conv)",
                                    shapes)
-        want_w = (p.num_filter, d[1] // g) + tuple(p.kernel)
+        stride, dilate, pad = self._geometry(nd, shapes)
+        if p.num_group != 1:
+            raise self.shape_error(f"num_group={p.num_group}: quantized_conv supports num_group=1 only (as MXNet)",
+                                   shapes)
+        want_w = (p.num_filter, d[1]) + tuple(p.kernel)
         if shapes[1] != want_w:
             raise self.shape_error(f"weight must have shape {want_w}", shapes)
         if not p.no_bias and shapes[2] != (p.num_filter,):
@@ -101,6 +101,17 @@ class QuantizedConvProp(QuantProp):
 
     def out_types(self, types):  # type: ignore[no-untyped-def]
         return [INT32, np.dtype(np.float32), np.dtype(np.float32)]
+
+    def fill_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        p, d = self.param, shapes[0]
+        g = max(p.num_group, 1)
+        if len(d) >= 2:
+            shapes = list(shapes)
+            if shapes[1] is None:
+                shapes[1] = (p.num_filter, d[1] // g) + tuple(p.kernel)
+            if not p.no_bias and shapes[2] is None:
+                shapes[2] = (p.num_filter,)
+        return shapes
 
     def forward(self, xp, ins, outs):  # type: ignore[no-untyped-def]
         p = self.param
@@ -164,6 +175,17 @@ class QuantizedFullyConnectedProp(QuantProp):
 
     def out_types(self, types):  # type: ignore[no-untyped-def]
         return [INT32, np.dtype(np.float32), np.dtype(np.float32)]
+
+    def fill_shapes(self, shapes):  # type: ignore[no-untyped-def]
+        p, d = self.param, shapes[0]
+        if len(d) >= 1:
+            shapes = list(shapes)
+            k = int(np.prod(d[1:], dtype=np.int64)) if p.flatten else d[-1]
+            if shapes[1] is None:
+                shapes[1] = (p.num_hidden, k)
+            if not p.no_bias and shapes[2] is None:
+                shapes[2] = (p.num_hidden,)
+        return shapes
 
     def forward(self, xp, ins, outs):  # type: ignore[no-untyped-def]
         p = self.param
