@@ -2,6 +2,7 @@
 shapes, outputs of the small networks for fixed weights, pretrained loading."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 
@@ -12,12 +13,16 @@ import plexnet as mx
 from plexnet.base import PlexnetError
 from plexnet.gluon.model_zoo import vision
 
+from .zoo_structure import signatures, structure
 from .zoo_weights import OUTPUT_CASES, input_for, weights_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "fixtures", "zoo_params.json")) as _f:
     PARAMS = json.load(_f)
 OUTPUTS = np.load(os.path.join(HERE, "fixtures", "zoo_outputs.npz"))
+with gzip.open(os.path.join(HERE, "fixtures", "zoo_structure.json.gz"), "rt") as _f:
+    STRUCTURE = json.load(_f)
+SIGNATURES = STRUCTURE.pop("__signatures__")
 
 
 def _shapes(net, shape):
@@ -32,6 +37,34 @@ def test_parameter_names_and_shapes_as_mxnet(name):
     shape = (1, 3, 299, 299) if name == "inceptionv3" else (1, 3, 224, 224)
     assert _shapes(net, shape) == PARAMS[name]["structural"]
     assert [k[len(net.prefix):] for k in net.collect_params().keys()] == PARAMS[name]["full"]
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURE))
+def test_built_network_as_mxnet(name):
+    # names, declared shapes, initializers, grad_req, dtypes in collect_params() order and
+    # the traced graph: what save/load, export, initialize() and hybridize() depend on
+    got, ref = structure(vision.get_model(name), mx), STRUCTURE[name]
+    assert got["params"] == ref["params"]
+    assert got["heads"] == ref["heads"]
+    assert len(got["nodes"]) == len(ref["nodes"])
+    for g, r in zip(got["nodes"], ref["nodes"]):
+        assert g[:3] == r[:3], (g, r)
+        # plexnet's layers leave some defaulted operator attributes unwritten (Dense's
+        # no_bias): every attribute written must be MXNet's value
+        assert all(r[3].get(k) == v for k, v in g[3].items()), (g, r)
+        if g[0] == "null":
+            assert g[3] == r[3], (g, r)
+
+
+def test_public_names_and_signatures_as_mxnet():
+    assert signatures(vision, list(SIGNATURES)) == SIGNATURES
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURE))
+def test_pretrained_looks_for_mxnets_file(name, tmp_path):
+    from plexnet.gluon.model_zoo.model_store import short_hash
+    with pytest.raises(PlexnetError, match=rf"{name}-{short_hash(name)}\.params"):
+        vision.get_model(name, pretrained=True, root=str(tmp_path))
 
 
 @pytest.mark.parametrize("name", sorted(OUTPUT_CASES))
