@@ -85,7 +85,7 @@ class QuantizeV2Prop(QuantProp):
             return [x.view(outs[0].dtype), np.float32(lo), np.float32(hi)]
         if lo is None:
             if x.size:
-                lo, hi = np.float32(x.min()), np.float32(x.max())
+                lo, hi = np.float32(float(x.min())), np.float32(float(x.max()))
             else:  # MXNet's reduction identities
                 lo, hi = np.finfo(np.float32).max, np.finfo(np.float32).min
         lo, hi = np.float32(lo), np.float32(hi)
@@ -124,7 +124,7 @@ class QuantizeAsymProp(QuantProp):
             if p.min_calib_range is not None and p.max_calib_range is not None:
                 lo, hi = np.float32(p.min_calib_range), np.float32(p.max_calib_range)
             else:
-                lo, hi = np.float32(x.min()), np.float32(x.max())
+                lo, hi = np.float32(float(x.min())), np.float32(float(x.max()))
             scale = np.float32(np.float32(255.0) / np.float32(hi - lo))
             shift = np.float32(np.float32(255.0) - np.float32(hi * scale))
         v = x.astype(np.float32) * scale + shift  # float32, then + 0.5 in double as MXNet
