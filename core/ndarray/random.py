@@ -22,6 +22,7 @@ import numpy as np
 from .. import engine as _engine_mod
 from ..base import PlexnetError
 from ..context import Context, current_context
+from ..engine.base import FnProperty
 from ..operator import namespaces as _namespaces
 from ..resource import ResourceRequest, get as _resources
 from . import op_function
@@ -61,7 +62,7 @@ def _fallback(name: str, params: list[Any], shape: Any, dtype: Any, ctx: Context
     def run(rc: Any) -> None:
         dst[...] = draw(res.get_random(), params, dst.shape)
 
-    _engine_mod.get().push_sync(run, out.context, (), (out._chunk.var, res.var), 0, 0, name)
+    _engine_mod.get().push_sync(run, out.context, (), (out._chunk.var, res.var), FnProperty.NORMAL, 0, name)
     return out
 
 

@@ -1,7 +1,7 @@
 """Symbol functions that MXNet 1.x defines in Python over ``_``-prefixed operators:
 ``power``/``hypot`` with a symbol or a number on either side (two numbers give a
 number), and the creation functions ``arange``, ``full``, ``eye``, ``linspace`` plus
-``histogram`` and ``split_v2``."""
+``histogram`` (``sym.split_v2`` is ``Symbol.split_v2``, in the package)."""
 from __future__ import annotations
 
 import numbers
@@ -11,7 +11,7 @@ import numpy as np
 
 from .symbol import Symbol, create
 
-__all__ = ["power", "hypot", "arange", "full", "eye", "linspace", "histogram", "split_v2"]
+__all__ = ["power", "hypot", "arange", "full", "eye", "linspace", "histogram"]
 
 
 def _num(x: Any) -> bool:
@@ -84,11 +84,3 @@ def histogram(a: Symbol, bins: Any = 10, range: Any = None, **kwargs: Any) -> Sy
         return create("_histogram", (a,), dict(kwargs, bin_cnt=bins, range=tuple(range)))
     raise ValueError("histogram: bins argument should be either an integer or a Symbol")
 
-
-def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
-    """Split into sections or at indices (operator ``_split_v2``)."""
-    if isinstance(indices_or_sections, int):
-        kw: dict[str, Any] = {"sections": indices_or_sections}
-    else:
-        kw = {"indices": (0,) + tuple(indices_or_sections)}
-    return create("_split_v2", (ary,), dict(kw, axis=axis, squeeze_axis=squeeze_axis))
