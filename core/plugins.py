@@ -89,6 +89,7 @@ STANDARD_DISTRIBUTIONS: tuple[str, ...] = (
     "plexnet-ops-random",
     "plexnet-ops-image",
     "plexnet-ops-contrib",
+    "plexnet-ops-quantization",
     "plexnet-kvstore-dist",
     "plexnet-device-cuda",
     "plexnet-ops-cudnn",

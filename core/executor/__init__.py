@@ -10,8 +10,10 @@ from __future__ import annotations
 from .. import upcalls
 from ..symbol.graph import IndexedGraph, infer_shapes, infer_types
 from .executor import Executor
+from .dynamic import DynamicExecutor
 from .planner import Plan, PlanError, plan_memory
 
 upcalls.provide(upcalls.EXECUTOR, Executor)
 
-__all__ = ["Executor", "IndexedGraph", "infer_shapes", "infer_types", "Plan", "PlanError", "plan_memory"]
+__all__ = ["Executor", "DynamicExecutor", "IndexedGraph", "infer_shapes", "infer_types", "Plan", "PlanError",
+           "plan_memory"]

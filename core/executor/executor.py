@@ -52,6 +52,10 @@ class Executor:
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
     and the prebuilt operations that compute them."""
 
+    #: runs graphs holding an operator with ``forward_dynamic`` (run-time output shapes);
+    #: ``dynamic.py`` sets it (it subclasses this one)
+    dynamic_class: Any = None
+
     # -- construction -----------------------------------------------------------------------------
     def __init__(self, symbol: Any, ctx: Context, arg_arrays: Sequence[NDArray],
                  grad_arrays: Sequence[NDArray | None], grad_reqs: Sequence[OpReqType],
@@ -349,8 +353,9 @@ class Executor:
         if out_grads is not None:
             if isinstance(out_grads, (NDArray, np.ndarray)):
                 out_grads = [out_grads]
-            if len(out_grads) > len(self.outputs):
-                raise ValueError(f"backward: {len(out_grads)} out_grads for {len(self.outputs)} outputs")
+            # MXNet reads one head gradient per output and ignores any further ones (its
+            # test_contrib_control_flow passes a state's gradient to a graph without states)
+            out_grads = list(out_grads)[:len(self.outputs)]
             for pos, gr in enumerate(out_grads):
                 h = heads.get(pos)
                 if h is None or gr is None:
@@ -625,8 +630,8 @@ class Executor:
         grads = [make(n, nid, sh_grads) if r != _NULL else None
                  for n, nid, r in zip(arg_names, g.arg_nids, reqs)]
         aux = [make(n, nid, sh_aux) for n, nid in zip(aux_names, g.aux_nids)]
-        return cls(symbol, ctx, args, grads, reqs, aux, shared_exec=shared_exec, plan_memory_on=plan_on,
-                   bulk_exec=bulk, _graph=g)
+        return _class_for(cls, g)(symbol, ctx, args, grads, reqs, aux, shared_exec=shared_exec,
+                                  plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
 
     @classmethod
     def bind(cls, symbol: Any, ctx: Context | None, args: Any, args_grad: Any = None, grad_req: Any = "write",
@@ -661,8 +666,8 @@ class Executor:
                 aux_list.append(_zeros(tuple(shapes[e]), ctx, types[e] or np.dtype(np.float32)))
         else:
             aux_list = _array_list(aux_states or [], aux_names, "aux_states", required=True)
-        return cls(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
-                   plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
+        return _class_for(cls, g)(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
+                                  plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
 
     # -- introspection for tests and tools ------------------------------------------------------------------
     @property
@@ -672,6 +677,14 @@ class Executor:
     @property
     def exec_graph(self) -> ExecGraph:
         return self._xg
+
+
+def _class_for(cls: Any, g: IndexedGraph) -> Any:
+    """``cls``, or the dynamic executor when an operator of ``g`` shapes its outputs at run time."""
+    dyn = cls.dynamic_class
+    if dyn is not None and any(callable(getattr(g.nodes[i].prop, "forward_dynamic", None)) for i in g.op_nids):
+        return dyn
+    return cls
 
 
 # -- argument handling -------------------------------------------------------------------------------------
