@@ -22,6 +22,8 @@ from __future__ import annotations
 import itertools
 from typing import Any, Sequence
 
+import numpy as np  # the CPU-only GEMM blocking below
+
 from ._common import OpReqType, prod, writes
 
 __all__ = ["ConvGeom", "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weight", "Workspace",
@@ -193,6 +195,53 @@ def batch_chunk(g: ConvGeom, itemsize: int, workspace_mb: int, backward: bool) -
     return -(-g.N // nchunks)
 
 
+#: skinny GEMMs (both dimensions of the small operand <= SKINNY) over many columns run
+#: as a batch of column blocks of this width: OpenBLAS (one thread) takes 20-25% less time
+#: for LeNet's conv1 forward / data-gradient GEMMs (20x25 @ 25x21376) and half the time
+#: for its weight gradient (25x21376 @ 21376x20) with blocks up to ~1500 columns; with
+#: 2048 or more, none (bench/lenet_ops_bench.py; docs/performance.md)
+GEMM_BLOCK = 1024
+SKINNY = 64
+
+
+def _blocks(xp: Any, n: int) -> int:
+    return n // GEMM_BLOCK if xp is np and n >= 2 * GEMM_BLOCK else 0
+
+
+def matmul_wide(xp: Any, a: Any, b: Any, out: Any) -> Any:
+    """``out = a @ b`` for 2-D ``a (M, K)`` and ``b (K, N)``; column blocks where ``a`` is
+    small and ``N`` large."""
+    M, K = a.shape
+    N = b.shape[1]
+    nb = _blocks(xp, N) if M <= SKINNY and K <= SKINNY else 0
+    if nb < 2 or b.strides[1] != b.itemsize or out.strides[1] != out.itemsize:
+        return xp.matmul(a, b, out=out)
+    B, it = GEMM_BLOCK, b.itemsize
+    st = np.lib.stride_tricks.as_strided
+    xp.matmul(a, st(b, (nb, K, B), (B * it, b.strides[0], it)),
+              out=st(out, (nb, M, B), (B * it, out.strides[0], it)))
+    if nb * B < N:
+        xp.matmul(a, b[:, nb * B:], out=out[:, nb * B:])
+    return out
+
+
+def matmul_long(xp: Any, a: Any, b: Any) -> Any:
+    """``a @ b`` for 2-D ``a (M, K)`` and ``b (K, N)``; the sum of blocks of the inner
+    dimension where the result is small and ``K`` large (a new array)."""
+    M, K = a.shape
+    N = b.shape[1]
+    nb = _blocks(xp, K) if M <= SKINNY and N <= SKINNY else 0
+    if nb < 2 or a.strides[1] != a.itemsize:
+        return xp.matmul(a, b)
+    B, it = GEMM_BLOCK, a.itemsize
+    st = np.lib.stride_tricks.as_strided
+    acc = xp.matmul(st(a, (nb, M, B), (B * it, a.strides[0], it)),
+                    st(b, (nb, B, N), (B * b.strides[0], b.strides[0], b.strides[1]))).sum(axis=0)
+    if nb * B < K:
+        acc += xp.matmul(a[:, nb * B:], b[nb * B:])
+    return acc
+
+
 def _store(xp: Any, out: Any, req: OpReqType, value: Any) -> None:
     if req == OpReqType.null:
         return
@@ -217,8 +266,11 @@ def conv_forward(xp: Any, g: ConvGeom, x: Any, w: Any, b: Any | None, out: Any, 
     cols = g.im2col(xp, xpd, ws.take((g.cols_size,)))
     y = ws.take((g.F, g.N * g.ncols))
     G = g.G
-    xp.matmul(w.reshape(G, g.F // G, g.CK // G), cols.reshape(G, g.CK // G, g.N * g.ncols),
-              out=y.reshape(G, g.F // G, g.N * g.ncols))
+    if G == 1:
+        matmul_wide(xp, w.reshape(g.F, g.CK), cols, y)
+    else:
+        xp.matmul(w.reshape(G, g.F // G, g.CK // G), cols.reshape(G, g.CK // G, g.N * g.ncols),
+                  out=y.reshape(G, g.F // G, g.N * g.ncols))
     yv = g.cols_as_out(xp, y)
     if writes(req):
         if b is not None:
@@ -258,14 +310,20 @@ def conv_backward(xp: Any, g: ConvGeom, x: Any | None, w: Any, dy: Any, dx: Any 
         xpd = g.padded(xp, x, ws)
         cols = g.im2col(xp, xpd, ws.take((g.cols_size,))).reshape(G, CKg, NL)
         # (cols @ dy^T)^T: BLAS is faster with the long axis as the inner product here
-        dwt = xp.matmul(cols, dyc.transpose(0, 2, 1)).transpose(0, 2, 1).reshape(dw.shape)
+        if G == 1:
+            dwt = matmul_long(xp, cols[0], dyc[0].T).T.reshape(dw.shape)
+        else:
+            dwt = xp.matmul(cols, dyc.transpose(0, 2, 1)).transpose(0, 2, 1).reshape(dw.shape)
         if writes(dw_req):
             xp.copyto(dw, dwt)
         else:
             dw += dwt
     if need_dx:
         dcols = ws.take((g.cols_size,)).reshape(G, CKg, NL)
-        xp.matmul(w.reshape(G, Fg, CKg).transpose(0, 2, 1), dyc, out=dcols)
+        if G == 1:
+            matmul_wide(xp, w.reshape(Fg, CKg).T, dyc[0], dcols[0])
+        else:
+            xp.matmul(w.reshape(G, Fg, CKg).transpose(0, 2, 1), dyc, out=dcols)
         dxt = g.col2im(xp, dcols.reshape(g.CK, NL), ws.take((g.C, g.N) + g.pad_sp))
         _store(xp, dx, dx_req, g.crop_t(dxt))
 

@@ -9,6 +9,10 @@ from plexnet.resource import ResourceRequest
 
 from ._common import shape_assign, writes
 from ._convcore import ConvGeom, batch_chunk
+from ._split import HelperSpace, run_items, ways
+
+#: batch chunks at least, when the chunks are shared with the helper thread (load balance)
+SPLIT_CHUNKS = 4
 
 LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 CUDNN_TUNE = ("off", "limited_workspace", "fastest")
@@ -75,14 +79,32 @@ class ConvOpBase(Operator):
             g = self._geoms[dshape] = self.make_geom(dshape)
         return g
 
-    def _chunks(self, x: Any, backward: bool) -> list:
-        """(start, stop, geometry) batch slices keeping temporaries within ``workspace``."""
+    def _chunks(self, x: Any, backward: bool, at_least: int = 1) -> list:
+        """(start, stop, geometry) batch slices keeping temporaries within ``workspace``,
+        at least ``at_least`` of them where the batch allows."""
         g = self.geom(tuple(x.shape))
         nb = batch_chunk(g, x.itemsize, self.p.workspace, backward)
+        if at_least > 1:
+            nb = min(nb, -(-g.N // at_least))
         if nb >= g.N:
             return [(0, g.N, g)]
         return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
                 for s in range(0, g.N, nb)]
+
+    def for_chunks(self, xp: Any, x: Any, elements: int, backward: bool, res: Any, fn: Any) -> list:
+        """``fn(start, stop, geometry, resource, slot)`` for each batch chunk of ``x``: on
+        this thread (slot 0), or shared with ``_split``'s helper thread (slot 1, its own
+        temp space) when the engine gives this worker both cores. Returns how many chunks
+        each slot ran."""
+        if ways(xp, x.shape[0], elements) == 2:
+            chunks = self._chunks(x, backward, SPLIT_CHUNKS)
+            if len(chunks) > 1:
+                return run_items(len(chunks), lambda i, slot: fn(*chunks[i], res if slot == 0 else HelperSpace(),
+                                                                 slot))
+        chunks = self._chunks(x, backward)
+        for s, e, g in chunks:
+            fn(s, e, g, res, 0)
+        return [len(chunks), 0]
 
     def backward_chunk(self, xp: Any, g: ConvGeom, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType,
                        dw: Any, dw_req: OpReqType, res: Any) -> None:
@@ -99,11 +121,26 @@ class ConvOpBase(Operator):
                 xp.sum(dy, axis=axes, out=in_grad[2])
             else:
                 in_grad[2] += dy.sum(axis=axes)
-        dw_req = req[1]
-        for s, e, g in self._chunks(x, True):
-            self.backward_chunk(xp, g, x[s:e], w, dy[s:e], in_grad[0][s:e], req[0], in_grad[1], dw_req, res)
-            if dw_req != OpReqType.null:
-                dw_req = OpReqType.add  # the later chunks add to the weight gradient
+        need_dw = req[1] != OpReqType.null
+        # each slot sums its chunks' weight gradients in its own array (slot 0: the
+        # gradient itself, with its req; slot 1: a temporary added at the end)
+        dws = [in_grad[1], None]
+        dw_reqs = [req[1] if need_dw else OpReqType.null, OpReqType.write if need_dw else OpReqType.null]
+
+        def chunk(s, e, g, r, slot):
+            if slot == 1 and need_dw and dws[1] is None:
+                dws[1] = xp.empty_like(in_grad[1])
+            self.backward_chunk(xp, g, x[s:e], w, dy[s:e], in_grad[0][s:e], req[0], dws[slot], dw_reqs[slot], r)
+            if need_dw:
+                dw_reqs[slot] = OpReqType.add  # the later chunks add to the weight gradient
+        done = self.for_chunks(xp, x, max(x.size, dy.size), True, res, chunk)
+        if need_dw and done[1]:
+            if done[0]:
+                in_grad[1] += dws[1]
+            elif writes(req[1]):
+                xp.copyto(in_grad[1], dws[1])
+            else:
+                in_grad[1] += dws[1]
 
 
 class ConvPropBase(OperatorProperty):

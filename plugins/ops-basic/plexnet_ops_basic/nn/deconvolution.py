@@ -85,9 +85,9 @@ class DeconvolutionOp(ConvOpBase):
         res = ctx.requested[0] if ctx.requested else None
         out = out_data[0]
         # forward and backward both run convolution gradients: chunk for those temporaries
-        for s, e, g in self._chunks(x, True):
-            conv_backward(xp, g, None, w, x[s:e], out[s:e], req[0], None, OpReqType.null, None, OpReqType.null,
-                          res)
+        self.for_chunks(xp, x, max(x.size, out.size), True, res,
+                        lambda s, e, g, r, slot: conv_backward(xp, g, None, w, x[s:e], out[s:e], req[0], None,
+                                                               OpReqType.null, None, OpReqType.null, r))
         if not self.p.no_bias:
             out += in_data[2].reshape((1, -1) + (1,) * (x.ndim - 2))
 

@@ -1,0 +1,138 @@
+"""Sharing a numpy kernel's batch between the calling thread and one helper thread.
+
+Why: on a 2-core CPU the engine gives an operator on its only awake worker both cores,
+but only the GEMMs use them (OpenBLAS threads); im2col / col2im, pooling and element-wise
+passes run on one core, and small GEMMs gain little from a second BLAS thread. Sharing
+the batch's chunks between two threads, each with a one-thread BLAS, puts both cores on
+all of the work (numpy releases the GIL in its loops and in BLAS calls), as MXNet's
+OpenMP loops do. The chunks are taken dynamically (``run_items``): a thread the host
+deschedules takes fewer chunks instead of holding the other up at a barrier.
+
+When: only for numpy, only for work of at least ``MIN_ELEMENTS`` elements, and only
+while the engine's BLAS policy (``plexnet.engine.blas``) gives the caller two threads or
+more: one awake worker on a machine that other processes do not oversubscribe. While
+the chunks run, both threads count as awake workers of that policy, so BLAS runs one
+thread each (no oversubscription), and an OpenMP library asking for the worker share
+(``threads_per_worker``) gets one thread too. ``PLEXNET_OPS_BASIC_SPLIT=0`` turns it off.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+import numpy as np
+
+from plexnet.engine import blas
+
+__all__ = ["ways", "run2", "run_items", "over_batch", "HelperSpace", "MIN_ELEMENTS"]
+
+#: below this many elements (of the largest array) a thread hand-off costs more than it gives
+MIN_ELEMENTS = int(os.environ.get("PLEXNET_OPS_BASIC_SPLIT_MIN", str(1 << 16)))
+_ENABLED = os.environ.get("PLEXNET_OPS_BASIC_SPLIT", "1") != "0"
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_tls = threading.local()
+
+
+def _helper() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(1, thread_name_prefix="plexnet-ops-split",
+                                           initializer=_mark_helper)
+    return _pool
+
+
+def _mark_helper() -> None:
+    _tls.helper = True
+
+
+def ways(xp: Any, n: int, elements: int) -> int:
+    """2 when a kernel over ``n`` batch items (``elements`` in its largest array) should
+    be shared with the helper thread, else 1."""
+    if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS
+            or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)):
+        return 1
+    return 2 if blas.enabled() and blas.blas_threads() >= 2 else 1
+
+
+def run2(first: Callable[[], Any], second: Callable[[], Any]) -> None:
+    """Run ``first()`` here and ``second()`` on the helper thread, at the same time, with
+    one BLAS thread each; return when both are done (re-raising the first error). Two
+    callers at once (two engine workers) queue for the one helper; with ``run_items`` the
+    second caller runs its items itself meanwhile."""
+    blas.worker_awake()          # this thread and the helper: two more awake workers
+    blas.worker_awake()          # while both run, so BLAS gives each one thread
+    _tls.inside = True
+    try:
+        fut = _helper().submit(second)
+        try:
+            first()
+        finally:
+            err = fut.exception()
+        if err is not None:
+            raise err
+    finally:
+        _tls.inside = False
+        blas.worker_asleep()
+        blas.worker_asleep()
+
+
+def run_items(count: int, fn: Callable[[int, int], Any]) -> list[int]:
+    """``fn(i, slot)`` for every ``i < count``, taken in order by this thread (slot 0)
+    and the helper (slot 1) as each becomes free (dynamic scheduling: a thread the host
+    deschedules takes fewer items instead of holding the other up). Returns how many
+    items each slot ran."""
+    nxt = itertools.count()
+    done = [0, 0]
+
+    def work(slot: int) -> None:
+        for i in nxt:
+            if i >= count:
+                return
+            fn(i, slot)
+            done[slot] += 1
+    run2(lambda: work(0), lambda: work(1))
+    return done
+
+
+def over_batch(xp: Any, n: int, elements: int, fn: Callable[[slice], Any], pieces: int = 2) -> None:
+    """``fn(batch_slice)`` over ``n`` items: once over all of them, or over ``pieces``
+    slices shared with the helper thread when ``ways`` says so."""
+    if ways(xp, n, elements) == 2:
+        step = -(-n // min(pieces, n))
+        sl = [slice(i, min(i + step, n)) for i in range(0, n, step)]
+        run_items(len(sl), lambda i, slot: fn(sl[i]))
+    else:
+        fn(slice(0, n))
+
+
+class HelperSpace:
+    """The helper thread's temp space (the ``kTempSpace`` resource's ``get_space``
+    contract): one buffer per helper thread that grows to the largest request and is
+    reused; the half that runs on the helper uses it instead of the operator's resource,
+    which the other half is using at the same time."""
+
+    def get_space(self, shape: Any, dtype: Any = np.float32) -> Any:
+        dtype = np.dtype(dtype)
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        buf = getattr(_tls, "space", None)
+        if buf is None or buf.size < n:
+            buf = _tls.space = np.empty(max(n, 1), dtype=np.uint8)
+        return buf[:n].view(dtype).reshape(shape)
+
+
+def _after_fork() -> None:
+    global _pool, _pool_lock
+    _pool = None                 # the helper thread did not survive the fork
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
