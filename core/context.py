@@ -6,6 +6,7 @@ decides at run time (the worker's stream), handed to every pushed function.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any, Callable, NamedTuple
 
 __all__ = ["Context", "RunContext", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "HOST_DEVICE_TYPES"]
@@ -14,7 +15,30 @@ __all__ = ["Context", "RunContext", "cpu", "gpu", "cpu_pinned", "current_context
 HOST_DEVICE_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
 
 
-class Context:
+_DEFAULT_CTX_DEPRECATED = ("Context.default_ctx has been deprecated. Please use Context.current_context() "
+                           "instead. Please use test_utils.set_default_context to set a default context")
+
+
+class _ContextMeta(type):
+    """Gives ``Context`` MXNet 1.x's deprecated class property ``Context.default_ctx``."""
+
+    @property
+    def default_ctx(cls) -> "Context":
+        warnings.warn(_DEFAULT_CTX_DEPRECATED, DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, val: "Context") -> None:
+        warnings.warn(_DEFAULT_CTX_DEPRECATED, DeprecationWarning, stacklevel=2)
+        # as MXNet: replaces the current default (a ``with`` block restores its own on exit)
+        stack = _stack()
+        if stack:
+            stack[-1] = val
+        else:
+            Context._local.base = val
+
+
+class Context(metaclass=_ContextMeta):
     """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)``.
 
     Usable as a ``with`` block to set the default context, as in MXNet.
@@ -82,7 +106,7 @@ _DEFAULT = Context("cpu", 0)
 def current_context() -> Context:
     """The innermost ``with ctx:`` block's context, else ``cpu(0)``."""
     s = _stack()
-    return s[-1] if s else _DEFAULT
+    return s[-1] if s else getattr(Context._local, "base", _DEFAULT)
 
 
 def cpu(device_id: int = 0) -> Context:

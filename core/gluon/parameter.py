@@ -20,10 +20,12 @@ from ..base import PlexnetError
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
 from ..ndarray import ndarray as _nd
+from ..symbol import Symbol
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict", "tensor_types"]
 
-tensor_types = (NDArray,)
+#: what a Block's call takes as a tensor (MXNet 1.x: Symbol and NDArray; rnn cells test it)
+tensor_types = (Symbol, NDArray)
 
 
 class DeferredInitializationError(PlexnetError):

@@ -81,7 +81,8 @@ class DeformConvProp(FnProp):
                 "weight": (p.num_filter, d[1] // g, kh, kw), "bias": (p.num_filter,)}
         shapes = []
         for n, s in zip(names, in_shape):
-            if s is not None and tuple(s) != want[n]:
+            # a 0 in a given shape is an unknown dim (gluon's deferred in_channels)
+            if s is not None and (len(s) != len(want[n]) or any(a and a != b for a, b in zip(s, want[n]))):
                 raise self.error(f"argument {n!r} must have shape {want[n]}", in_shape)
             shapes.append(want[n])
         return shapes, [(d[0], p.num_filter, ho, wo)], []

@@ -1,0 +1,7 @@
+"""``gluon.contrib.nn``: parallel containers, identity, pixel shuffles, SyncBatchNorm."""
+from . import basic_layers
+from .basic_layers import (Concurrent, HybridConcurrent, Identity, PixelShuffle1D, PixelShuffle2D, PixelShuffle3D,
+                           SyncBatchNorm)
+
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D",
+           "PixelShuffle3D", "basic_layers"]
