@@ -52,10 +52,11 @@ def _mark_helper() -> None:
     _tls.helper = True
 
 
-def ways(xp: Any, n: int, elements: int) -> int:
+def ways(xp: Any, n: int, elements: int, scale: int = 1) -> int:
     """2 when a kernel over ``n`` batch items (``elements`` in its largest array) should
-    be shared with the helper thread, else 1."""
-    if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS
+    be shared with the helper thread, else 1. ``scale`` multiplies ``MIN_ELEMENTS`` for
+    kernels that do little work per element (a hand-off costs about 20 us)."""
+    if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS * scale
             or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)):
         return 1
     return 2 if blas.enabled() and blas.blas_threads() >= 2 else 1
@@ -101,10 +102,11 @@ def run_items(count: int, fn: Callable[[int, int], Any]) -> list[int]:
     return done
 
 
-def over_batch(xp: Any, n: int, elements: int, fn: Callable[[slice], Any], pieces: int = 2) -> None:
+def over_batch(xp: Any, n: int, elements: int, fn: Callable[[slice], Any], pieces: int = 2,
+               scale: int = 1) -> None:
     """``fn(batch_slice)`` over ``n`` items: once over all of them, or over ``pieces``
-    slices shared with the helper thread when ``ways`` says so."""
-    if ways(xp, n, elements) == 2:
+    slices shared with the helper thread when ``ways(xp, n, elements, scale)`` says so."""
+    if ways(xp, n, elements, scale) == 2:
         step = -(-n // min(pieces, n))
         sl = [slice(i, min(i + step, n)) for i in range(0, n, step)]
         run_items(len(sl), lambda i, slot: fn(sl[i]))

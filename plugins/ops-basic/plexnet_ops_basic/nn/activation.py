@@ -14,6 +14,9 @@ from ._split import over_batch
 
 ACT_TYPES = ("log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh")
 _NEEDS_INPUT = ("softsign", "mish")
+#: element-wise passes are cheap per element: split only above 8x ``_split.MIN_ELEMENTS``
+#: (LeNet's first tanh, 737K elements, yes; its second, 205K, no)
+ELEMENTWISE_SCALE = 8
 
 
 class ActivationParam(Params):
@@ -95,7 +98,8 @@ class ActivationOp(Operator):
         if x.ndim == 0:
             self._forward(ctx.xp, x, y, req[0])
         else:
-            over_batch(ctx.xp, x.shape[0], x.size, lambda s: self._forward(ctx.xp, x[s], y[s], req[0]))
+            over_batch(ctx.xp, x.shape[0], x.size, lambda s: self._forward(ctx.xp, x[s], y[s], req[0]),
+                       scale=ELEMENTWISE_SCALE)
 
     def _forward(self, xp, x, y, req):
         if writes(req):
@@ -114,7 +118,8 @@ class ActivationOp(Operator):
             self._backward(ctx.xp, dy, x, y, dx, req[0])
         else:
             over_batch(ctx.xp, dy.shape[0], dy.size, lambda s: self._backward(
-                ctx.xp, dy[s], x[s] if x is not None else None, y[s] if y is not None else None, dx[s], req[0]))
+                ctx.xp, dy[s], x[s] if x is not None else None, y[s] if y is not None else None, dx[s], req[0]),
+                scale=ELEMENTWISE_SCALE)
 
     def _backward(self, xp, dy, x, y, dx, req):
         if (writes(req) and self.act in ("tanh", "sigmoid") and not xp.may_share_memory(dx, dy)

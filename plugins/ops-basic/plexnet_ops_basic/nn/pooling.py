@@ -207,7 +207,8 @@ class PoolingOp(Operator):
         if req[0] == OpReqType.null:
             return
         x, y = in_data[0], out_data[0]
-        over_batch(ctx.xp, x.shape[0], x.size, lambda s: self._forward(ctx.xp, x[s], y[s], req, ctx.run_ctx))
+        over_batch(ctx.xp, x.shape[0], x.size, lambda s: self._forward(ctx.xp, x[s], y[s], req, ctx.run_ctx),
+                   scale=2)
 
     def _forward(self, xp, x, out, req, run_ctx):
         out_data = [out]
@@ -233,7 +234,7 @@ class PoolingOp(Operator):
         y = out_data[0] if self.p.pool_type not in ("avg", "sum") else None
         over_batch(ctx.xp, dx.shape[0], dx.size, lambda s: self._backward(
             ctx.xp, x[s] if x is not None else None, y[s] if y is not None else None, dy[s], dx[s], req,
-            ctx.run_ctx))
+            ctx.run_ctx), scale=2)
 
     def _backward(self, xp, x, y, dy, dx, req, run_ctx):
         g = self.geom(tuple(dx.shape))
