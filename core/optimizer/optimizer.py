@@ -29,9 +29,15 @@ __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup"
 _user_registry: dict[str, type] = {}
 
 
+_NDArray: Any = None
+
+
 def _is_nd(x: Any) -> bool:
-    from ..ndarray import NDArray
-    return isinstance(x, NDArray)
+    global _NDArray
+    if _NDArray is None:  # bound on first use: the ndarray package imports this module's users
+        from ..ndarray import NDArray
+        _NDArray = NDArray
+    return isinstance(x, _NDArray)
 
 
 def _xp_of(a: Any) -> Any:
@@ -273,7 +279,6 @@ class Optimizer:
         if not _is_nd(weight):
             kernel(_xp_of(weight), weight, grad, list(states), **params)
             return
-        from .. import engine as _engine
         if not _is_nd(grad):
             from ..ndarray import array
             grad = array(grad, ctx=weight.context, dtype=grad.dtype)
@@ -284,6 +289,7 @@ class Optimizer:
         if batch is not None and batch.ctx == weight.context:
             batch.add(kernel, w, g, s, params, grad._chunk.var, [weight._chunk.var] + [x._chunk.var for x in states])
             return
+        from .. import engine as _engine
         name = f"{type(self).__name__.lower()}_update"
         _engine.get().push_sync(lambda rc: kernel(rc.xp, w, g, s, **params), weight.context,
                                 [grad._chunk.var], [weight._chunk.var] + [x._chunk.var for x in states],
