@@ -150,6 +150,35 @@ def family_contrib(mx: Any, n: int) -> list[Case]:
     ]
 
 
+def family_quantization(mx: Any, n: int) -> list[Case]:
+    """int8/uint8 conversions and layers on about ``n`` values (ops-quantization)."""
+    rng = np.random.default_rng(5)
+    c = mx.nd.contrib
+    r = lambda v: mx.nd.array([v], dtype="float32")  # noqa: E731
+    x = mx.nd.array(rng.normal(size=(n,)), dtype="float32")
+    q8 = mx.nd.array(rng.integers(-128, 128, (n,)), dtype="int8")
+    q32 = mx.nd.array(rng.integers(-2 ** 30, 2 ** 30, (n,)), dtype="int32")
+    side = max(4, int(round((n / 16) ** 0.5)))  # conv: (1, 16, side, side) uint8 data, 16 3x3 filters
+    img = mx.nd.array(rng.integers(0, 256, (1, 16, side, side)), dtype="uint8")
+    w = mx.nd.array(rng.integers(-128, 128, (16, 16, 3, 3)), dtype="int8")
+    k = max(8, int(round(n ** 0.5)))  # fully connected: (k, k) int8 data times (64, k) weights
+    fx = mx.nd.array(rng.integers(-128, 128, (k, k)), dtype="int8")
+    fw = mx.nd.array(rng.integers(-128, 128, (64, k)), dtype="int8")
+    return [
+        ("quantize_v2", lambda: c.quantize_v2(x, min_calib_range=-3.0, max_calib_range=3.0)),
+        ("quantize_v2 (data range)", lambda: c.quantize_v2(x)),
+        ("dequantize", lambda: c.dequantize(q8, r(-1.0), r(2.0))),
+        ("requantize", lambda: c.requantize(q32, r(-1.0), r(1.0), min_calib_range=-0.5, max_calib_range=0.5)),
+        ("quantized_elemwise_add", lambda: c.quantized_elemwise_add(q8, q8, r(-1.0), r(1.0), r(-2.0), r(2.0))),
+        ("quantized_conv", lambda: c.quantized_conv(img, w, r(0.0), r(1.0), r(-1.0), r(1.0), kernel=(3, 3),
+                                                    pad=(1, 1), num_filter=16, no_bias=True)),
+        ("quantized_pooling", lambda: c.quantized_pooling(img, r(0.0), r(1.0), kernel=(2, 2), stride=(2, 2),
+                                                          pool_type="avg")),
+        ("quantized_fully_connected", lambda: c.quantized_fully_connected(fx, fw, r(-1.0), r(1.0), r(-1.0), r(1.0),
+                                                                          num_hidden=64, no_bias=True)),
+    ]
+
+
 FAMILIES: dict[str, Callable[[Any, int], list[Case]]] = {
     name[len("family_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("family_")}
 

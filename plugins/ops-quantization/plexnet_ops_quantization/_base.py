@@ -15,7 +15,7 @@ from plexnet.base import PlexnetError, ShapeError
 from plexnet.operator import Operator, OperatorProperty, OpReqType, assign
 
 __all__ = ["QuantProp", "QuantOp", "QuantTypeError", "register", "scalar", "maxabs", "reorder",
-           "range_for_multiplication", "get_scale", "saturate_cast", "F32", "INT8", "UINT8", "INT32",
+           "range_for_multiplication", "get_scale", "saturate_cast", "int_matmul", "F32", "INT8", "UINT8", "INT32",
            "K_INT8", "K_UINT8", "K_INT32", "QRANGE"]
 
 F32, INT8, UINT8, INT32 = np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32)
@@ -43,17 +43,39 @@ def maxabs(a: Any, b: Any) -> np.float32:
 
 
 def saturate_cast(xp: Any, v: Any, dtype: Any) -> Any:
-    """Round half to even and saturate float values into ``dtype`` (MKL-DNN's conversion)."""
-    lo, hi = _LIMITS[np.dtype(dtype)]
-    r = xp.rint(v)
-    if np.dtype(dtype) == INT32:  # float32 cannot hold 2**31 - 1: clip in float64
-        r = r.astype(np.float64)
-    return xp.clip(r, lo, hi).astype(dtype)
+    """Round half to even and saturate float values into ``dtype`` (MKL-DNN's conversion).
+    ``v`` may be overwritten (callers pass temporaries)."""
+    dtype = np.dtype(dtype)
+    lo, hi = _LIMITS[dtype]
+    if v.dtype == np.float64:
+        r = xp.rint(v)
+        return xp.clip(r, lo, hi, out=r).astype(dtype)
+    r = xp.rint(v, out=v) if v.dtype == np.float32 else xp.rint(v)
+    if dtype != INT32:
+        return xp.clip(r, lo, hi, out=r).astype(dtype)
+    # float32 cannot hold 2**31 - 1: clip below 2**31, then set what reached it
+    top = r >= np.float32(2 ** 31)
+    out = xp.clip(r, np.float32(lo), np.float32(2147483520.0), out=r).astype(dtype)
+    out[top] = hi
+    return out
+
+
+def int_matmul(xp: Any, a: Any, b: Any) -> Any:
+    """Exact ``a @ b`` of integer-valued matrices (int8/uint8 values, any dtype) as float64:
+    float32 BLAS on slices of the inner dimension short enough (<= 512 terms of
+    |x| <= 255 * 128) to stay below 2**24, the slices added in float64."""
+    f = np.float32
+    k = a.shape[-1]
+    acc = None
+    for s in range(0, k, 512):
+        part = (a[..., s:s + 512].astype(f, copy=False) @ b[..., s:s + 512, :].astype(f, copy=False))
+        acc = part.astype(np.float64) if acc is None else acc + part
+    return acc
 
 
 def reorder(xp: Any, x: Any, scale: Any, dtype: Any) -> Any:
     """MKL-DNN's reorder with an output scale: ``saturate(rint(float32(x) * scale))``."""
-    return saturate_cast(xp, x.astype(np.float32) * np.float32(scale), dtype)
+    return saturate_cast(xp, x.astype(np.float32, copy=False) * np.float32(scale), dtype)
 
 
 def get_scale(dtype: Any, lo: Any, hi: Any) -> np.float32:

@@ -2,10 +2,10 @@
 weights, accumulated exactly in int32, with the int32 output range MXNet derives from
 the input ranges (``QuantizationRangeForMultiplication``).
 
-Products are summed in float64 (BLAS): |int8 * uint8| sums stay exact below 2**53, far
-beyond any int32 result. Bias handling follows MXNet 1.9.1's CPU kernels: the fully
-connected layer rescales the int8 bias into the output's int32 scale, the convolution adds
-the int8 bias values as they are."""
+Products are summed exactly with float32 BLAS on slices of the inner dimension short
+enough to stay below 2**24, the slices added in float64 (``int_matmul``). Bias handling
+follows MXNet 1.9.1's CPU kernels: the fully connected layer rescales the int8 bias into
+the output's int32 scale, the convolution adds the int8 bias values as they are."""
 from __future__ import annotations
 
 import itertools
@@ -15,7 +15,7 @@ import numpy as np
 
 from plexnet.operator import Field, Params, Shape
 
-from ._base import (INT8, INT32, K_INT8, QRANGE, UINT8, QuantProp, maxabs, range_for_multiplication,
+from ._base import (INT8, INT32, K_INT8, QRANGE, UINT8, QuantProp, int_matmul, maxabs, range_for_multiplication,
                     register as _register, saturate_cast, scalar)
 
 __all__ = ["register"]
@@ -118,22 +118,20 @@ class QuantizedConvProp(QuantProp):
         x, w = ins[0], ins[1]
         nd = x.ndim - 2
         stride, dilate, pad = self._geometry(nd, [x.shape, w.shape])
-        out_sp = outs[0].shape[2:]
-        xf = x.astype(np.float64)
+        out_sp = tuple(outs[0].shape[2:])
+        x = x.astype(np.float32)  # once: the columns are built in the BLAS type
         if any(pad):
-            xf = xp.pad(xf, [(0, 0), (0, 0)] + [(q, q) for q in pad])
-        g, n, c = p.num_group, x.shape[0], x.shape[1]
-        cg, fg = c // g, p.num_filter // g
-        wf = w.astype(np.float64).reshape((g, fg, cg) + tuple(p.kernel))
-        acc = xp.zeros((n, g, fg) + tuple(out_sp), dtype=np.float64)
-        xg = xf.reshape((n, g, cg) + xf.shape[2:])
-        for k in itertools.product(*[range(s) for s in p.kernel]):
+            x = xp.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in pad])
+        n, c = x.shape[0], x.shape[1]
+        # columns (n, C * prod(kernel), prod(out)): one strided slice per kernel offset
+        cols = xp.empty((n, c, int(np.prod(p.kernel))) + out_sp, dtype=np.float32)
+        for j, k in enumerate(itertools.product(*[range(s) for s in p.kernel])):
             sl = tuple(slice(k[i] * dilate[i], k[i] * dilate[i] + stride[i] * (out_sp[i] - 1) + 1, stride[i])
                        for i in range(nd))
-            patch = xg[(slice(None), slice(None), slice(None)) + sl]  # n, g, cg, *out
-            wk = wf[(slice(None), slice(None), slice(None)) + k]  # g, fg, cg
-            acc += xp.einsum("ngc...,gfc->ngf...", patch, wk)
-        acc = acc.reshape((n, p.num_filter) + tuple(out_sp))
+            cols[:, :, j] = x[(slice(None), slice(None)) + sl]
+        cols = cols.reshape(n, -1, int(np.prod(out_sp)))
+        w2 = w.reshape(p.num_filter, -1).astype(np.float32)
+        acc = xp.stack([int_matmul(xp, w2, cols[i]) for i in range(n)]).reshape((n, p.num_filter) + out_sp)
         if not p.no_bias:  # MXNet 1.9.1 (MKL-DNN) adds the int8 bias values unscaled
             acc = acc + ins[2].astype(np.float64).reshape((1, -1) + (1,) * nd)
         r = 2 if p.no_bias else 3
@@ -193,7 +191,7 @@ class QuantizedFullyConnectedProp(QuantProp):
         r = 2 if p.no_bias else 3
         dmin, dmax, wmin, wmax = (scalar(a) for a in ins[r:r + 4])
         x2 = x.reshape(x.shape[0], -1) if p.flatten else x.reshape(-1, x.shape[-1])
-        acc = x2.astype(np.float64) @ w.astype(np.float64).T
+        acc = int_matmul(xp, x2, w.T)
         if not p.no_bias:
             sd = np.float32(QRANGE[np.dtype(x.dtype)] / maxabs(dmin, dmax))
             sw = np.float32(K_INT8 / maxabs(wmin, wmax))
