@@ -13,7 +13,7 @@ import plexnet as mx
 from plexnet.base import PlexnetError
 from plexnet.gluon.model_zoo import vision
 
-from .zoo_structure import signatures, structure
+from .zoo_structure import EXTRA_CASES, signatures, structure
 from .zoo_weights import OUTPUT_CASES, input_for, weights_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,6 +23,7 @@ OUTPUTS = np.load(os.path.join(HERE, "fixtures", "zoo_outputs.npz"))
 with gzip.open(os.path.join(HERE, "fixtures", "zoo_structure.json.gz"), "rt") as _f:
     STRUCTURE = json.load(_f)
 SIGNATURES = STRUCTURE.pop("__signatures__")
+EXTRA = STRUCTURE.pop("__extra__")
 
 
 def _shapes(net, shape):
@@ -39,11 +40,7 @@ def test_parameter_names_and_shapes_as_mxnet(name):
     assert [k[len(net.prefix):] for k in net.collect_params().keys()] == PARAMS[name]["full"]
 
 
-@pytest.mark.parametrize("name", sorted(STRUCTURE))
-def test_built_network_as_mxnet(name):
-    # names, declared shapes, initializers, grad_req, dtypes in collect_params() order and
-    # the traced graph: what save/load, export, initialize() and hybridize() depend on
-    got, ref = structure(vision.get_model(name), mx), STRUCTURE[name]
+def _check_structure(got, ref):
     assert got["params"] == ref["params"]
     assert got["heads"] == ref["heads"]
     assert len(got["nodes"]) == len(ref["nodes"])
@@ -54,6 +51,18 @@ def test_built_network_as_mxnet(name):
         assert all(r[3].get(k) == v for k, v in g[3].items()), (g, r)
         if g[0] == "null":
             assert g[3] == r[3], (g, r)
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURE))
+def test_built_network_as_mxnet(name):
+    # names, declared shapes, initializers, grad_req, dtypes in collect_params() order and
+    # the traced graph: what save/load, export, initialize() and hybridize() depend on
+    _check_structure(structure(vision.get_model(name), mx), STRUCTURE[name])
+
+
+@pytest.mark.parametrize("label", sorted(EXTRA_CASES))
+def test_other_arguments_and_units_as_mxnet(label):
+    _check_structure(structure(EXTRA_CASES[label](vision, mx), mx), EXTRA[label])
 
 
 def test_public_names_and_signatures_as_mxnet():

@@ -10,6 +10,34 @@ import json
 from typing import Any
 
 
+def _wrapped(vision: Any, mx: Any, make: Any) -> Any:
+    # a residual unit creates its layers in the enclosing scope (MXNet's global names
+    # otherwise, which depend on what the process built before)
+    seq = mx.gluon.nn.HybridSequential(prefix="t_")
+    with seq.name_scope():
+        seq.add(make(vision))
+    return seq
+
+
+# non-default arguments and the building blocks on their own: label -> builder(vision, mx)
+EXTRA_CASES: dict[str, Any] = {
+    "resnet18_v1_thumbnail": lambda v, mx: v.get_resnet(1, 18, thumbnail=True, classes=10),
+    "resnet50_v2_thumbnail": lambda v, mx: v.get_resnet(2, 50, thumbnail=True, classes=10),
+    "resnetv1_custom": lambda v, mx: v.ResNetV1(v.BottleneckV1, [1, 2], [16, 64, 128], classes=3),
+    "resnetv2_custom": lambda v, mx: v.ResNetV2(v.BasicBlockV2, [2, 1, 1], [8, 8, 16, 32], classes=3),
+    "basicblockv1": lambda v, mx: _wrapped(v, mx, lambda v: v.BasicBlockV1(64, 2, True, in_channels=32)),
+    "basicblockv2": lambda v, mx: _wrapped(v, mx, lambda v: v.BasicBlockV2(64, 1, False)),
+    "bottleneckv1": lambda v, mx: _wrapped(v, mx, lambda v: v.BottleneckV1(256, 2, True, in_channels=64)),
+    "bottleneckv2": lambda v, mx: _wrapped(v, mx, lambda v: v.BottleneckV2(256, 2, True, in_channels=64)),
+    "densenet_dropout": lambda v, mx: v.DenseNet(16, 8, [2, 3], bn_size=2, dropout=0.2, classes=5),
+    "vgg_custom": lambda v, mx: v.VGG([1, 2], [8, 16], classes=4, batch_norm=True),
+    "vgg16_bn_forced": lambda v, mx: v.vgg16_bn(batch_norm=False, classes=7),
+    "mobilenet_0.6": lambda v, mx: v.MobileNet(0.6, classes=5),
+    "mobilenetv2_1.5": lambda v, mx: v.get_mobilenet_v2(1.5, classes=5),
+    "squeezenet1.0_classes": lambda v, mx: v.squeezenet1_0(classes=10, prefix="sq_"),
+}
+
+
 def _strip(name: str, prefix: str) -> str:
     return name[len(prefix):] if name.startswith(prefix) else name
 

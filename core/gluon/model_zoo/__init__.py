@@ -1,7 +1,7 @@
 """``gluon.model_zoo``: predefined vision models (MXNet 1.x ``mxnet.gluon.model_zoo``).
 
-The architectures are MXNet 1.9.1's (ported from its Apache-2.0 sources) so that
-parameter names and shapes match and MXNet-saved parameter files load.
+The networks are built as MXNet 1.9.1 builds them (same layers, creation order and
+prefixes), so parameter names and shapes match and MXNet-saved parameter files load.
 """
 from . import model_store, vision
 

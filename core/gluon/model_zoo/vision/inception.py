@@ -1,220 +1,140 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
+"""Inception V3 (Szegedy et al., "Rethinking the Inception Architecture for Computer
+Vision", arXiv:1512.00567).
 
-# coding: utf-8
-# pylint: disable= arguments-differ
-"""Inception, implemented in Gluon."""
-__all__ = ['Inception3', 'inception_v3']
+Every mixed block is a table of parallel branches concatenated on channels; a branch is
+an optional pool followed by conv-BN-ReLU units, and may end by splitting into two
+parallel convolutions (the E blocks).
+"""
+from __future__ import annotations
 
-import os
+from typing import Any
 
-from ....context import cpu
-from ...block import HybridBlock
+from ....context import Context, cpu
 from ... import nn
-from ..model_store import data_dir
+from ...block import HybridBlock
+from ._common import DEFAULT_ROOT, Classifier, conv_bn, load_pretrained, with_pretrained_doc
 
-# Helpers
-def _make_basic_conv(**kwargs):
-    out = nn.HybridSequential(prefix='')
-    out.add(nn.Conv2D(use_bias=False, **kwargs))
-    out.add(nn.BatchNorm(epsilon=0.001))
-    out.add(nn.Activation('relu'))
+__all__ = ["Inception3", "inception_v3"]
+
+# a convolution: (channels, kernel, stride, padding); kernels and paddings may be (h, w)
+Conv = tuple[int, Any, int, Any]
+# a branch: (pool before the convolutions: None, "avg" (3x3/1, same size) or "max" (3x3/2),
+#            convolutions, the two parallel convolutions it ends with or None)
+Branch = tuple[str | None, tuple[Conv, ...], tuple[Conv, Conv] | None]
+
+
+def _c(channels: int, kernel: Any = 1, stride: int = 1, pad: Any = 0) -> Conv:
+    return (channels, kernel, stride, pad)
+
+
+def _1x7(channels: int) -> Conv:
+    return _c(channels, (1, 7), 1, (0, 3))
+
+
+def _7x1(channels: int) -> Conv:
+    return _c(channels, (7, 1), 1, (3, 0))
+
+
+_SPLIT_3x3: tuple[Conv, Conv] = (_c(384, (1, 3), 1, (0, 1)), _c(384, (3, 1), 1, (1, 0)))
+
+
+def _block_a(pool_features: int) -> list[Branch]:
+    return [(None, (_c(64),), None),
+            (None, (_c(48), _c(64, 5, 1, 2)), None),
+            (None, (_c(64), _c(96, 3, 1, 1), _c(96, 3, 1, 1)), None),
+            ("avg", (_c(pool_features),), None)]
+
+
+def _block_c(c7: int) -> list[Branch]:
+    return [(None, (_c(192),), None),
+            (None, (_c(c7), _1x7(c7), _7x1(192)), None),
+            (None, (_c(c7), _7x1(c7), _1x7(c7), _7x1(c7), _1x7(192)), None),
+            ("avg", (_c(192),), None)]
+
+
+_BLOCK_B: list[Branch] = [(None, (_c(384, 3, 2),), None),
+                          (None, (_c(64), _c(96, 3, 1, 1), _c(96, 3, 2)), None),
+                          ("max", (), None)]
+_BLOCK_D: list[Branch] = [(None, (_c(192), _c(320, 3, 2)), None),
+                          (None, (_c(192), _1x7(192), _7x1(192), _c(192, 3, 2)), None),
+                          ("max", (), None)]
+_BLOCK_E: list[Branch] = [(None, (_c(320),), None),
+                          (None, (_c(384),), _SPLIT_3x3),
+                          (None, (_c(448), _c(384, 3, 1, 1)), _SPLIT_3x3),
+                          ("avg", (_c(192),), None)]
+
+# the stem: convolutions and 3x3/2 max pools; then the mixed blocks by name prefix
+STEM: tuple[Conv | str, ...] = (_c(32, 3, 2), _c(32, 3), _c(64, 3, 1, 1), "max", _c(80), _c(192, 3), "max")
+MIXED: tuple[tuple[str, list[Branch]], ...] = (
+    ("A1_", _block_a(32)), ("A2_", _block_a(64)), ("A3_", _block_a(64)), ("B_", _BLOCK_B),
+    ("C1_", _block_c(128)), ("C2_", _block_c(160)), ("C3_", _block_c(160)), ("C4_", _block_c(192)),
+    ("D_", _BLOCK_D), ("E1_", _BLOCK_E), ("E2_", _BLOCK_E))
+
+
+def _basic_conv(conv: Conv) -> nn.HybridSequential:
+    out = nn.HybridSequential(prefix="")
+    out.add(*conv_bn(*conv, epsilon=0.001))
     return out
 
-def _make_branch(use_pool, *conv_settings):
-    out = nn.HybridSequential(prefix='')
-    if use_pool == 'avg':
+
+def _branch(pool: str | None, convs: tuple[Conv, ...]) -> nn.HybridSequential:
+    out = nn.HybridSequential(prefix="")
+    if pool == "avg":
         out.add(nn.AvgPool2D(pool_size=3, strides=1, padding=1))
-    elif use_pool == 'max':
+    elif pool == "max":
         out.add(nn.MaxPool2D(pool_size=3, strides=2))
-    setting_names = ['channels', 'kernel_size', 'strides', 'padding']
-    for setting in conv_settings:
-        kwargs = {}
-        for i, value in enumerate(setting):
-            if value is not None:
-                kwargs[setting_names[i]] = value
-        out.add(_make_basic_conv(**kwargs))
+    out.add(*(_basic_conv(c) for c in convs))
     return out
 
-def _make_A(pool_features, prefix):
+
+def _mixed(prefix: str, branches: list[Branch]) -> nn.HybridConcatenate:
     out = nn.HybridConcatenate(axis=1, prefix=prefix)
     with out.name_scope():
-        out.add(_make_branch(None,
-                             (64, 1, None, None)))
-        out.add(_make_branch(None,
-                             (48, 1, None, None),
-                             (64, 5, None, 2)))
-        out.add(_make_branch(None,
-                             (64, 1, None, None),
-                             (96, 3, None, 1),
-                             (96, 3, None, 1)))
-        out.add(_make_branch('avg',
-                             (pool_features, 1, None, None)))
+        for pool, convs, split in branches:
+            if split is None:
+                out.add(_branch(pool, convs))
+                continue
+            head = _branch(pool, convs)
+            parallel = nn.HybridConcatenate(axis=1, prefix="")
+            parallel.add(*(_branch(None, (c,)) for c in split))
+            branch = nn.HybridSequential(prefix="")
+            branch.add(head, parallel)
+            out.add(branch)
     return out
 
-def _make_B(prefix):
-    out = nn.HybridConcatenate(axis=1, prefix=prefix)
-    with out.name_scope():
-        out.add(_make_branch(None,
-                             (384, 3, 2, None)))
-        out.add(_make_branch(None,
-                             (64, 1, None, None),
-                             (96, 3, None, 1),
-                             (96, 3, 2, None)))
-        out.add(_make_branch('max'))
-    return out
 
-def _make_C(channels_7x7, prefix):
-    out = nn.HybridConcatenate(axis=1, prefix=prefix)
-    with out.name_scope():
-        out.add(_make_branch(None,
-                             (192, 1, None, None)))
-        out.add(_make_branch(None,
-                             (channels_7x7, 1, None, None),
-                             (channels_7x7, (1, 7), None, (0, 3)),
-                             (192, (7, 1), None, (3, 0))))
-        out.add(_make_branch(None,
-                             (channels_7x7, 1, None, None),
-                             (channels_7x7, (7, 1), None, (3, 0)),
-                             (channels_7x7, (1, 7), None, (0, 3)),
-                             (channels_7x7, (7, 1), None, (3, 0)),
-                             (192, (1, 7), None, (0, 3))))
-        out.add(_make_branch('avg',
-                             (192, 1, None, None)))
-    return out
-
-def _make_D(prefix):
-    out = nn.HybridConcatenate(axis=1, prefix=prefix)
-    with out.name_scope():
-        out.add(_make_branch(None,
-                             (192, 1, None, None),
-                             (320, 3, 2, None)))
-        out.add(_make_branch(None,
-                             (192, 1, None, None),
-                             (192, (1, 7), None, (0, 3)),
-                             (192, (7, 1), None, (3, 0)),
-                             (192, 3, 2, None)))
-        out.add(_make_branch('max'))
-    return out
-
-def _make_E(prefix):
-    out = nn.HybridConcatenate(axis=1, prefix=prefix)
-    with out.name_scope():
-        out.add(_make_branch(None,
-                             (320, 1, None, None)))
-
-        branch_3x3 = nn.HybridSequential(prefix='')
-        out.add(branch_3x3)
-        branch_3x3.add(_make_branch(None,
-                                    (384, 1, None, None)))
-        branch_3x3_split = nn.HybridConcatenate(axis=1, prefix='')
-        branch_3x3_split.add(_make_branch(None,
-                                          (384, (1, 3), None, (0, 1))))
-        branch_3x3_split.add(_make_branch(None,
-                                          (384, (3, 1), None, (1, 0))))
-        branch_3x3.add(branch_3x3_split)
-
-        branch_3x3dbl = nn.HybridSequential(prefix='')
-        out.add(branch_3x3dbl)
-        branch_3x3dbl.add(_make_branch(None,
-                                       (448, 1, None, None),
-                                       (384, 3, None, 1)))
-        branch_3x3dbl_split = nn.HybridConcatenate(axis=1, prefix='')
-        branch_3x3dbl.add(branch_3x3dbl_split)
-        branch_3x3dbl_split.add(_make_branch(None,
-                                             (384, (1, 3), None, (0, 1))))
-        branch_3x3dbl_split.add(_make_branch(None,
-                                             (384, (3, 1), None, (1, 0))))
-
-        out.add(_make_branch('avg',
-                             (192, 1, None, None)))
-    return out
-
-def make_aux(classes):
-    out = nn.HybridSequential(prefix='')
-    out.add(nn.AvgPool2D(pool_size=5, strides=3))
-    out.add(_make_basic_conv(channels=128, kernel_size=1))
-    out.add(_make_basic_conv(channels=768, kernel_size=5))
-    out.add(nn.Flatten())
-    out.add(nn.Dense(classes))
-    return out
-
-# Net
-class Inception3(HybridBlock):
-    r"""Inception v3 model from
-    `"Rethinking the Inception Architecture for Computer Vision"
-    <http://arxiv.org/abs/1512.00567>`_ paper.
+class Inception3(Classifier):
+    """Inception V3 from `"Rethinking the Inception Architecture for Computer Vision"
+    <http://arxiv.org/abs/1512.00567>`_ (299x299 inputs).
 
     Parameters
     ----------
     classes : int, default 1000
-        Number of classification classes.
+        Number of classes.
     """
-    def __init__(self, classes=1000, **kwargs):
-        super(Inception3, self).__init__(**kwargs)
-        # self.use_aux_logits = use_aux_logits
-        with self.name_scope():
-            self.features = nn.HybridSequential(prefix='')
-            self.features.add(_make_basic_conv(channels=32, kernel_size=3, strides=2))
-            self.features.add(_make_basic_conv(channels=32, kernel_size=3))
-            self.features.add(_make_basic_conv(channels=64, kernel_size=3, padding=1))
-            self.features.add(nn.MaxPool2D(pool_size=3, strides=2))
-            self.features.add(_make_basic_conv(channels=80, kernel_size=1))
-            self.features.add(_make_basic_conv(channels=192, kernel_size=3))
-            self.features.add(nn.MaxPool2D(pool_size=3, strides=2))
-            self.features.add(_make_A(32, 'A1_'))
-            self.features.add(_make_A(64, 'A2_'))
-            self.features.add(_make_A(64, 'A3_'))
-            self.features.add(_make_B('B_'))
-            self.features.add(_make_C(128, 'C1_'))
-            self.features.add(_make_C(160, 'C2_'))
-            self.features.add(_make_C(160, 'C3_'))
-            self.features.add(_make_C(192, 'C4_'))
-            self.features.add(_make_D('D_'))
-            self.features.add(_make_E('E1_'))
-            self.features.add(_make_E('E2_'))
-            self.features.add(nn.AvgPool2D(pool_size=8))
-            self.features.add(nn.Dropout(0.5))
 
+    def __init__(self, classes: int = 1000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix="")
+            self.features.add(*(nn.MaxPool2D(pool_size=3, strides=2) if isinstance(s, str) else _basic_conv(s)
+                                for s in STEM))
+            self.features.add(*(_mixed(prefix, branches) for prefix, branches in MIXED))
+            self.features.add(nn.AvgPool2D(pool_size=8), nn.Dropout(0.5))
             self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        x = self.features(x)
-        x = self.output(x)
-        return x
 
-# Constructor
-def inception_v3(pretrained=False, ctx=cpu(),
-                 root=os.path.join(data_dir(), 'models'), **kwargs):
-    r"""Inception v3 model from
-    `"Rethinking the Inception Architecture for Computer Vision"
-    <http://arxiv.org/abs/1512.00567>`_ paper.
+@with_pretrained_doc
+def inception_v3(pretrained: bool = False, ctx: Context = cpu(), root: str = DEFAULT_ROOT,
+                 **kwargs: Any) -> HybridBlock:
+    """Inception V3 from `"Rethinking the Inception Architecture for Computer Vision"
+    <http://arxiv.org/abs/1512.00567>`_.
 
     Parameters
     ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
     """
-    net = Inception3(**kwargs)
-    if pretrained:
-        from ..model_store import get_model_file
-        net.load_parameters(get_model_file('inceptionv3', root=root), ctx=ctx)
-    return net
+    return load_pretrained(Inception3(**kwargs), "inceptionv3", pretrained, ctx, root)
+
+
+# get_model's names
+MODELS = {"inceptionv3": inception_v3}

@@ -1,69 +1,41 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
+"""MobileNet (Howard et al., arXiv:1704.04861) and MobileNetV2 (Sandler et al.,
+"Inverted Residuals and Linear Bottlenecks", arXiv:1801.04381), at any width multiplier."""
+from __future__ import annotations
 
-# coding: utf-8
-# pylint: disable= arguments-differ
-"""MobileNet and MobileNetV2, implemented in Gluon."""
-__all__ = ['MobileNet', 'MobileNetV2', 'mobilenet1_0', 'mobilenet_v2_1_0', 'mobilenet0_75',
-           'mobilenet_v2_0_75', 'mobilenet0_5', 'mobilenet_v2_0_5', 'mobilenet0_25',
-           'mobilenet_v2_0_25', 'get_mobilenet', 'get_mobilenet_v2']
+from collections.abc import Callable
+from typing import Any
 
-__modify__ = 'dwSun'
-__modified_date__ = '18/04/18'
-
-import os
-
+from ....context import Context, cpu
 from ... import nn
-from ....context import cpu
 from ...block import HybridBlock
-from ..model_store import data_dir
+from ._common import RELU6, DEFAULT_ROOT, Classifier, conv_bn, load_pretrained, variant, with_pretrained_doc  # noqa: F401 (MXNet's module has RELU6)
+
+__all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobilenet0_75", "mobilenet_v2_0_75",
+           "mobilenet0_5", "mobilenet_v2_0_5", "mobilenet0_25", "mobilenet_v2_0_25", "get_mobilenet",
+           "get_mobilenet_v2"]
+
+# MobileNet's separable blocks at width 1: (depthwise channels, pointwise channels, stride)
+V1_BLOCKS: tuple[tuple[int, int, int], ...] = (
+    (32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2),
+    *[(512, 512, 1)] * 5, (512, 1024, 2), (1024, 1024, 1))
+# MobileNetV2's bottleneck groups at width 1: (expansion t, channels c, repeats n, first stride s)
+V2_GROUPS: tuple[tuple[int, int, int, int], ...] = (
+    (1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
 
 
-# Helpers
-class RELU6(nn.HybridBlock):
-    """Relu6 used in MobileNetV2."""
-
-    def __init__(self, **kwargs):
-        super(RELU6, self).__init__(**kwargs)
-
-    def hybrid_forward(self, F, x):
-        return F.clip(x, 0, 6, name="relu6")
-
-
-# pylint: disable= too-many-arguments
-def _add_conv(out, channels=1, kernel=1, stride=1, pad=0,
-              num_group=1, active=True, relu6=False):
-    out.add(nn.Conv2D(channels, kernel, stride, pad, groups=num_group, use_bias=False))
-    out.add(nn.BatchNorm(scale=True))
-    if active:
-        out.add(RELU6() if relu6 else nn.Activation('relu'))
-
-
-def _add_conv_dw(out, dw_channels, channels, stride, relu6=False):
-    _add_conv(out, channels=dw_channels, kernel=3, stride=stride,
-              pad=1, num_group=dw_channels, relu6=relu6)
-    _add_conv(out, channels=channels, relu6=relu6)
+def _v2_units() -> list[tuple[int, int, int, int]]:
+    """(in channels, channels, expansion, stride) of each bottleneck, at width 1."""
+    units, in_channels = [], 32
+    for t, c, n, s in V2_GROUPS:
+        for i in range(n):
+            units.append((in_channels, c, t, s if i == 0 else 1))
+            in_channels = c
+    return units
 
 
 class LinearBottleneck(nn.HybridBlock):
-    r"""LinearBottleneck used in MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
+    """MobileNetV2's inverted residual: 1x1 expansion by ``t``, 3x3 depthwise, linear 1x1
+    projection; the input is added back when shapes allow.
 
     Parameters
     ----------
@@ -72,304 +44,134 @@ class LinearBottleneck(nn.HybridBlock):
     channels : int
         Number of output channels.
     t : int
-        Layer expansion ratio.
+        Expansion ratio.
     stride : int
-        stride
+        Stride of the depthwise convolution.
     """
 
-    def __init__(self, in_channels, channels, t, stride, **kwargs):
-        super(LinearBottleneck, self).__init__(**kwargs)
+    def __init__(self, in_channels: int, channels: int, t: int, stride: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.use_shortcut = stride == 1 and in_channels == channels
+        expanded = in_channels * t
         with self.name_scope():
             self.out = nn.HybridSequential()
+            self.out.add(*conv_bn(expanded, 1, act="relu6"),
+                         *conv_bn(expanded, 3, stride, 1, groups=expanded, act="relu6"),
+                         *conv_bn(channels, 1, act=None))
 
-            _add_conv(self.out, in_channels * t, relu6=True)
-            _add_conv(self.out, in_channels * t, kernel=3, stride=stride,
-                      pad=1, num_group=in_channels * t, relu6=True)
-            _add_conv(self.out, channels, active=False, relu6=True)
-
-    def hybrid_forward(self, F, x):
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
         out = self.out(x)
-        if self.use_shortcut:
-            out = F.elemwise_add(out, x)
-        return out
+        return F.elemwise_add(out, x) if self.use_shortcut else out
 
 
-# Net
-class MobileNet(HybridBlock):
-    r"""MobileNet model from the
-    `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision Applications"
-    <https://arxiv.org/abs/1704.04861>`_ paper.
+class MobileNet(Classifier):
+    """MobileNet from `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision
+    Applications" <https://arxiv.org/abs/1704.04861>`_.
 
     Parameters
     ----------
     multiplier : float, default 1.0
-        The width multiplier for controling the model size. Only multipliers that are no
-        less than 0.25 are supported. The actual number of channels is equal to the original
-        channel size multiplied by this multiplier.
+        Width multiplier: every layer has ``int(channels * multiplier)`` channels
+        (pretrained weights exist for 0.25, 0.5, 0.75 and 1.0).
     classes : int, default 1000
-        Number of classes for the output layer.
+        Number of classes.
     """
 
-    def __init__(self, multiplier=1.0, classes=1000, **kwargs):
-        super(MobileNet, self).__init__(**kwargs)
+    def __init__(self, multiplier: float = 1.0, classes: int = 1000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.HybridSequential(prefix='')
-            with self.features.name_scope():
-                _add_conv(self.features, channels=int(32 * multiplier), kernel=3, pad=1, stride=2)
-                dw_channels = [int(x * multiplier) for x in [32, 64] + [128] * 2
-                               + [256] * 2 + [512] * 6 + [1024]]
-                channels = [int(x * multiplier) for x in [64] + [128] * 2 + [256] * 2
-                            + [512] * 6 + [1024] * 2]
-                strides = [1, 2] * 3 + [1] * 5 + [2, 1]
-                for dwc, c, s in zip(dw_channels, channels, strides):
-                    _add_conv_dw(self.features, dw_channels=dwc, channels=c, stride=s)
-                self.features.add(nn.GlobalAvgPool2D())
-                self.features.add(nn.Flatten())
-
+            self.features = nn.HybridSequential(prefix="")
+            self.features.add(*conv_bn(int(32 * multiplier), 3, 2, 1))
+            for dw, pw, stride in V1_BLOCKS:
+                dw = int(dw * multiplier)
+                self.features.add(*conv_bn(dw, 3, stride, 1, groups=dw), *conv_bn(int(pw * multiplier), 1))
+            self.features.add(nn.GlobalAvgPool2D(), nn.Flatten())
             self.output = nn.Dense(classes)
 
-    def hybrid_forward(self, F, x):
-        x = self.features(x)
-        x = self.output(x)
-        return x
 
-
-class MobileNetV2(nn.HybridBlock):
-    r"""MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
+class MobileNetV2(Classifier):
+    """MobileNetV2 from `"Inverted Residuals and Linear Bottlenecks: Mobile Networks for
+    Classification, Detection and Segmentation" <https://arxiv.org/abs/1801.04381>`_.
 
     Parameters
     ----------
     multiplier : float, default 1.0
-        The width multiplier for controling the model size. The actual number of channels
-        is equal to the original channel size multiplied by this multiplier.
+        Width multiplier: every layer has ``int(channels * multiplier)`` channels (the last
+        1280 only grows, for multipliers above 1).
     classes : int, default 1000
-        Number of classes for the output layer.
+        Number of classes.
     """
 
-    def __init__(self, multiplier=1.0, classes=1000, **kwargs):
-        super(MobileNetV2, self).__init__(**kwargs)
+    def __init__(self, multiplier: float = 1.0, classes: int = 1000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         with self.name_scope():
-            self.features = nn.HybridSequential(prefix='features_')
+            self.features = nn.HybridSequential(prefix="features_")
             with self.features.name_scope():
-                _add_conv(self.features, int(32 * multiplier), kernel=3,
-                          stride=2, pad=1, relu6=True)
-
-                in_channels_group = [int(x * multiplier) for x in [32] + [16] + [24] * 2
-                                     + [32] * 3 + [64] * 4 + [96] * 3 + [160] * 3]
-                channels_group = [int(x * multiplier) for x in [16] + [24] * 2 + [32] * 3
-                                  + [64] * 4 + [96] * 3 + [160] * 3 + [320]]
-                ts = [1] + [6] * 16
-                strides = [1, 2] * 2 + [1, 1, 2] + [1] * 6 + [2] + [1] * 3
-
-                for in_c, c, t, s in zip(in_channels_group, channels_group, ts, strides):
-                    self.features.add(LinearBottleneck(in_channels=in_c, channels=c,
-                                                       t=t, stride=s))
-
-                last_channels = int(1280 * multiplier) if multiplier > 1.0 else 1280
-                _add_conv(self.features, last_channels, relu6=True)
-
-                self.features.add(nn.GlobalAvgPool2D())
-
-            self.output = nn.HybridSequential(prefix='output_')
+                self.features.add(*conv_bn(int(32 * multiplier), 3, 2, 1, act="relu6"))
+                self.features.add(*(LinearBottleneck(int(i * multiplier), int(c * multiplier), t, s)
+                                    for i, c, t, s in _v2_units()))
+                last = int(1280 * multiplier) if multiplier > 1.0 else 1280
+                self.features.add(*conv_bn(last, 1, act="relu6"), nn.GlobalAvgPool2D())
+            self.output = nn.HybridSequential(prefix="output_")
             with self.output.name_scope():
-                self.output.add(
-                    nn.Conv2D(classes, 1, use_bias=False, prefix='pred_'),
-                    nn.Flatten()
-                )
-
-    def hybrid_forward(self, F, x):
-        x = self.features(x)
-        x = self.output(x)
-        return x
+                self.output.add(nn.Conv2D(classes, 1, use_bias=False, prefix="pred_"), nn.Flatten())
 
 
-# Constructor
-def get_mobilenet(multiplier, pretrained=False, ctx=cpu(),
-                  root=os.path.join(data_dir(), 'models'), **kwargs):
-    r"""MobileNet model from the
-    `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision Applications"
-    <https://arxiv.org/abs/1704.04861>`_ paper.
+def _width_tag(multiplier: float) -> str:
+    # MXNet's file names: 1.0, 0.75, 0.5, 0.25
+    tag = f"{multiplier:.2f}"
+    return tag[:-1] if tag in ("1.00", "0.50") else tag
+
+
+@with_pretrained_doc
+def get_mobilenet(multiplier: float, pretrained: bool = False, ctx: Context = cpu(), root: str = DEFAULT_ROOT,
+                  **kwargs: Any) -> HybridBlock:
+    """MobileNet (arXiv:1704.04861) of a given width.
 
     Parameters
     ----------
     multiplier : float
-        The width multiplier for controling the model size. Only multipliers that are no
-        less than 0.25 are supported. The actual number of channels is equal to the original
-        channel size multiplied by this multiplier.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
+        Width multiplier (pretrained weights: 0.25, 0.5, 0.75, 1.0).
     """
     net = MobileNet(multiplier, **kwargs)
-
-    if pretrained:
-        from ..model_store import get_model_file
-        version_suffix = '{0:.2f}'.format(multiplier)
-        if version_suffix in ('1.00', '0.50'):
-            version_suffix = version_suffix[:-1]
-        net.load_parameters(
-            get_model_file('mobilenet%s' % version_suffix, root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, f"mobilenet{_width_tag(multiplier)}", pretrained, ctx, root)
 
 
-def get_mobilenet_v2(multiplier, pretrained=False, ctx=cpu(),
-                     root=os.path.join(data_dir(), 'models'), **kwargs):
-    r"""MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
+@with_pretrained_doc
+def get_mobilenet_v2(multiplier: float, pretrained: bool = False, ctx: Context = cpu(), root: str = DEFAULT_ROOT,
+                     **kwargs: Any) -> HybridBlock:
+    """MobileNetV2 (arXiv:1801.04381) of a given width.
 
     Parameters
     ----------
     multiplier : float
-        The width multiplier for controling the model size. Only multipliers that are no
-        less than 0.25 are supported. The actual number of channels is equal to the original
-        channel size multiplied by this multiplier.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
+        Width multiplier (pretrained weights: 0.25, 0.5, 0.75, 1.0).
     """
     net = MobileNetV2(multiplier, **kwargs)
-
-    if pretrained:
-        from ..model_store import get_model_file
-        version_suffix = '{0:.2f}'.format(multiplier)
-        if version_suffix in ('1.00', '0.50'):
-            version_suffix = version_suffix[:-1]
-        net.load_parameters(
-            get_model_file('mobilenetv2_%s' % version_suffix, root=root), ctx=ctx)
-    return net
+    return load_pretrained(net, f"mobilenetv2_{_width_tag(multiplier)}", pretrained, ctx, root)
 
 
-def mobilenet1_0(**kwargs):
-    r"""MobileNet model from the
-    `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision Applications"
-    <https://arxiv.org/abs/1704.04861>`_ paper, with width multiplier 1.0.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet(1.0, **kwargs)
+def _variant(version: int, multiplier: float, name: str) -> Callable[..., HybridBlock]:
+    if version == 1:
+        return variant(get_mobilenet, multiplier, name=name,
+                       doc=f'MobileNet from `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision '
+                           f'Applications"\n    <https://arxiv.org/abs/1704.04861>`_, width multiplier {multiplier}.')
+    return variant(get_mobilenet_v2, multiplier, name=name,
+                   doc=f'MobileNetV2 from `"Inverted Residuals and Linear Bottlenecks: Mobile Networks for '
+                       f'Classification,\n    Detection and Segmentation" <https://arxiv.org/abs/1801.04381>`_, '
+                       f'width multiplier {multiplier}.')
 
 
-def mobilenet_v2_1_0(**kwargs):
-    r"""MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
+mobilenet1_0 = _variant(1, 1.0, "mobilenet1_0")
+mobilenet0_75 = _variant(1, 0.75, "mobilenet0_75")
+mobilenet0_5 = _variant(1, 0.5, "mobilenet0_5")
+mobilenet0_25 = _variant(1, 0.25, "mobilenet0_25")
+mobilenet_v2_1_0 = _variant(2, 1.0, "mobilenet_v2_1_0")
+mobilenet_v2_0_75 = _variant(2, 0.75, "mobilenet_v2_0_75")
+mobilenet_v2_0_5 = _variant(2, 0.5, "mobilenet_v2_0_5")
+mobilenet_v2_0_25 = _variant(2, 0.25, "mobilenet_v2_0_25")
 
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet_v2(1.0, **kwargs)
-
-
-def mobilenet0_75(**kwargs):
-    r"""MobileNet model from the
-    `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision Applications"
-    <https://arxiv.org/abs/1704.04861>`_ paper, with width multiplier 0.75.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet(0.75, **kwargs)
-
-
-def mobilenet_v2_0_75(**kwargs):
-    r"""MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet_v2(0.75, **kwargs)
-
-
-def mobilenet0_5(**kwargs):
-    r"""MobileNet model from the
-    `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision Applications"
-    <https://arxiv.org/abs/1704.04861>`_ paper, with width multiplier 0.5.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet(0.5, **kwargs)
-
-
-def mobilenet_v2_0_5(**kwargs):
-    r"""MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet_v2(0.5, **kwargs)
-
-
-def mobilenet0_25(**kwargs):
-    r"""MobileNet model from the
-    `"MobileNets: Efficient Convolutional Neural Networks for Mobile Vision Applications"
-    <https://arxiv.org/abs/1704.04861>`_ paper, with width multiplier 0.25.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet(0.25, **kwargs)
-
-
-def mobilenet_v2_0_25(**kwargs):
-    r"""MobileNetV2 model from the
-    `"Inverted Residuals and Linear Bottlenecks:
-    Mobile Networks for Classification, Detection and Segmentation"
-    <https://arxiv.org/abs/1801.04381>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    """
-    return get_mobilenet_v2(0.25, **kwargs)
+# get_model's names
+MODELS = {"mobilenet1.0": mobilenet1_0, "mobilenet0.75": mobilenet0_75, "mobilenet0.5": mobilenet0_5,
+          "mobilenet0.25": mobilenet0_25, "mobilenetv2_1.0": mobilenet_v2_1_0, "mobilenetv2_0.75": mobilenet_v2_0_75,
+          "mobilenetv2_0.5": mobilenet_v2_0_5, "mobilenetv2_0.25": mobilenet_v2_0_25}

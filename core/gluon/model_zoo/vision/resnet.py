@@ -1,545 +1,262 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
+"""ResNet V1 (He et al., "Deep Residual Learning for Image Recognition", arXiv:1512.03385)
+and V2 (pre-activation, "Identity Mappings in Deep Residual Networks", arXiv:1603.05027).
 
-# coding: utf-8
-# pylint: disable= arguments-differ
-"""ResNets, implemented in Gluon."""
+One table gives every depth; the four residual units differ only in their list of
+convolutions, so two base classes (post- and pre-activation) build them all.
+"""
+from __future__ import annotations
 
-__all__ = ['ResNetV1', 'ResNetV2',
-           'BasicBlockV1', 'BasicBlockV2',
-           'BottleneckV1', 'BottleneckV2',
-           'resnet18_v1', 'resnet34_v1', 'resnet50_v1', 'resnet101_v1', 'resnet152_v1',
-           'resnet18_v2', 'resnet34_v2', 'resnet50_v2', 'resnet101_v2', 'resnet152_v2',
-           'get_resnet']
+from collections.abc import Callable
+from typing import Any
 
-import os
-
-from ....context import cpu
-from ...block import HybridBlock
+from ....context import Context, cpu
 from ... import nn
-from ..model_store import data_dir
+from ...block import HybridBlock
+from ._common import DEFAULT_ROOT, Classifier, load_pretrained, stage, variant, with_pretrained_doc
 
-# Helpers
-def _conv3x3(channels, stride, in_channels):
-    return nn.Conv2D(channels, kernel_size=3, strides=stride, padding=1,
-                     use_bias=False, in_channels=in_channels)
+__all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1", "BottleneckV2",
+           "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1", "resnet152_v1",
+           "resnet18_v2", "resnet34_v2", "resnet50_v2", "resnet101_v2", "resnet152_v2", "get_resnet"]
+
+# depth -> (residual unit, units per stage, channels of the stem then of each stage)
+SPEC: dict[int, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    18: ("basic", (2, 2, 2, 2), (64, 64, 128, 256, 512)),
+    34: ("basic", (3, 4, 6, 3), (64, 64, 128, 256, 512)),
+    50: ("bottleneck", (3, 4, 6, 3), (64, 256, 512, 1024, 2048)),
+    101: ("bottleneck", (3, 4, 23, 3), (64, 256, 512, 1024, 2048)),
+    152: ("bottleneck", (3, 8, 36, 3), (64, 256, 512, 1024, 2048)),
+}
+
+# a convolution of a residual unit: (channels, kernel, stride, in_channels, use_bias);
+# padding is kernel // 2
+ConvSpec = tuple[int, int, int, int, bool]
 
 
-# Blocks
-class BasicBlockV1(HybridBlock):
-    r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
-    This is used for ResNet V1 for 18, 34 layers.
+def _conv(channels: int, kernel: int, stride: int, in_channels: int = 0, use_bias: bool = False) -> nn.Conv2D:
+    return nn.Conv2D(channels, kernel, stride, kernel // 2, use_bias=use_bias, in_channels=in_channels)
+
+
+def _basic_convs(channels: int, stride: int, in_channels: int) -> list[ConvSpec]:
+    return [(channels, 3, stride, in_channels, False), (channels, 3, 1, channels, False)]
+
+
+class _Residual(HybridBlock):
+    """A residual unit. Its layers are created without a name scope of its own, as in
+    MXNet: inside a network they are named after the enclosing stage."""
+
+    @staticmethod
+    def _convs(channels: int, stride: int, in_channels: int) -> list[ConvSpec]:
+        raise TypeError("_Residual is abstract: use BasicBlockV1/V2 or BottleneckV1/V2")
+
+
+class _ResidualV1(_Residual):
+    # V1: relu(body(x) + shortcut(x)), body = conv-BN-relu ... conv-BN
+    _shortcut_first = False    # operand order of the sum in MXNet's graph
+
+    def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        convs = self._convs(channels, stride, in_channels)
+        self.body = nn.HybridSequential(prefix="")
+        for i, spec in enumerate(convs):
+            self.body.add(_conv(*spec), nn.BatchNorm())
+            if i < len(convs) - 1:
+                self.body.add(nn.Activation("relu"))
+        self.downsample: nn.HybridSequential | None = None
+        if downsample:
+            self.downsample = nn.HybridSequential(prefix="")
+            self.downsample.add(_conv(channels, 1, stride, in_channels), nn.BatchNorm())
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        body = self.body(x)
+        shortcut = x if self.downsample is None else self.downsample(x)
+        return F.Activation(shortcut + body if self._shortcut_first else body + shortcut, act_type="relu")
+
+
+class _ResidualV2(_Residual):
+    # V2: x + convN(relu(bnN(... conv1(relu(bn1(x)))))), the shortcut taken after relu(bn1(x))
+    def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        convs = self._convs(channels, stride, in_channels)
+        for i, spec in enumerate(convs, 1):
+            setattr(self, f"bn{i}", nn.BatchNorm())
+            setattr(self, f"conv{i}", _conv(*spec))
+        self._units = [(getattr(self, f"bn{i}"), getattr(self, f"conv{i}")) for i in range(1, len(convs) + 1)]
+        self.downsample = _conv(channels, 1, stride, in_channels) if downsample else None
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        shortcut = x
+        for i, (bn, conv) in enumerate(self._units):
+            x = F.Activation(bn(x), act_type="relu")
+            if i == 0 and self.downsample is not None:
+                shortcut = self.downsample(x)
+            x = conv(x)
+        return x + shortcut
+
+
+_UNIT_DOC = """{title} from `"{paper}" <{url}>`_, used by ResNet {version} {depths}.
 
     Parameters
     ----------
     channels : int
         Number of output channels.
     stride : int
-        Stride size.
+        Stride of the unit.
     downsample : bool, default False
-        Whether to downsample the input.
+        Whether the shortcut is a strided 1x1 convolution (else the identity).
     in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
+        Number of input channels; 0 infers it from the first input.
     """
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
-        super(BasicBlockV1, self).__init__(**kwargs)
-        self.body = nn.HybridSequential(prefix='')
-        self.body.add(_conv3x3(channels, stride, in_channels))
-        self.body.add(nn.BatchNorm())
-        self.body.add(nn.Activation('relu'))
-        self.body.add(_conv3x3(channels, 1, channels))
-        self.body.add(nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix='')
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels))
-            self.downsample.add(nn.BatchNorm())
-        else:
-            self.downsample = None
-
-    def hybrid_forward(self, F, x):
-        residual = x
-
-        x = self.body(x)
-
-        if self.downsample:
-            residual = self.downsample(residual)
-
-        act = F.Activation
-        x = act(residual+x, act_type='relu')
-
-        return x
+_V1_PAPER = ("Deep Residual Learning for Image Recognition", "http://arxiv.org/abs/1512.03385")
+_V2_PAPER = ("Identity Mappings in Deep Residual Networks", "https://arxiv.org/abs/1603.05027")
 
 
-class BottleneckV1(HybridBlock):
-    r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
-    This is used for ResNet V1 for 50, 101, 152 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
-        super(BottleneckV1, self).__init__(**kwargs)
-        self.body = nn.HybridSequential(prefix='')
-        self.body.add(nn.Conv2D(channels//4, kernel_size=1, strides=stride))
-        self.body.add(nn.BatchNorm())
-        self.body.add(nn.Activation('relu'))
-        self.body.add(_conv3x3(channels//4, 1, channels//4))
-        self.body.add(nn.BatchNorm())
-        self.body.add(nn.Activation('relu'))
-        self.body.add(nn.Conv2D(channels, kernel_size=1, strides=1))
-        self.body.add(nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix='')
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels))
-            self.downsample.add(nn.BatchNorm())
-        else:
-            self.downsample = None
-
-    def hybrid_forward(self, F, x):
-        residual = x
-
-        x = self.body(x)
-
-        if self.downsample:
-            residual = self.downsample(residual)
-
-        act = F.Activation
-        x = act(x + residual, act_type='relu')
-        return x
+class BasicBlockV1(_ResidualV1):
+    __doc__ = _UNIT_DOC.format(title="Basic block V1", paper=_V1_PAPER[0], url=_V1_PAPER[1], version="V1",
+                               depths="18 and 34")
+    _shortcut_first = True
+    _convs = staticmethod(_basic_convs)
 
 
-class BasicBlockV2(HybridBlock):
-    r"""BasicBlock V2 from
-    `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-    This is used for ResNet V2 for 18, 34 layers.
+class BottleneckV1(_ResidualV1):
+    __doc__ = _UNIT_DOC.format(title="Bottleneck V1", paper=_V1_PAPER[0], url=_V1_PAPER[1], version="V1",
+                               depths="50, 101 and 152")
 
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
-        super(BasicBlockV2, self).__init__(**kwargs)
-        self.bn1 = nn.BatchNorm()
-        self.conv1 = _conv3x3(channels, stride, in_channels)
-        self.bn2 = nn.BatchNorm()
-        self.conv2 = _conv3x3(channels, 1, channels)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
-
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = self.bn1(x)
-        act = F.Activation
-        x = act(x, act_type='relu')
-        if self.downsample:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-
-        x = self.bn2(x)
-        x = act(x, act_type='relu')
-        x = self.conv2(x)
-
-        return x + residual
+    @staticmethod
+    def _convs(channels: int, stride: int, in_channels: int) -> list[ConvSpec]:
+        # V1 strides in the first 1x1, whose convolutions keep their bias (MXNet's weights have it)
+        mid = channels // 4
+        return [(mid, 1, stride, 0, True), (mid, 3, 1, mid, False), (channels, 1, 1, 0, True)]
 
 
-class BottleneckV2(HybridBlock):
-    r"""Bottleneck V2 from
-    `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-    This is used for ResNet V2 for 50, 101, 152 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
-        super(BottleneckV2, self).__init__(**kwargs)
-        self.bn1 = nn.BatchNorm()
-        self.conv1 = nn.Conv2D(channels//4, kernel_size=1, strides=1, use_bias=False)
-        self.bn2 = nn.BatchNorm()
-        self.conv2 = _conv3x3(channels//4, stride, channels//4)
-        self.bn3 = nn.BatchNorm()
-        self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
-
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = self.bn1(x)
-        act = F.Activation
-        x = act(x, act_type='relu')
-        if self.downsample:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-
-        x = self.bn2(x)
-        x = act(x, act_type='relu')
-        x = self.conv2(x)
-
-        x = self.bn3(x)
-        x = act(x, act_type='relu')
-        x = self.conv3(x)
-
-        return x + residual
+class BasicBlockV2(_ResidualV2):
+    __doc__ = _UNIT_DOC.format(title="Basic block V2", paper=_V2_PAPER[0], url=_V2_PAPER[1], version="V2",
+                               depths="18 and 34")
+    _convs = staticmethod(_basic_convs)
 
 
-# Nets
-class ResNetV1(HybridBlock):
-    r"""ResNet V1 model from
-    `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
+class BottleneckV2(_ResidualV2):
+    __doc__ = _UNIT_DOC.format(title="Bottleneck V2", paper=_V2_PAPER[0], url=_V2_PAPER[1], version="V2",
+                               depths="50, 101 and 152")
 
-    Parameters
-    ----------
-    block : gluon.HybridBlock
-        Class for the residual block. Options are BasicBlockV1, BottleneckV1.
-    layers : list of int
-        Numbers of layers in each block
-    channels : list of int
-        Numbers of channels in each block. Length should be one larger than layers list.
-    classes : int, default 1000
-        Number of classification classes.
-    thumbnail : bool, default False
-        Enable thumbnail.
-    """
-    def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
-        super(ResNetV1, self).__init__(**kwargs)
-        assert len(layers) == len(channels) - 1
+    @staticmethod
+    def _convs(channels: int, stride: int, in_channels: int) -> list[ConvSpec]:
+        mid = channels // 4
+        return [(mid, 1, 1, 0, False), (mid, 3, stride, mid, False), (channels, 1, 1, 0, False)]
+
+
+class _ResNet(Classifier):
+    _preact = False
+
+    def __init__(self, block: Callable[..., HybridBlock], layers: list[int], channels: list[int], classes: int = 1000,
+                 thumbnail: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if len(layers) != len(channels) - 1:
+            raise ValueError(f"{type(self).__name__}: channels ({len(channels)}) must be one longer than "
+                             f"layers ({len(layers)}): the stem's then each stage's")
         with self.name_scope():
-            self.features = nn.HybridSequential(prefix='')
-            if thumbnail:
-                self.features.add(_conv3x3(channels[0], 1, 0))
+            self.features = nn.HybridSequential(prefix="")
+            if self._preact:    # V2 normalises the raw input
+                self.features.add(nn.BatchNorm(scale=False, center=False))
+            if thumbnail:       # small inputs (CIFAR): one 3x3 convolution, no pooling
+                self.features.add(_conv(channels[0], 3, 1))
             else:
-                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                self.features.add(nn.BatchNorm())
-                self.features.add(nn.Activation('relu'))
-                self.features.add(nn.MaxPool2D(3, 2, 1))
-
-            for i, num_layer in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(self._make_layer(block, num_layer, channels[i+1],
-                                                   stride, i+1, in_channels=channels[i]))
+                self.features.add(_conv(channels[0], 7, 2), nn.BatchNorm(), nn.Activation("relu"),
+                                  nn.MaxPool2D(3, 2, 1))
+            for i, units in enumerate(layers):
+                self.features.add(self._make_layer(block, units, channels[i + 1], 1 if i == 0 else 2, i + 1,
+                                                   in_channels=channels[i]))
+            if self._preact:
+                self.features.add(nn.BatchNorm(), nn.Activation("relu"))
             self.features.add(nn.GlobalAvgPool2D())
-
+            if self._preact:
+                self.features.add(nn.Flatten())
             self.output = nn.Dense(classes, in_units=channels[-1])
 
-    def _make_layer(self, block, layers, channels, stride, stage_index, in_channels=0):
-        layer = nn.HybridSequential(prefix='stage%d_'%stage_index)
-        with layer.name_scope():
-            layer.add(block(channels, stride, channels != in_channels, in_channels=in_channels,
-                            prefix=''))
-            for _ in range(layers-1):
-                layer.add(block(channels, 1, False, in_channels=channels, prefix=''))
-        return layer
-
-    def hybrid_forward(self, F, x):
-        x = self.features(x)
-        x = self.output(x)
-
-        return x
+    def _make_layer(self, block: Callable[..., HybridBlock], layers: int, channels: int, stride: int, stage_index: int,
+                    in_channels: int = 0) -> nn.HybridSequential:
+        """Stage ``stage_index``: ``layers`` units, the first one strided and projecting
+        its shortcut when the channels change."""
+        return stage(stage_index, lambda: [
+            block(channels, stride, channels != in_channels, in_channels=in_channels, prefix=""),
+            *(block(channels, 1, False, in_channels=channels, prefix="") for _ in range(layers - 1))])
 
 
-class ResNetV2(HybridBlock):
-    r"""ResNet V2 model from
-    `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
+_NET_DOC = """ResNet {version} from `"{paper}" <{url}>`_.
 
     Parameters
     ----------
-    block : gluon.HybridBlock
-        Class for the residual block. Options are BasicBlockV1, BottleneckV1.
+    block : type of HybridBlock
+        The residual unit: {blocks}.
     layers : list of int
-        Numbers of layers in each block
+        Number of units in each stage.
     channels : list of int
-        Numbers of channels in each block. Length should be one larger than layers list.
+        Channels of the stem, then of each stage (one longer than ``layers``).
     classes : int, default 1000
-        Number of classification classes.
+        Number of classes.
     thumbnail : bool, default False
-        Enable thumbnail.
+        A 3x3 stem without pooling, for small images.
     """
-    def __init__(self, block, layers, channels, classes=1000, thumbnail=False, **kwargs):
-        super(ResNetV2, self).__init__(**kwargs)
-        assert len(layers) == len(channels) - 1
-        with self.name_scope():
-            self.features = nn.HybridSequential(prefix='')
-            self.features.add(nn.BatchNorm(scale=False, center=False))
-            if thumbnail:
-                self.features.add(_conv3x3(channels[0], 1, 0))
-            else:
-                self.features.add(nn.Conv2D(channels[0], 7, 2, 3, use_bias=False))
-                self.features.add(nn.BatchNorm())
-                self.features.add(nn.Activation('relu'))
-                self.features.add(nn.MaxPool2D(3, 2, 1))
-
-            in_channels = channels[0]
-            for i, num_layer in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(self._make_layer(block, num_layer, channels[i+1],
-                                                   stride, i+1, in_channels=in_channels))
-                in_channels = channels[i+1]
-            self.features.add(nn.BatchNorm())
-            self.features.add(nn.Activation('relu'))
-            self.features.add(nn.GlobalAvgPool2D())
-            self.features.add(nn.Flatten())
-
-            self.output = nn.Dense(classes, in_units=in_channels)
-
-    def _make_layer(self, block, layers, channels, stride, stage_index, in_channels=0):
-        layer = nn.HybridSequential(prefix='stage%d_'%stage_index)
-        with layer.name_scope():
-            layer.add(block(channels, stride, channels != in_channels, in_channels=in_channels,
-                            prefix=''))
-            for _ in range(layers-1):
-                layer.add(block(channels, 1, False, in_channels=channels, prefix=''))
-        return layer
-
-    def hybrid_forward(self, F, x):
-        x = self.features(x)
-        x = self.output(x)
-        return x
 
 
-# Specification
-resnet_spec = {18: ('basic_block', [2, 2, 2, 2], [64, 64, 128, 256, 512]),
-               34: ('basic_block', [3, 4, 6, 3], [64, 64, 128, 256, 512]),
-               50: ('bottle_neck', [3, 4, 6, 3], [64, 256, 512, 1024, 2048]),
-               101: ('bottle_neck', [3, 4, 23, 3], [64, 256, 512, 1024, 2048]),
-               152: ('bottle_neck', [3, 8, 36, 3], [64, 256, 512, 1024, 2048])}
-
-resnet_net_versions = [ResNetV1, ResNetV2]
-resnet_block_versions = [{'basic_block': BasicBlockV1, 'bottle_neck': BottleneckV1},
-                         {'basic_block': BasicBlockV2, 'bottle_neck': BottleneckV2}]
+class ResNetV1(_ResNet):
+    __doc__ = _NET_DOC.format(version="V1", paper=_V1_PAPER[0], url=_V1_PAPER[1],
+                              blocks="BasicBlockV1 or BottleneckV1")
 
 
-# Constructor
-def get_resnet(version, num_layers, pretrained=False, ctx=cpu(),
-               root=os.path.join(data_dir(), 'models'), **kwargs):
-    r"""ResNet V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
-    ResNet V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
+class ResNetV2(_ResNet):
+    __doc__ = _NET_DOC.format(version="V2", paper=_V2_PAPER[0], url=_V2_PAPER[1],
+                              blocks="BasicBlockV2 or BottleneckV2")
+    _preact = True
+
+
+# version -> (network, unit of each kind)
+_FAMILY: dict[int, tuple[type[_ResNet], dict[str, type[_Residual]]]] = {
+    1: (ResNetV1, {"basic": BasicBlockV1, "bottleneck": BottleneckV1}),
+    2: (ResNetV2, {"basic": BasicBlockV2, "bottleneck": BottleneckV2}),
+}
+
+
+@with_pretrained_doc
+def get_resnet(version: int, num_layers: int, pretrained: bool = False, ctx: Context = cpu(),
+               root: str = DEFAULT_ROOT, **kwargs: Any) -> HybridBlock:
+    """ResNet V1 (arXiv:1512.03385) or V2 (arXiv:1603.05027) of a given depth.
 
     Parameters
     ----------
     version : int
-        Version of ResNet. Options are 1, 2.
+        1 or 2.
     num_layers : int
-        Numbers of layers. Options are 18, 34, 50, 101, 152.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
+        18, 34, 50, 101 or 152.
     """
-    assert num_layers in resnet_spec, \
-        "Invalid number of layers: %d. Options are %s"%(
-            num_layers, str(resnet_spec.keys()))
-    block_type, layers, channels = resnet_spec[num_layers]
-    assert version >= 1 and version <= 2, \
-        "Invalid resnet version: %d. Options are 1 and 2."%version
-    resnet_class = resnet_net_versions[version-1]
-    block_class = resnet_block_versions[version-1][block_type]
-    net = resnet_class(block_class, layers, channels, **kwargs)
-    if pretrained:
-        from ..model_store import get_model_file
-        net.load_parameters(get_model_file('resnet%d_v%d'%(num_layers, version),
-                                           root=root), ctx=ctx)
-    return net
+    if num_layers not in SPEC:
+        raise ValueError(f"get_resnet: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
+    if version not in _FAMILY:
+        raise ValueError(f"get_resnet: invalid resnet version {version}; options are 1 and 2")
+    unit, layers, channels = SPEC[num_layers]
+    net_class, units = _FAMILY[version]
+    net = net_class(units[unit], list(layers), list(channels), **kwargs)
+    return load_pretrained(net, f"resnet{num_layers}_v{version}", pretrained, ctx, root)
 
-def resnet18_v1(**kwargs):
-    r"""ResNet-18 V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
 
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(1, 18, **kwargs)
+def _variant(version: int, depth: int) -> Callable[..., HybridBlock]:
+    paper = _V1_PAPER if version == 1 else _V2_PAPER
+    return variant(get_resnet, version, depth, name=f"resnet{depth}_v{version}",
+                   doc=f'ResNet-{depth} V{version} from `"{paper[0]}" <{paper[1]}>`_.\n')
 
-def resnet34_v1(**kwargs):
-    r"""ResNet-34 V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
 
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(1, 34, **kwargs)
+resnet18_v1 = _variant(1, 18)
+resnet34_v1 = _variant(1, 34)
+resnet50_v1 = _variant(1, 50)
+resnet101_v1 = _variant(1, 101)
+resnet152_v1 = _variant(1, 152)
+resnet18_v2 = _variant(2, 18)
+resnet34_v2 = _variant(2, 34)
+resnet50_v2 = _variant(2, 50)
+resnet101_v2 = _variant(2, 101)
+resnet152_v2 = _variant(2, 152)
 
-def resnet50_v1(**kwargs):
-    r"""ResNet-50 V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(1, 50, **kwargs)
-
-def resnet101_v1(**kwargs):
-    r"""ResNet-101 V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(1, 101, **kwargs)
-
-def resnet152_v1(**kwargs):
-    r"""ResNet-152 V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(1, 152, **kwargs)
-
-def resnet18_v2(**kwargs):
-    r"""ResNet-18 V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(2, 18, **kwargs)
-
-def resnet34_v2(**kwargs):
-    r"""ResNet-34 V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(2, 34, **kwargs)
-
-def resnet50_v2(**kwargs):
-    r"""ResNet-50 V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(2, 50, **kwargs)
-
-def resnet101_v2(**kwargs):
-    r"""ResNet-101 V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(2, 101, **kwargs)
-
-def resnet152_v2(**kwargs):
-    r"""ResNet-152 V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_resnet(2, 152, **kwargs)
+# get_model's names
+MODELS = {f.__name__: f for f in (resnet18_v1, resnet34_v1, resnet50_v1, resnet101_v1, resnet152_v1,
+                                  resnet18_v2, resnet34_v2, resnet50_v2, resnet101_v2, resnet152_v2)}

@@ -1,247 +1,102 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
+"""VGG (Simonyan and Zisserman, "Very Deep Convolutional Networks for Large-Scale Image
+Recognition", arXiv:1409.1556), with or without BatchNorm."""
+from __future__ import annotations
 
-# coding: utf-8
-# pylint: disable= arguments-differ
-"""VGG, implemented in Gluon."""
-__all__ = ['VGG',
-           'vgg11', 'vgg13', 'vgg16', 'vgg19',
-           'vgg11_bn', 'vgg13_bn', 'vgg16_bn', 'vgg19_bn',
-           'get_vgg']
+from collections.abc import Callable
+from typing import Any
 
-import os
-
-from ....context import cpu
+from ....context import Context, cpu
 from ....initializer import Xavier
-from ...block import HybridBlock
 from ... import nn
-from ..model_store import data_dir
+from ...block import HybridBlock
+from ._common import DEFAULT_ROOT, Classifier, load_pretrained, variant, with_pretrained_doc
+
+__all__ = ["VGG", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn", "vgg16_bn", "vgg19_bn", "get_vgg"]
+
+FILTERS = (64, 128, 256, 512, 512)
+# depth -> 3x3 convolutions in each of the five stages (each stage ends with a 2x2 max pool)
+SPEC: dict[int, tuple[int, ...]] = {11: (1, 1, 2, 2, 2), 13: (2, 2, 2, 2, 2), 16: (2, 2, 3, 3, 3),
+                                    19: (2, 2, 4, 4, 4)}
 
 
-class VGG(HybridBlock):
-    r"""VGG model from the `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
+def fc_head(**dense_kwargs: Any) -> list[HybridBlock]:
+    """The two 4096-unit ReLU layers with dropout 0.5 of VGG and AlexNet."""
+    return [layer for _ in range(2)
+            for layer in (nn.Dense(4096, activation="relu", **dense_kwargs), nn.Dropout(0.5))]
+
+
+class VGG(Classifier):
+    """VGG from `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
+    <https://arxiv.org/abs/1409.1556>`_.
 
     Parameters
     ----------
     layers : list of int
-        Numbers of layers in each feature block.
+        Number of convolutions in each stage.
     filters : list of int
-        Numbers of filters in each feature block. List length should match the layers.
+        Channels of each stage (as long as ``layers``).
     classes : int, default 1000
-        Number of classification classes.
+        Number of classes.
     batch_norm : bool, default False
-        Use batch normalization.
+        BatchNorm after every convolution.
     """
-    def __init__(self, layers, filters, classes=1000, batch_norm=False, **kwargs):
-        super(VGG, self).__init__(**kwargs)
-        assert len(layers) == len(filters)
+
+    def __init__(self, layers: list[int], filters: list[int], classes: int = 1000, batch_norm: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if len(layers) != len(filters):
+            raise ValueError(f"VGG: layers ({len(layers)}) and filters ({len(filters)}) must have one entry "
+                             "per stage")
         with self.name_scope():
-            self.features = self._make_features(layers, filters, batch_norm)
-            self.features.add(nn.Dense(4096, activation='relu',
-                                       weight_initializer='normal',
-                                       bias_initializer='zeros'))
-            self.features.add(nn.Dropout(rate=0.5))
-            self.features.add(nn.Dense(4096, activation='relu',
-                                       weight_initializer='normal',
-                                       bias_initializer='zeros'))
-            self.features.add(nn.Dropout(rate=0.5))
-            self.output = nn.Dense(classes,
-                                   weight_initializer='normal',
-                                   bias_initializer='zeros')
-
-    def _make_features(self, layers, filters, batch_norm):
-        featurizer = nn.HybridSequential(prefix='')
-        for i, num in enumerate(layers):
-            for _ in range(num):
-                featurizer.add(nn.Conv2D(filters[i], kernel_size=3, padding=1,
-                                         weight_initializer=Xavier(rnd_type='gaussian',
-                                                                   factor_type='out',
-                                                                   magnitude=2),
-                                         bias_initializer='zeros'))
-                if batch_norm:
-                    featurizer.add(nn.BatchNorm())
-                featurizer.add(nn.Activation('relu'))
-            featurizer.add(nn.MaxPool2D(strides=2))
-        return featurizer
-
-    def hybrid_forward(self, F, x):
-        x = self.features(x)
-        x = self.output(x)
-        return x
+            self.features = nn.HybridSequential(prefix="")
+            for count, channels in zip(layers, filters):
+                for _ in range(count):
+                    # MXNet's initializers are part of the network (they set initialize()'s result)
+                    self.features.add(nn.Conv2D(channels, 3, padding=1, bias_initializer="zeros",
+                                                weight_initializer=Xavier(rnd_type="gaussian", factor_type="out",
+                                                                          magnitude=2)))
+                    if batch_norm:
+                        self.features.add(nn.BatchNorm())
+                    self.features.add(nn.Activation("relu"))
+                self.features.add(nn.MaxPool2D(strides=2))
+            self.features.add(*fc_head(weight_initializer="normal", bias_initializer="zeros"))
+            self.output = nn.Dense(classes, weight_initializer="normal", bias_initializer="zeros")
 
 
-# Specification
-vgg_spec = {11: ([1, 1, 2, 2, 2], [64, 128, 256, 512, 512]),
-            13: ([2, 2, 2, 2, 2], [64, 128, 256, 512, 512]),
-            16: ([2, 2, 3, 3, 3], [64, 128, 256, 512, 512]),
-            19: ([2, 2, 4, 4, 4], [64, 128, 256, 512, 512])}
-
-
-# Constructors
-def get_vgg(num_layers, pretrained=False, ctx=cpu(),
-            root=os.path.join(data_dir(), 'models'), **kwargs):
-    r"""VGG model from the `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
+@with_pretrained_doc
+def get_vgg(num_layers: int, pretrained: bool = False, ctx: Context = cpu(), root: str = DEFAULT_ROOT,
+            **kwargs: Any) -> HybridBlock:
+    """VGG of a given depth (arXiv:1409.1556); ``batch_norm=True`` adds BatchNorm.
 
     Parameters
     ----------
     num_layers : int
-        Number of layers for the variant of densenet. Options are 11, 13, 16, 19.
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default $MXNET_HOME/models
-        Location for keeping the model parameters.
+        11, 13, 16 or 19.
     """
-    layers, filters = vgg_spec[num_layers]
-    net = VGG(layers, filters, **kwargs)
-    if pretrained:
-        from ..model_store import get_model_file
-        batch_norm_suffix = '_bn' if kwargs.get('batch_norm') else ''
-        net.load_parameters(get_model_file('vgg%d%s'%(num_layers, batch_norm_suffix),
-                                           root=root), ctx=ctx)
-    return net
+    if num_layers not in SPEC:
+        raise ValueError(f"get_vgg: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
+    net = VGG(list(SPEC[num_layers]), list(FILTERS), **kwargs)
+    name = f"vgg{num_layers}{'_bn' if kwargs.get('batch_norm') else ''}"
+    return load_pretrained(net, name, pretrained, ctx, root)
 
-def vgg11(**kwargs):
-    r"""VGG-11 model from the `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
 
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_vgg(11, **kwargs)
+def _variant(depth: int, batch_norm: bool) -> Callable[..., HybridBlock]:
+    with_bn = " with BatchNorm" if batch_norm else ""
+    doc = (f'VGG-{depth}{with_bn} from `"Very Deep Convolutional Networks for Large-Scale Image Recognition"\n'
+           '    <https://arxiv.org/abs/1409.1556>`_.')
+    if batch_norm:
+        return variant(get_vgg, depth, name=f"vgg{depth}_bn", doc=doc, batch_norm=True)
+    return variant(get_vgg, depth, name=f"vgg{depth}", doc=doc)
 
-def vgg13(**kwargs):
-    r"""VGG-13 model from the `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
 
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_vgg(13, **kwargs)
+vgg11 = _variant(11, False)
+vgg13 = _variant(13, False)
+vgg16 = _variant(16, False)
+vgg19 = _variant(19, False)
+vgg11_bn = _variant(11, True)
+vgg13_bn = _variant(13, True)
+vgg16_bn = _variant(16, True)
+vgg19_bn = _variant(19, True)
 
-def vgg16(**kwargs):
-    r"""VGG-16 model from the `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_vgg(16, **kwargs)
-
-def vgg19(**kwargs):
-    r"""VGG-19 model from the `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    return get_vgg(19, **kwargs)
-
-def vgg11_bn(**kwargs):
-    r"""VGG-11 model with batch normalization from the
-    `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    kwargs['batch_norm'] = True
-    return get_vgg(11, **kwargs)
-
-def vgg13_bn(**kwargs):
-    r"""VGG-13 model with batch normalization from the
-    `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    kwargs['batch_norm'] = True
-    return get_vgg(13, **kwargs)
-
-def vgg16_bn(**kwargs):
-    r"""VGG-16 model with batch normalization from the
-    `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    kwargs['batch_norm'] = True
-    return get_vgg(16, **kwargs)
-
-def vgg19_bn(**kwargs):
-    r"""VGG-19 model with batch normalization from the
-    `"Very Deep Convolutional Networks for Large-Scale Image Recognition"
-    <https://arxiv.org/abs/1409.1556>`_ paper.
-
-    Parameters
-    ----------
-    pretrained : bool, default False
-        Whether to load the pretrained weights for model.
-    ctx : Context, default CPU
-        The context in which to load the pretrained weights.
-    root : str, default '$MXNET_HOME/models'
-        Location for keeping the model parameters.
-    """
-    kwargs['batch_norm'] = True
-    return get_vgg(19, **kwargs)
+# get_model's names
+MODELS = {f.__name__: f for f in (vgg11, vgg13, vgg16, vgg19, vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn)}
