@@ -58,7 +58,7 @@ class DynamicExecutor(Executor):
                 raise PlexnetError(f"bind: {g.nodes[i].op} ({g.nodes[i].name!r}) runs subgraphs, which a graph with "
                                    f"dynamic-shape operators cannot hold")
         self._training = any(r != _NULL for r in self._grad_reqs)
-        self.outputs: list[NDArray] = []
+        self.outputs = []
         self._recorded: tuple[list, list] | None = None
         self._monitor: Any = None
 
@@ -66,10 +66,10 @@ class DynamicExecutor(Executor):
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the graph; keyword arrays are first copied into the arguments of those names."""
         arg_dict = self.arg_dict
-        for k, v in kwargs.items():
-            if k not in arg_dict:
-                raise ValueError(f"forward: unknown argument {k!r}; arguments are {self._arg_names}")
-            arg_dict[k][:] = v
+        for name, val in kwargs.items():
+            if name not in arg_dict:
+                raise ValueError(f"forward: unknown argument {name!r}; arguments are {self._arg_names}")
+            arg_dict[name][:] = val
         g = self._g
         record = bool(is_train) and self._training
         values: list[Any] = [None] * g.num_entries
@@ -89,7 +89,7 @@ class DynamicExecutor(Executor):
                 node = g.nodes[nid]
                 ins = [values[e] for e in g.inputs[nid]]
                 run = getattr(node.prop, "forward_dynamic", None)
-                res = run(ins) if callable(run) else invoke(node.op, ins, node.params())
+                res = run(ins) if callable(run) else invoke(str(node.op), ins, node.params())
                 res = list(res) if isinstance(res, (list, tuple)) else [res]
                 base = g.row_ptr[nid]
                 for k, r in enumerate(res[:g.row_ptr[nid + 1] - base]):
@@ -98,14 +98,14 @@ class DynamicExecutor(Executor):
                     callback, _all = self._monitor
                     for k, r in enumerate(res):
                         callback(node.output_name(k), r.copy())
-        outs = [values[e] for e in g.outputs]
+        outs: list[NDArray] = [values[e] for e in g.outputs]
         if any(o is None for o in outs):
             raise PlexnetError("forward: a graph output is a hidden output of its operator, which the dynamic "
                                "executor does not keep")
-        self.outputs = outs
+        self.outputs = list(outs)
         self.__dict__.pop("_output_dict", None)
         self._recorded = (leaves, outs) if record else None
-        return self.outputs
+        return outs
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Gradients of the last training forward into the bound gradient arrays
@@ -137,7 +137,7 @@ class DynamicExecutor(Executor):
     # -- introspection ---------------------------------------------------------------------------------
     @property
     def output_dict(self) -> dict[str, NDArray]:
-        return dict(zip(self._out_names, self.outputs))
+        return {n: o for n, o in zip(self._out_names, self.outputs) if o is not None}
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False) -> None:
         """``callback(name, array)`` for every node output during ``forward``."""
