@@ -178,17 +178,20 @@ class PoolingOp(Operator):
         if pt == "lp" and pv != 1:
             xpd = xpd ** pv
         offs = g.offsets
-        if out is not None and pt != "lp":
+        # the first two offsets combined straight into the result (no copy pass)
+        combine = xp.maximum if pt == "max" else xp.add
+        if len(offs) > 1:
+            acc = combine(xpd[g.window(offs[0])], xpd[g.window(offs[1])],
+                          out=out if out is not None and pt != "lp" else None)
+        elif out is not None and pt != "lp":
             acc = out
             xp.copyto(acc, xpd[g.window(offs[0])])
         else:
             acc = xpd[g.window(offs[0])].copy()
+        for off in offs[2:]:
+            combine(acc, xpd[g.window(off)], out=acc)
         if pt == "max":
-            for off in offs[1:]:
-                xp.maximum(acc, xpd[g.window(off)], out=acc)
             return acc
-        for off in offs[1:]:
-            acc += xpd[g.window(off)]
         if pt == "avg":
             acc /= g.divisor(xp, self.p.count_include_pad is not False, x.dtype, run_ctx)
         elif pt == "lp":
