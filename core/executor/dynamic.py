@@ -36,20 +36,7 @@ class DynamicExecutor(Executor):
                  aux_arrays: Sequence[NDArray], shared_exec: Any = None, plan_memory_on: bool | None = None,
                  bulk_exec: bool | None = None, _graph: IndexedGraph | None = None,
                  _share_outputs: bool = False) -> None:
-        self._symbol = symbol
-        self._ctx = ctx
-        g = _graph if _graph is not None else IndexedGraph(symbol._outputs)
-        self._g = g
-        self._arg_names = g.arg_names()
-        self._aux_names = g.aux_names()
-        self._out_names = g.output_names()
-        self.arg_arrays = list(arg_arrays)
-        self.grad_arrays = list(grad_arrays)
-        self.aux_arrays = list(aux_arrays)
-        self._grad_reqs = [OpReqType.parse(r) if not isinstance(r, OpReqType) else r for r in grad_reqs]
-        for i, r in enumerate(self._grad_reqs):
-            if r != _NULL and self.grad_arrays[i] is None:
-                self._grad_reqs[i] = _NULL
+        g = self._take_arrays(symbol, ctx, arg_arrays, grad_arrays, grad_reqs, aux_arrays, _graph)
         for name, a, gr in zip(self._arg_names, self.arg_arrays, self.grad_arrays):
             if gr is not None and gr.shape != a.shape:
                 raise ShapeError(f"bind: gradient array for {name!r} has shape {gr.shape}, the argument has {a.shape}")

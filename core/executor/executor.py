@@ -62,21 +62,7 @@ class Executor:
                  aux_arrays: Sequence[NDArray], shared_exec: "Executor | None" = None,
                  plan_memory_on: bool | None = None, bulk_exec: bool | None = None,
                  _graph: IndexedGraph | None = None, _share_outputs: bool = False) -> None:
-        self._symbol = symbol
-        self._ctx = ctx
-        g = _graph if _graph is not None else IndexedGraph(symbol._outputs)
-        self._g = g
-        self._arg_names = g.arg_names()
-        self._aux_names = g.aux_names()
-        self._out_names = g.output_names()
-        _check_unique(self._arg_names + self._aux_names)
-        self.arg_arrays = list(arg_arrays)
-        self.grad_arrays = list(grad_arrays)
-        self.aux_arrays = list(aux_arrays)
-        self._grad_reqs = [_parse_req(r) for r in grad_reqs]
-        for i, r in enumerate(self._grad_reqs):
-            if r != _NULL and self.grad_arrays[i] is None:
-                self._grad_reqs[i] = _NULL
+        g = self._take_arrays(symbol, ctx, arg_arrays, grad_arrays, grad_reqs, aux_arrays, _graph)
         # shapes and types from the bound arrays
         known_s = {g.row_ptr[nid]: a.shape for nid, a in zip(g.arg_nids, self.arg_arrays)}
         known_s.update({g.row_ptr[nid]: a.shape for nid, a in zip(g.aux_nids, self.aux_arrays)})
@@ -116,6 +102,27 @@ class Executor:
         self._build_calls(bulk_exec)
         self._head_ones = True
         self._monitor: Any = None
+
+    def _take_arrays(self, symbol: Any, ctx: Context, arg_arrays: Sequence[NDArray],
+                     grad_arrays: Sequence[NDArray | None], grad_reqs: Sequence[OpReqType],
+                     aux_arrays: Sequence[NDArray], graph: IndexedGraph | None) -> IndexedGraph:
+        """Keep the symbol, its graph, names and bound arrays (no gradient array: req null)."""
+        self._symbol = symbol
+        self._ctx = ctx
+        g = graph if graph is not None else IndexedGraph(symbol._outputs)
+        self._g = g
+        self._arg_names = g.arg_names()
+        self._aux_names = g.aux_names()
+        self._out_names = g.output_names()
+        _check_unique(self._arg_names + self._aux_names)
+        self.arg_arrays = list(arg_arrays)
+        self.grad_arrays = list(grad_arrays)
+        self.aux_arrays = list(aux_arrays)
+        self._grad_reqs = [_parse_req(r) for r in grad_reqs]
+        for i, r in enumerate(self._grad_reqs):
+            if r != _NULL and self.grad_arrays[i] is None:
+                self._grad_reqs[i] = _NULL
+        return g
 
     # -- storage ------------------------------------------------------------------------------------
     def _allocate(self, shared_exec: "Executor | None", share_outputs: bool = False) -> None:
