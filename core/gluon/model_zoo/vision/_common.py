@@ -5,7 +5,8 @@ named-variant constructors and pretrained loading.
 Parameter names are MXNet 1.9.1's, so MXNet ``.params`` files load. They come from
 the order in which layers are *created* inside a name scope (``conv0``, ``conv1``, ...)
 and the order in which they are *added* (``collect_params`` order, ``features.3.weight``),
-so the helpers below create and add in one pass, in MXNet's order.
+so the helpers below create and add in one pass, in MXNet's order. Bad arguments raise
+MXNet's exception types (AssertionError; KeyError for an unknown VGG/DenseNet depth).
 """
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ def get_densenet(num_layers: int, pretrained: bool = False, ctx: Context = cpu()
         121, 161, 169 or 201.
     """
     if num_layers not in SPEC:
-        raise ValueError(f"get_densenet: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
+        raise KeyError(f"get_densenet: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
     stem, growth_rate, blocks = SPEC[num_layers]
     net = DenseNet(stem, growth_rate, list(blocks), **kwargs)
     return load_pretrained(net, f"densenet{num_layers}", pretrained, ctx, root)

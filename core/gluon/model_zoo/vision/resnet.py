@@ -153,7 +153,7 @@ class _ResNet(Classifier):
                  thumbnail: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if len(layers) != len(channels) - 1:
-            raise ValueError(f"{type(self).__name__}: channels ({len(channels)}) must be one longer than "
+            raise AssertionError(f"{type(self).__name__}: channels ({len(channels)}) must be one longer than "
                              f"layers ({len(layers)}): the stem's then each stage's")
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
@@ -231,9 +231,9 @@ def get_resnet(version: int, num_layers: int, pretrained: bool = False, ctx: Con
         18, 34, 50, 101 or 152.
     """
     if num_layers not in SPEC:
-        raise ValueError(f"get_resnet: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
+        raise AssertionError(f"get_resnet: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
     if version not in _FAMILY:
-        raise ValueError(f"get_resnet: invalid resnet version {version}; options are 1 and 2")
+        raise AssertionError(f"get_resnet: invalid resnet version {version}; options are 1 and 2")
     unit, layers, channels = SPEC[num_layers]
     net_class, units = _FAMILY[version]
     net = net_class(units[unit], list(layers), list(channels), **kwargs)

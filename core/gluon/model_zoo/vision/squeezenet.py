@@ -57,7 +57,7 @@ class SqueezeNet(Classifier):
     def __init__(self, version: str, classes: int = 1000, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if version not in SPEC:
-            raise ValueError(f"Unsupported SqueezeNet version {version}: 1.0 or 1.1 expected")
+            raise AssertionError(f"Unsupported SqueezeNet version {version}: 1.0 or 1.1 expected")
         (stem_channels, stem_kernel), body = SPEC[version]
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")

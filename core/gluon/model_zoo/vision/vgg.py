@@ -45,7 +45,7 @@ class VGG(Classifier):
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if len(layers) != len(filters):
-            raise ValueError(f"VGG: layers ({len(layers)}) and filters ({len(filters)}) must have one entry "
+            raise AssertionError(f"VGG: layers ({len(layers)}) and filters ({len(filters)}) must have one entry "
                              "per stage")
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
@@ -74,7 +74,7 @@ def get_vgg(num_layers: int, pretrained: bool = False, ctx: Context = cpu(), roo
         11, 13, 16 or 19.
     """
     if num_layers not in SPEC:
-        raise ValueError(f"get_vgg: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
+        raise KeyError(f"get_vgg: invalid number of layers {num_layers}; options are {sorted(SPEC)}")
     net = VGG(list(SPEC[num_layers]), list(FILTERS), **kwargs)
     name = f"vgg{num_layers}{'_bn' if kwargs.get('batch_norm') else ''}"
     return load_pretrained(net, name, pretrained, ctx, root)
