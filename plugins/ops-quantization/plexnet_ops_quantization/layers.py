@@ -38,7 +38,8 @@ class QuantizedPoolingParam(Params):
 
 class QuantizedPoolingProp(QuantProp):
     """Max or average pooling of int8/uint8 data (channel-first); the range passes
-    through. Averages round half to even."""
+    through. Averages round half to even; with ``count_include_pad`` (the default) they
+    divide by the whole window, also past the edge of a ``full`` window (as MKL-DNN)."""
 
     param_cls = QuantizedPoolingParam
     arguments = ("data", "min_data", "max_data")
@@ -93,21 +94,20 @@ class QuantizedPoolingProp(QuantProp):
         if is_max:
             return [acc.astype(x.dtype), ins[1], ins[2]]
         include_pad = p.count_include_pad is None or p.count_include_pad
-        if include_pad and not p.global_pool:  # windows are clipped to the padded input only
-            counts = self._counts(xp, x.shape[2:], kernel, stride, pad, out, pad)
+        if include_pad and not p.global_pool:  # MKL-DNN pads the 'full' windows' far side too: whole windows
+            counts = float(np.prod(kernel))
         else:
-            counts = self._counts(xp, x.shape[2:], kernel, stride, pad, out, (0,) * nd)
+            counts = self._counts(xp, x.shape[2:], kernel, stride, pad, out)
         return [saturate_cast(xp, acc / counts, x.dtype), ins[1], ins[2]]
 
     @staticmethod
-    def _counts(xp: Any, size: tuple, kernel: tuple, stride: tuple, pad: tuple, out: tuple,
-                allow: tuple) -> Any:
-        """Elements of each window inside ``[-allow, size + allow)`` per dimension (product)."""
+    def _counts(xp: Any, size: tuple, kernel: tuple, stride: tuple, pad: tuple, out: tuple) -> Any:
+        """Elements of each window inside the unpadded input (product over dimensions)."""
         c = xp.ones(out, dtype=np.float64)
         for i in range(len(kernel)):
             start = np.arange(out[i]) * stride[i] - pad[i]
-            lo = np.maximum(start, -allow[i])
-            hi = np.minimum(start + kernel[i], size[i] + allow[i])
+            lo = np.maximum(start, 0)
+            hi = np.minimum(start + kernel[i], size[i])
             shape = [1] * len(out)
             shape[i] = out[i]
             c = c * xp.asarray(np.maximum(hi - lo, 1).astype(np.float64)).reshape(shape)
