@@ -29,6 +29,12 @@ def py_str(x: Any) -> str:
     return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x)
 
 
+def _as_list(obj: Any) -> Any:
+    """``obj`` itself when it is a list or tuple, else ``[obj]`` (MXNet's ``base._as_list``,
+    which MXNet's own tests import)."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
 class NotImplementedForSymbol(PlexnetError):
     """An NDArray-only function called on a Symbol (MXNet's ``NotImplementedForSymbol``)."""
 

@@ -92,6 +92,9 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     return _regroup(stacked, out_fmt), states
 
 
+_NO_STEP: Any = object()  # while_loop's output format before the first step
+
+
 def while_loop(cond: Callable[..., Any], func: Callable[..., tuple[Any, Any]], loop_vars: Any,
                max_iterations: Any = None) -> tuple[Any, Any]:
     """While ``cond(*loop_vars)`` holds and fewer than ``max_iterations`` steps ran:
@@ -104,7 +107,7 @@ def while_loop(cond: Callable[..., Any], func: Callable[..., tuple[Any, Any]], l
     lv = [loop_vars] if single else list(loop_vars)
     if not lv:
         raise ValueError("while_loop: loop_vars should contain at least one element")
-    steps, out_fmt = 0, None
+    steps, out_fmt = 0, _NO_STEP
     per_step: list[list[NDArray]] = []
     while steps < max_iterations and _scalar(cond(*lv), bool, "the return value of cond"):
         step_out, new_vars = func(*lv)
@@ -125,7 +128,9 @@ def while_loop(cond: Callable[..., Any], func: Callable[..., tuple[Any, Any]], l
             from .ndarray import empty
             rows.append(empty((max_iterations - steps,) + col[0].shape, ctx=col[0].context, dtype=col[0].dtype))
         stacked.append(concat(*rows, dim=0))
-    outputs = _regroup(stacked, out_fmt) if out_fmt is not None else stacked
+    # as MXNet: the step outputs in the format func gave them (one array, or nested lists);
+    # a list when no step ran
+    outputs = stacked if out_fmt is _NO_STEP else _regroup(stacked, out_fmt)
     return outputs, (lv[0] if single else lv)
 
 

@@ -23,6 +23,7 @@ from .chunk import Chunk, alloc_chunk
 from ..operator.contract import OpReqType
 from ..tape import STATE as _AG
 from ..tape import check_inplace, grad_of, mark_variable, record_view
+from ..util import is_np_shape
 from .. import upcalls
 
 __all__ = ["NDArray", "empty", "array", "zeros", "ones", "full", "arange", "waitall", "mx_real_t",
@@ -290,7 +291,10 @@ class NDArray:
         if key.__class__ is slice and key.step in (None, 1) and self._data.ndim:
             _refuse_reversed(self, key, "index")  # MXNet's x[start:stop] on axis 0 refuses start > stop
         if _is_basic(key):
-            v = NDArray(self._chunk, self._data[key], self.writable)
+            view = self._data[key]
+            if view.ndim == 0 and self._data.ndim and not is_np_shape():
+                key, view = _one_element_key(self._data, key)
+            v = NDArray(self._chunk, view, self.writable)
             return record_view(self, v, key) if _AG.recording else v
         key = _host_key(key)
         # advanced indexing: a copy, computed on the engine
@@ -523,6 +527,20 @@ def _expand(shape: tuple, axis: int) -> tuple:
         raise ValueError(f"expand_dims: axis {axis} out of range for {len(shape)}-d array")
     axis %= n
     return shape[:axis] + (1,) + shape[axis:]
+
+
+def _one_element_key(data: Any, key: Any) -> tuple[Any, Any]:
+    """MXNet 1.x (outside ``np_shape``) has no 0-d arrays: an index naming one element
+    (``x[1]`` of a 1-D array, ``x[1, 2]``) gives shape ``(1,)``. The key with its last
+    integer made a one-element slice (so autograd scatters through it), and that view."""
+    k = list(key) if isinstance(key, tuple) else [key]
+    ints = [j for j, i in enumerate(k) if isinstance(i, (int, np.integer))]
+    if ints and Ellipsis not in k and len(ints) == data.ndim:
+        j = ints[-1]
+        i = int(k[j]) % data.shape[j] if data.shape[j] else int(k[j])
+        k[j] = slice(i, i + 1)
+        return tuple(k), data[tuple(k)]
+    return key, data[key].reshape((1,))  # e.g. x[..., 0] of a 1-D array
 
 
 def _is_basic(key: Any) -> bool:

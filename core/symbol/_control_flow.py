@@ -12,7 +12,6 @@ attributes, so the symbol's JSON is MXNet's (a ``subgraphs`` field per node).
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Callable, Sequence
 
 from . import name as _name
@@ -24,7 +23,6 @@ from .symbol import Group, Symbol, var
 __all__ = ["foreach", "while_loop", "cond"]
 
 _KEY = "__subgraph_name__"
-_subgraph_names: Counter = Counter()
 
 
 # -- nested lists of symbols ------------------------------------------------------------------------
@@ -63,8 +61,9 @@ def _unique_subgraph_name(name: str) -> str:
     outer = _current_attrs().get(None).get(_KEY, "")
     if outer:
         name = f"{outer}${name}"
-    _subgraph_names[name] += 1
-    return f"{name}{_subgraph_names[name] - 1}"
+    counts = AttrScope._subgraph_names  # looked up per call: MXNet's tests reset it
+    counts[name] += 1
+    return f"{name}{counts[name] - 1}"
 
 
 def _identity(s: Symbol) -> Symbol:
@@ -154,8 +153,8 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     state_names = [_uniq_name(s) for s in flat_init]
     for what, ns in (("data arrays", data_names), ("state arrays", state_names)):
         missing = [n for n in ns if n not in names]
-        if missing:
-            raise ValueError(f"foreach: the {what} have to be used in the loop body (unused: {missing})")
+        if missing:  # an assertion in MXNet (its tests catch AssertionError)
+            raise AssertionError(f"foreach: the {what} have to be used in the loop body (unused: {missing})")
     ins = [_single(s) for s in flat_data] + [_single(s) for s in flat_init]
     remain_locs = []
     for i, n in enumerate(names):
@@ -187,7 +186,9 @@ def _union(graphs: Sequence[tuple[Symbol, dict[str, Entry]]], bound: dict[str, E
         mine = []
         for n in names:
             e = bound.get(n) or cut.get(n) or entries[n]
-            key = (id(e[0]), int(e[1]))
+            # a loop variable is its own input even where a free variable is the same outer
+            # output (MXNet's test_uniq_name): the loop overwrites it each step
+            key = (n in bound, id(e[0]), int(e[1]))
             if key not in where:
                 where[key] = len(inputs)
                 inputs.append(e)
@@ -265,7 +266,7 @@ def cond(pred: Symbol, then_func: Callable[[], Any], else_func: Callable[[], Any
         sub_name = _unique_subgraph_name(f"{name}_{kind}")
         with AttrScope(**{_KEY: sub_name}):
             outs, fmt = _flatten(fn(), "cond outputs")
-            info.setdefault("fmt", fmt)
+            info["fmt_" + kind] = fmt
             info[kind] = len(outs)
             g = _make_graph(outs, sub_name)
         return g, _cut(g, sub_name)
@@ -280,6 +281,5 @@ def cond(pred: Symbol, then_func: Callable[[], Any], else_func: Callable[[], Any
     res = _node("_cond", [g for g, _ in graphs], inputs, {
         "cond_input_locs": c_locs, "then_input_locs": t_locs, "else_input_locs": e_locs, "num_outputs": n},
         "_cond")
-    fmt = info.get("fmt")
-    outs, _ = _regroup([res[i] for i in range(n)], fmt if fmt is not None else 0)
+    outs, _ = _regroup([res[i] for i in range(n)], info["fmt_then"])  # then_func's format, as MXNet
     return outs

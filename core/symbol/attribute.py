@@ -3,7 +3,8 @@ attaches ``__ctx_group__='dev1'`` to every symbol created inside the block."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections import defaultdict
+from typing import Any, ClassVar
 
 __all__ = ["AttrScope", "current"]
 
@@ -13,6 +14,10 @@ _local = threading.local()
 class AttrScope:
     """Attributes (strings) given to every symbol created within the ``with`` block;
     keys are stored in MXNet's hidden form ``__key__``."""
+
+    #: times each control-flow subgraph name was used (MXNet's ``AttrScope._subgraph_names``;
+    #: ``sym.contrib.cond(..., name='c')`` makes ``c_then0``, ``c_then1``, ...)
+    _subgraph_names: ClassVar[defaultdict] = defaultdict(int)
 
     def __init__(self, **kwargs: Any) -> None:
         for k, v in kwargs.items():

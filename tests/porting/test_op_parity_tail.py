@@ -103,3 +103,122 @@ def test_custom_op_runs_in_a_forked_child():
         p.kill()
         p.join(5)
     assert not alive and p.exitcode == 0
+
+
+def test_scalar_index_gives_shape_one_outside_np_shape():
+    # MXNet 1.x has no 0-d arrays: x[i] of a 1-D array, x[i, j] of a 2-D one are (1,) views
+    a = mx.nd.arange(3)
+    b = mx.nd.arange(6).reshape((2, 3))
+    assert a[0].shape == (1,) and a[-1].shape == (1,) and b[1, 2].shape == (1,) and b[1][2].shape == (1,)
+    assert b[np.int64(1), -1].asnumpy().tolist() == [5.0]
+    assert b[1].shape == (3,)
+    v = a[1]
+    v[:] = 7  # a view: writes through
+    assert a.asnumpy().tolist() == [0, 7, 2]
+    with mx.np_shape():
+        assert a[0].shape == () and b[1, 2].shape == ()
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x[2] * 3 + x[-3]
+    y.backward()
+    assert y.shape == (1,)
+    np.testing.assert_array_equal(x.grad.asnumpy(), [1, 0, 3])
+
+
+def test_imperative_backward_reads_a_longer_head_gradient_from_its_start():
+    # MXNet does not check the head gradient's shape; a longer one is read from the start
+    x = mx.nd.ones((3, 2))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.concat(x * 2, dim=0)
+    y.backward(mx.nd.arange(8).reshape((4, 2)))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0, 2], [4, 6], [8, 10]])
+    with mx.autograd.record():
+        y = x * 2
+    with pytest.raises(ValueError, match="head gradient of shape"):
+        y.backward(mx.nd.ones((2, 2)))  # shorter: still an error
+
+
+def test_executor_backward_ignores_extra_head_gradients_and_unread_ones():
+    x = mx.sym.var("x")
+    e = (x * 2).bind(mx.cpu(), {"x": mx.nd.ones(3)}, args_grad={"x": mx.nd.zeros(3)})
+    e.forward(is_train=True)
+    e.backward([mx.nd.ones(3) * 5, mx.nd.ones(7)])
+    np.testing.assert_array_equal(e.grad_dict["x"].asnumpy(), [10, 10, 10])
+    # Proposal's gradient is zero and never reads the head gradient: any shape is accepted
+    na = 9
+    sym = mx.sym.contrib.MultiProposal(cls_prob=mx.sym.var("c"), bbox_pred=mx.sym.var("b"),
+                                       im_info=mx.sym.var("i"), rpn_pre_nms_top_n=20, rpn_post_nms_top_n=5,
+                                       scales=(8, 16, 32), ratios=(0.5, 1, 2))
+    rs = np.random.RandomState(0)
+    args = {"c": mx.nd.array(rs.rand(2, 2 * na, 4, 4)), "b": mx.nd.array(rs.rand(2, 4 * na, 4, 4)),
+            "i": mx.nd.array([[64, 64, 1.0], [64, 64, 1.0]])}
+    grads = {k: mx.nd.ones(v.shape) for k, v in args.items()}
+    ex = sym.bind(mx.cpu(), args, args_grad=grads)
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((3, 5))])  # the output is (10, 5)
+    for g in grads.values():
+        assert not g.asnumpy().any()
+
+
+def test_mxnet_module_paths_and_as_list():
+    from plexnet.attribute import AttrScope
+    from plexnet.base import _as_list
+    from plexnet.name import NameManager
+    assert AttrScope is mx.AttrScope and NameManager is mx.name.NameManager
+    assert _as_list(1) == [1] and _as_list((1, 2)) == (1, 2)
+
+
+def test_control_flow_output_formats_follow_the_functions():
+    ten = mx.nd.array([0])
+    outs, final = mx.nd.contrib.while_loop(lambda i: i < 3, lambda i: (i, [i + 1]), [ten], max_iterations=5)
+    assert isinstance(outs, mx.nd.NDArray) and outs.shape == (5, 1) and isinstance(final, list)
+    outs, final = mx.nd.contrib.while_loop(lambda i: i < 3, lambda i: ([i], i + 1), ten, max_iterations=5)
+    assert isinstance(outs, list) and isinstance(final, mx.nd.NDArray)
+    outs, _ = mx.nd.contrib.while_loop(lambda i: i < 0, lambda i: (i, i + 1), ten, max_iterations=5)
+    assert outs == []  # no step ran
+    a, b, c = mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c")
+    assert isinstance(mx.sym.contrib.cond(a, lambda: [b], lambda: [c]), list)
+    assert isinstance(mx.sym.contrib.cond(a, lambda: b, lambda: c), mx.sym.Symbol)
+
+
+def test_foreach_unused_state_is_an_assertion_and_1d_data_steps_are_shape_one():
+    v = mx.sym.var("v")
+    with pytest.raises(AssertionError, match="have to be used"):
+        mx.sym.contrib.foreach(lambda d, s: (d, [mx.sym.var("other")]), v, [mx.sym.var("s")])
+    step = lambda d, s: (d * s[0], [s[0] * 2])  # noqa: E731
+    outs, states = mx.sym.contrib.foreach(step, mx.sym.var("d"), [mx.sym.var("s")])
+    g = mx.sym.Group([outs] + states)
+    assert g.infer_shape_partial(d=(3,)) == ([(3,), (1,)], [(3, 1), (1,)], [])
+    e = g.bind(mx.cpu(), {"d": mx.nd.array([1, 2, 3]), "s": mx.nd.array([2])})
+    np.testing.assert_array_equal(e.forward()[0].asnumpy(), [[2], [8], [24]])
+    d = mx.sym.var("data", shape=(0, 3, 4))
+    outs, _ = mx.sym.contrib.foreach(lambda x, s: (x + s[0], [s[0] * 2]), d, [mx.sym.var("st")])
+    assert outs.infer_shape_partial()[1] == [(0, 3, 4)]  # unknown step count stays unknown
+
+
+def test_while_loop_keeps_a_free_variable_apart_from_the_loop_variable_of_the_same_output():
+    def build(F, s):
+        def cond(a, b):
+            x = F.squeeze(a.slice_axis(axis=0, begin=0, end=1))
+            return x == x
+        first = [s, s + 1]
+        _, st1 = F.contrib.while_loop(cond, lambda a, b: (a + 1, [a, b]), first, max_iterations=5)
+        out, _ = F.contrib.while_loop(cond, lambda a, b: (a + 1, [a + st1[0], b + st1[1]]), st1, max_iterations=5)
+        return out
+    s = mx.nd.array([1.0, 2.0])
+    want = build(mx.nd, s).asnumpy()
+    np.testing.assert_array_equal(want[:, 0], [2, 3, 4, 5, 6])
+    got = build(mx.sym, mx.sym.var("s")).bind(mx.cpu(), {"s": s}).forward()[0].asnumpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_subgraph_names_are_counted_on_attrscope():
+    from collections import defaultdict
+    from plexnet.attribute import AttrScope
+    AttrScope._subgraph_names = defaultdict(int)
+    x = mx.sym.var("x")
+    for _ in range(2):
+        mx.sym.contrib.cond(x > 0.5, lambda: x * 2, lambda: x * 3, name="my_cond")
+    assert dict(AttrScope._subgraph_names) == {"my_cond_pred": 2, "my_cond_then": 2, "my_cond_else": 2}

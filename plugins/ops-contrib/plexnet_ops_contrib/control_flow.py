@@ -140,6 +140,15 @@ class _SubgraphProp(OperatorProperty):
     kind: ClassVar[str] = ""
 
 
+def _row_shape(s: Sequence[int]) -> tuple[int, ...]:
+    """The shape of one step of a foreach data input: MXNet slices a 1-D input into (1,)."""
+    return tuple(s[1:]) if len(s) > 1 else (1,)
+
+
+def _row(a: Any, t: int) -> Any:
+    return a[t:t + 1] if a.ndim == 1 else a[t]
+
+
 class ForeachProp(_SubgraphProp):
     """Runs the body subgraph once per slice of the data inputs' first axis."""
 
@@ -181,11 +190,12 @@ class ForeachProp(_SubgraphProp):
             if s is not None and len(s) > 0 and steps is not None and s[0] not in (0, steps):
                 raise ShapeError(f"_foreach: data input {k} has {s[0]} steps, data input 0 has {steps} "
                                  f"(shapes {in_shape[:nd]})")
-        sub = self._sub_values(in_shape, lambda s: None if s is None or len(s) == 0 else tuple(s[1:]))
+        sub = self._sub_values(in_shape, lambda s: None if s is None or len(s) == 0 else _row_shape(s))
         by_name, outs = _sub_infer_shape(self._graph(0), sub)
         ins = self._back([tuple(s) if _known(s) else None for s in in_shape], by_name,
                          lambda k, s: None if s is None or steps is None else (steps,) + tuple(s))
-        res = [None if o is None or steps is None else (steps,) + o for o in outs[:p.num_out_data]]
+        # an unknown step count stays an unknown (0) leading dim (MXNet 1.x partial inference)
+        res = [None if o is None else (steps or 0,) + o for o in outs[:p.num_out_data]]
         return ins, res + outs[p.num_out_data:], []
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
@@ -433,7 +443,7 @@ class ForeachOp(_LoopOp):
         run = self.runner(0, c)
         states = ins[nd:nd + ns]
         for t in range(ins[0].shape[0] if nd else 0):
-            sub = prop._sub_values(ins[:nd] + states + ins[nd + ns:], lambda a, t=t: a[t])  # type: ignore[attr-defined]
+            sub = prop._sub_values(ins[:nd] + states + ins[nd + ns:], lambda a, t=t: _row(a, t))  # type: ignore[attr-defined]
             outs = run.forward(sub, is_train, t if is_train else None)
             collect(t, sub, outs)
             steps.append(t)
@@ -462,7 +472,10 @@ class ForeachOp(_LoopOp):
                 continue
             full = zeros(ins[k].shape, c, ins[k].dtype)
             for t, x in enumerate(data_grads[k]):
-                full[t] = x
+                if full.ndim == 1:
+                    full[t:t + 1] = x
+                else:
+                    full[t] = x
             stacked.append(full)
         return _finish_grads(ig, req, stacked + list(state_grads) + remain)
 
