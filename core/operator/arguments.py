@@ -9,6 +9,7 @@ same strings are written from the parameter ``Field`` declarations.
 from __future__ import annotations
 
 from collections import namedtuple
+
 from .calling import is_varargs, signature_input_names
 from .params import REQUIRED, Field, Shape
 
