@@ -158,8 +158,8 @@ class RMSProp(Optimizer):
                           centered=self.centered, clip_weights=self.clip_weights))
 
 
-BUILTIN_OPTIMIZERS: dict[str, type] = {"sgd": SGD, "nag": NAG, "adam": Adam, "adagrad": AdaGrad,
-                                       "rmsprop": RMSProp}
+BUILTIN_OPTIMIZERS: dict[str, type[Optimizer]] = {"sgd": SGD, "nag": NAG, "adam": Adam, "adagrad": AdaGrad,
+                                                  "rmsprop": RMSProp}
 # their ``update`` only runs a kernel through ``_launch``: an Updater may batch them
 PURE_LAUNCH_UPDATES.update(cls.update for cls in BUILTIN_OPTIMIZERS.values())
 
