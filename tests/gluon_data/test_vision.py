@@ -3,6 +3,7 @@ transforms' invariants; datasets read from local files, errors naming the files.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import random
 import struct
@@ -38,6 +39,16 @@ def test_transform_as_mxnet(name):
     # differently (by 1) from the cv2 the ops-image plugin calls; plexnet equals cv2.resize
     atol = 1 if name == "resize_bicubic" else 1e-5
     np.testing.assert_allclose(out.asnumpy().astype(np.float64), ref.astype(np.float64), rtol=1e-5, atol=atol)
+
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "transforms_structure.json")) as _f:
+    STRUCTURE = json.load(_f)
+
+
+def test_transforms_built_as_mxnet():
+    # graphs (operators, attributes) of the hybrid transforms; Compose's grouping of
+    # hybrid runs into hybridized HybridSequentials
+    assert tc.structure(T, mx) == STRUCTURE
 
 
 def test_hybrid_transforms_hybridize():

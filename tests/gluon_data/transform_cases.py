@@ -42,6 +42,44 @@ INPUT = {"normalize": "chw", "normalize_scalar": "chw", "rotate": "chw", "rotate
 SEEDED = {"random_rotation", "random_resized_crop", "random_resized_crop_ratio"}
 
 
+# the hybrid transforms whose traced graphs (operators and attributes) are compared
+HYBRID = {
+    "to_tensor": lambda T: T.ToTensor(),
+    "normalize": lambda T: T.Normalize((0.2, 0.4, 0.6), (0.5, 0.25, 0.2)),
+    "cast": lambda T: T.Cast("float16"),
+    "resize": lambda T: T.Resize((11, 7), True, 2),
+    "crop_resize": lambda T: T.CropResize(2, 3, 10, 8, size=(5, 6), interpolation=1),
+    "crop_only": lambda T: T.CropResize(2, 3, 10, 8),
+    "flip_lr": lambda T: T.RandomFlipLeftRight(),
+    "flip_tb": lambda T: T.RandomFlipTopBottom(),
+    "brightness": lambda T: T.RandomBrightness(0.3),
+    "contrast": lambda T: T.RandomContrast(1.5),
+    "saturation": lambda T: T.RandomSaturation(0.2),
+    "hue": lambda T: T.RandomHue(0.1),
+    "jitter": lambda T: T.RandomColorJitter(0.1, 0.2, 0.3, 0.4),
+    "lighting": lambda T: T.RandomLighting(0.1),
+}
+
+
+def structure(T, mx) -> dict:
+    """How the transforms are built: the traced graph of each HYBRID case (operators and
+    attributes; node names left out) and the child tree of a Compose (class, whether
+    hybridized) and of a RandomApply."""
+    import json
+
+    def tree(b):
+        return [type(b).__name__, getattr(b, "_active", None), [tree(c) for c in b._children.values()]]
+
+    out = {}
+    for name, make in HYBRID.items():
+        g = json.loads(make(T)(mx.sym.var("data")).tojson())
+        out[name] = [[n["op"], n.get("attrs", {})] for n in g["nodes"]]
+    out["compose"] = tree(T.Compose([T.Resize(12), T.CenterCrop(10), T.ToTensor(), T.Normalize((0.5,) * 3, (0.2,) * 3),
+                                     T.Cast("float16"), T.RandomApply(T.ToTensor(), 0.3), T.RandomFlipLeftRight()]))
+    out["random_apply"] = tree(T.RandomApply(T.Compose([T.ToTensor()]), 0.2))
+    return out
+
+
 def make_input(kind: str, nd):
     img = image()
     if kind == "img":
