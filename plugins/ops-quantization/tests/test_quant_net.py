@@ -5,6 +5,7 @@ MXNet's JSON with MXNet's quantized parameters, run by plexnet's executor and co
 with MXNet's outputs (``fixtures/make_mxnet_quant_fixtures.py``, ``quantized_net``)."""
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -20,7 +21,7 @@ CASES = sorted({k.rsplit("/", 1)[0] for k in FIX.files if k.endswith("/json")})
 def test_mxnet_quantized_graph_runs_as_in_mxnet(case: str) -> None:
     net = case.split("/")[0]
     sym = mx.sym.load_json(str(FIX[f"{case}/json"]))
-    ops = {n["op"] for n in __import__("json").loads(str(FIX[f"{case}/json"]))["nodes"]}
+    ops = {n["op"] for n in json.loads(str(FIX[f"{case}/json"]))["nodes"]}
     assert {"_contrib_quantize_v2", "_contrib_requantize", "_contrib_dequantize",
             "_contrib_quantized_fully_connected"} <= ops
     prefix = f"{case}/arg/"
