@@ -14,6 +14,13 @@ additions. Two column layouts are used:
   columns (output positions past the right edge), which are cropped away / zeroed.
 * **strided** (any stride): columns ``(C, *kernel, N, *out)`` gathered from a 2·d-D
   strided view.
+* **csn** (every stride 1, ``C/G * prod(kernel) >= CSN_MIN_ROWS``): the input is
+  first transposed to ``(C, *padded, N)`` (batch innermost). Columns are then the
+  compact output positions ``(*out, N)`` (no junk), and each im2col row / col2im add is
+  made of runs of ``out[-1] * N`` contiguous elements. For LeNet's conv2 (20->50, 5x5 on
+  12x12: flat would compute 44% junk columns) forward + backward take 20-25% less time;
+  where the GEMM is small against the data (one input channel, LeNet's conv1) the two
+  transposes cost more than they save, and flat stays.
 
 Temporary buffers come from the operator's ``kTempSpace`` resource when it has one.
 """
@@ -31,6 +38,9 @@ __all__ = ["ConvGeom", "conv_forward", "conv_backward", "conv_backward_data", "c
 
 # use the flat layout while its junk columns cost at most this factor of extra work
 _FLAT_MAX_JUNK = 2.0
+#: stride-1 convolutions with at least this many GEMM rows (input channels per group x
+#: kernel size) use the csn layout (module docstring)
+CSN_MIN_ROWS = 64
 
 
 class Workspace:
@@ -78,6 +88,9 @@ class ConvGeom:
             self.L = sum((o - 1) * s for o, s in zip(self.out_sp, self.sp_strides)) + 1
             if self.L > _FLAT_MAX_JUNK * self.O:
                 self.flat = False
+        self.csn = (all(s == 1 for s in self.stride) and self.C // max(self.G, 1) * self.K >= CSN_MIN_ROWS)
+        if self.csn:
+            self.flat = False
         self.ncols = self.L if self.flat else self.O  # columns per sample
         self.CK = self.C * self.K
         self.cols_size = self.CK * self.N * self.ncols
@@ -88,12 +101,17 @@ class ConvGeom:
         return (self.N, self.C) + self.in_sp
 
     @property
+    def dx_shape(self) -> tuple[int, ...]:
+        """Shape of the padded data-gradient buffer that ``col2im`` fills."""
+        return (self.C,) + self.pad_sp + (self.N,) if self.csn else (self.C, self.N) + self.pad_sp
+
+    @property
     def out_shape(self) -> tuple[int, ...]:
         return (self.N, self.F) + self.out_sp
 
     def per_sample_elems(self, backward: bool) -> int:
         """Temporary elements one sample needs (forward or backward)."""
-        pad = self.C * self.P if self.needs_pad else 0
+        pad = self.C * self.P if self.needs_pad or self.csn else 0
         if backward:
             return self.F * self.ncols + pad + 2 * self.CK * self.ncols + self.C * self.P
         return pad + self.CK * self.ncols + self.F * self.ncols
@@ -103,7 +121,16 @@ class ConvGeom:
 
     # -- layout helpers ------------------------------------------------------------------------
     def padded(self, xp: Any, x: Any, ws: Workspace | None) -> Any:
-        """``x`` zero-padded (a C-contiguous array; ``x`` itself when no padding)."""
+        """``x`` zero-padded (a C-contiguous array; ``x`` itself when no padding); in the
+        csn layout ``(C, *padded, N)``."""
+        if self.csn:
+            xc = ws.take((self.C,) + self.pad_sp + (self.N,)) if ws is not None else xp.empty(
+                (self.C,) + self.pad_sp + (self.N,), dtype=x.dtype)
+            if self.needs_pad:
+                xc.fill(0)
+            inner = (slice(None),) + tuple(slice(p, p + i) for p, i in zip(self.pad, self.in_sp)) + (slice(None),)
+            xp.copyto(xc[inner], x.transpose((1,) + tuple(range(2, 2 + self.nd)) + (0,)))
+            return xc
         if not self.needs_pad:
             return x if x.flags.c_contiguous else xp.ascontiguousarray(x)
         xpd = ws.take((self.N, self.C) + self.pad_sp) if ws is not None else xp.empty(
@@ -115,6 +142,16 @@ class ConvGeom:
     def im2col(self, xp: Any, xpd: Any, cols: Any) -> Any:
         """Fill ``cols`` (``CK * N * ncols`` elements) from padded input; returns (CK, N*ncols)."""
         it = xpd.itemsize
+        if self.csn:
+            # xpd (C, *pad_sp, N); rows (C, *kernel), columns (*out[:-1], out[-1] * N)
+            N = self.N
+            kst = tuple(d * s * N * it for d, s in zip(self.dilate, self.sp_strides))
+            ost = tuple(s * N * it for s in self.sp_strides[:-1])
+            view = xp.lib.stride_tricks.as_strided(
+                xpd, (self.C,) + self.kernel + self.out_sp[:-1] + (self.out_sp[-1] * N,),
+                (xpd.strides[0],) + kst + ost + (it,))
+            xp.copyto(cols.reshape(view.shape), view)
+            return cols.reshape(self.CK, self.N * self.ncols)
         sn, sc = xpd.strides[0], xpd.strides[1]
         kst = tuple(d * s * it for d, s in zip(self.dilate, self.sp_strides))
         if self.flat:
@@ -131,6 +168,9 @@ class ConvGeom:
     def cols_as_out(self, xp: Any, y: Any) -> Any:
         """View of ``y`` (F, N*ncols) as (N, F, *out)."""
         it = y.itemsize
+        if self.csn:
+            return y.reshape((self.F,) + self.out_sp + (self.N,)).transpose(
+                (1 + self.nd, 0) + tuple(range(1, 1 + self.nd)))
         if self.flat:
             return xp.lib.stride_tricks.as_strided(
                 y, (self.N, self.F) + self.out_sp,
@@ -150,6 +190,15 @@ class ConvGeom:
         """Scatter-add ``dcols`` (CK, N*ncols) into ``dxt`` (C, N, *pad_sp) (zeroed here)."""
         dxt.fill(0)
         C, N = self.C, self.N
+        if self.csn:
+            # dxt (C, *pad_sp, N) seen as (C, *pad_sp[:-1], pad_sp[-1] * N)
+            dv = dxt.reshape((C,) + self.pad_sp[:-1] + (self.pad_sp[-1] * N,))
+            dc = dcols.reshape((C, self.K) + self.out_sp[:-1] + (self.out_sp[-1] * N,))
+            for k, off in enumerate(self.offsets()):
+                sl = tuple(slice(a * d, a * d + o) for a, d, o in zip(off[:-1], self.dilate[:-1], self.out_sp[:-1]))
+                a0 = off[-1] * self.dilate[-1] * N
+                dv[(slice(None),) + sl + (slice(a0, a0 + self.out_sp[-1] * N),)] += dc[:, k]
+            return dxt
         if self.flat:
             dc = dcols.reshape((C, self.K, N, self.L))
             dflat = dxt.reshape(C, N, self.P)
@@ -165,7 +214,11 @@ class ConvGeom:
         return dxt
 
     def crop_t(self, dxt: Any) -> Any:
-        """(C, N, *pad_sp) -> view (N, C, *in_sp) without the padding."""
+        """(C, N, *pad_sp) -> view (N, C, *in_sp) without the padding; csn: from
+        (C, *pad_sp, N)."""
+        if self.csn:
+            sl = (slice(None),) + tuple(slice(p, p + i) for p, i in zip(self.pad, self.in_sp)) + (slice(None),)
+            return dxt[sl].transpose((1 + self.nd, 0) + tuple(range(1, 1 + self.nd)))
         perm = (1, 0) + tuple(range(2, 2 + self.nd))
         sl = (slice(None), slice(None)) + tuple(slice(p, p + i) for p, i in zip(self.pad, self.in_sp))
         return dxt.transpose(perm)[sl]
@@ -260,7 +313,7 @@ def conv_forward(xp: Any, g: ConvGeom, x: Any, w: Any, b: Any | None, out: Any, 
     """``out (req)= conv(x, w) + b``."""
     if req == OpReqType.null:
         return
-    ws = Workspace(xp, x.dtype, [g.N * g.C * g.P if g.needs_pad else 0, g.cols_size, g.F * g.N * g.ncols],
+    ws = Workspace(xp, x.dtype, [g.N * g.C * g.P if g.needs_pad or g.csn else 0, g.cols_size, g.F * g.N * g.ncols],
                    resource)
     xpd = g.padded(xp, x, ws)
     cols = g.im2col(xp, xpd, ws.take((g.cols_size,)))
@@ -301,7 +354,7 @@ def conv_backward(xp: Any, g: ConvGeom, x: Any | None, w: Any, dy: Any, dx: Any 
     G, Fg, CKg, NL = g.G, g.F // g.G, g.CK // g.G, g.N * g.ncols
     sizes = [g.F * NL]
     if need_dw:
-        sizes += [g.N * g.C * g.P if g.needs_pad else 0, g.cols_size]
+        sizes += [g.N * g.C * g.P if g.needs_pad or g.csn else 0, g.cols_size]
     if need_dx:
         sizes += [g.cols_size, g.C * g.N * g.P]
     ws = Workspace(xp, dy.dtype, sizes, resource)
@@ -324,7 +377,7 @@ def conv_backward(xp: Any, g: ConvGeom, x: Any | None, w: Any, dy: Any, dx: Any 
             matmul_wide(xp, w.reshape(Fg, CKg).T, dyc[0], dcols[0])
         else:
             xp.matmul(w.reshape(G, Fg, CKg).transpose(0, 2, 1), dyc, out=dcols)
-        dxt = g.col2im(xp, dcols.reshape(g.CK, NL), ws.take((g.C, g.N) + g.pad_sp))
+        dxt = g.col2im(xp, dcols.reshape(g.CK, NL), ws.take(g.dx_shape))
         _store(xp, dx, dx_req, g.crop_t(dxt))
 
 

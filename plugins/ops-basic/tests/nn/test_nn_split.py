@@ -143,3 +143,37 @@ def test_matmul_long_blocks(m, k, n):
     b = rng.standard_normal((n, k)).astype("f4").T
     got = _convcore.matmul_long(np, a, b)
     np.testing.assert_allclose(got, a.astype("f8") @ b.astype("f8"), rtol=1e-4, atol=1e-3)
+
+
+GEOMS = [  # N, C, F, G, in_sp, kernel, stride, dilate, pad
+    (3, 4, 5, 1, (7,), (3,), (1,), (1,), (1,)),
+    (2, 5, 6, 1, (9, 8), (3, 3), (1, 1), (2, 1), (1, 2)),
+    (4, 6, 4, 2, (6, 7), (2, 3), (1, 1), (1, 1), (0, 1)),
+    (1, 3, 2, 1, (5, 4, 6), (2, 3, 2), (1, 1, 1), (1, 1, 2), (1, 0, 1)),
+    (5, 20, 7, 1, (12, 12), (5, 5), (1, 1), (1, 1), (0, 0)),
+]
+
+
+@pytest.mark.parametrize("geom", GEOMS)
+@pytest.mark.parametrize("req", [W, ADD])
+def test_csn_layout_matches_flat(monkeypatch, geom, req):
+    """The csn column layout (batch innermost, no junk columns) computes what the flat
+    layout computes: output, data and weight gradient, for write and add."""
+    N, C, F, G, in_sp, kernel, stride, dilate, pad = geom
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((N, C) + in_sp)
+    w = rng.standard_normal((F, C // G) + kernel)
+    b = rng.standard_normal(F)
+    results = []
+    for rows in (10 ** 9, 1):
+        monkeypatch.setattr(_convcore, "CSN_MIN_ROWS", rows)
+        g = _convcore.ConvGeom(N, C, F, G, in_sp, kernel, stride, dilate, pad)
+        assert g.csn == (rows == 1)
+        y = np.full((N, F) + g.out_sp, 0.25)
+        _convcore.conv_forward(np, g, x, w, b, y, req)
+        dy = np.random.default_rng(4).standard_normal(y.shape)
+        dx, dw, db = np.full_like(x, 0.5), np.full_like(w, 0.5), np.full_like(b, 0.5)
+        _convcore.conv_backward(np, g, x, w, dy, dx, req, dw, req, db, req)
+        results.append((y, dx, dw, db))
+    for a, c in zip(*results):
+        np.testing.assert_allclose(c, a, rtol=1e-10, atol=1e-10)
