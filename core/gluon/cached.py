@@ -34,6 +34,9 @@ from .parameter import Parameter
 __all__ = ["CachedGraph", "CachedNode"]
 
 _ADD = OpReqType.add
+#: order a call's input copies after pending writes to the block's parameters (see
+#: ``CachedGraph.__call__``); a switch for benchmarks comparing both orders
+ORDER_COPIES_AFTER_PARAMS = True
 
 
 def _infer_from(sym: Any, names: list[str], args: list) -> tuple[dict, dict]:
@@ -171,9 +174,15 @@ class CachedGraph:
             # no memory sharing: the busy executor's values are still needed
             b = self._bind(ctx, args, need, recording, pdata, pgrad, None)
             lst.append(b)
+        # The input copies also wait for pending writes to the parameters (an optimizer
+        # update): the forward waits for those anyway, and so the update and the copy do
+        # not become ready together when the previous backward ends (which would wake a
+        # second engine worker for a few microseconds of work and, with it, halve the
+        # BLAS threads of the GEMMs that start meanwhile).
+        after = tuple(d._chunk.var for d in pdata[:self.n_arg_params]) if ORDER_COPIES_AFTER_PARAMS else ()
         for src, dst in zip(args, b.in_arrays):
             if src._chunk.ctx is ctx or src._chunk.ctx == ctx:
-                _copy(src, dst, False)
+                _copy(src, dst, False, after)
             else:
                 src.copyto(dst)
         exe = b.exe
@@ -290,8 +299,9 @@ class CachedNode(TapeNode):
         _engine().push_sync(run, self.ctx, reads, writes, 0, 0, "_CachedOp_grads")
 
 
-def _copy(src: NDArray, dst: NDArray, add: bool) -> None:
-    """``dst (+)= src`` on one device; small CPU copies run inline (no worker hand-off)."""
+def _copy(src: NDArray, dst: NDArray, add: bool, after: tuple = ()) -> None:
+    """``dst (+)= src`` on one device, also ordered after writes to the variables
+    ``after``; small CPU copies run inline (no worker hand-off)."""
     s, d = src._data, dst._data
     ctx = dst._chunk.ctx
 
@@ -300,5 +310,5 @@ def _copy(src: NDArray, dst: NDArray, add: bool) -> None:
             rc.xp.add(d, s, out=d)
         else:
             d[...] = s
-    _engine().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
+    _engine().push_sync(run, ctx, (src._chunk.var,) + after, (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
                         "_CachedOp_copy")

@@ -153,3 +153,31 @@ def test_pure_launch_registry_holds_the_builtins_only():
     assert mx.optimizer.Adam.update in PURE_LAUNCH_UPDATES
     assert Optimizer.update not in PURE_LAUNCH_UPDATES
     assert kernels.sgd is not None
+
+
+def test_hybridized_input_copy_waits_for_parameter_writes(monkeypatch):
+    """The input copy of a hybridized call is ordered after pending writes to the
+    block's parameters (an optimizer update), so that the update and the copy do not
+    become ready together (which would wake a second engine worker)."""
+    net = _net()
+    net.hybridize()
+    x = nd.ones((2, 6))
+    net(x)
+    nd.waitall()
+    names = []
+    eng = _engine.get()
+    orig = eng.push_sync
+
+    def spy(fn, ctx, const_vars=(), mutate_vars=(), prop=0, priority=0, name=None):
+        names.append((name, tuple(const_vars)))
+        return orig(fn, ctx, const_vars, mutate_vars, prop, priority, name)
+    monkeypatch.setattr(eng, "push_sync", spy)
+    y = net(x)
+    nd.waitall()
+    copies = [c for n, c in names if n == "_CachedOp_copy" and x._chunk.var in c]
+    assert len(copies) == 1
+    pvars = {p.data()._chunk.var for p in net.collect_params().values()}
+    assert pvars <= set(copies[0])
+    monkeypatch.undo()
+    net.hybridize(active=False)
+    np.testing.assert_allclose(y.asnumpy(), net(x).asnumpy(), rtol=1e-6)
