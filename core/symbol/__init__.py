@@ -36,10 +36,44 @@ def _make_function(name: str) -> Any:
 
 
 _functions = OpFunctionCache(_make_function)
+_renamed: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
+def _function_as(full: str, exposed: str) -> Any | None:
+    """Operator ``full``'s function as MXNet exposes it under the name ``exposed``: a node
+    made without ``name=`` is named after ``exposed`` (``sym.contrib.boolean_mask`` ->
+    ``boolean_mask0``, ``sym.linalg_gemm2`` -> ``linalg_gemm20``; MXNet hints with the
+    function's own name, not the registered ``_contrib_boolean_mask``)."""
+    base = _functions.get(full)
+    if base is None or exposed == full:
+        return base
+    cached = _renamed.get((full, exposed))
+    if cached is not None and cached[0] is base:
+        return cached[1]
+    hint = exposed.lower()
+
+    def fn(*args: Any, **kwargs: Any) -> Symbol:
+        return create(full, args, kwargs, hint=hint)
+    fn.__name__ = fn.__qualname__ = exposed
+    fn.__doc__ = base.__doc__
+    fn.__signature__ = getattr(base, "__signature__", None)  # type: ignore[attr-defined]
+    _renamed[(full, exposed)] = (base, fn)
+    return fn
+
+
+def _sub_lookup(sub: str) -> Any:
+    prefixes = _namespaces.PREFIXES[sub]
+
+    def lookup(full: str) -> Any | None:
+        exposed = next((full[len(p):] for p in prefixes if full.startswith(p)), full)
+        return _function_as(full, exposed)
+    return lookup
+
+
 #: operator sub-namespaces built from name prefixes (``_linalg_gemm`` -> ``sym.linalg.gemm``)
 _SUBSPACES = ("linalg", "image", "contrib")
 for _sub in _SUBSPACES:  # cheap: names resolve on access; ``import plexnet.<this>.linalg`` works
-    globals()[_sub] = _namespaces.namespace(__name__, _sub, _functions.get,
+    globals()[_sub] = _namespaces.namespace(__name__, _sub, _sub_lookup(_sub),
                                             extras_module=__name__ + "._contrib" if _sub == "contrib" else None)
 del _sub
 
@@ -75,7 +109,7 @@ def __getattr__(name: str) -> Any:
     if name == "random":
         import importlib
         return importlib.import_module(__name__ + ".random")
-    fn = op_function(name) or op_function(_namespaces.flat_name(name) or "")
+    fn = op_function(name) or _function_as(_namespaces.flat_name(name) or "", name)
     if fn is None:
         from ..operator.hints import missing_operator_message
         from ..plugins import registries

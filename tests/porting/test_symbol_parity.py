@@ -130,3 +130,18 @@ def test_slice_assign_operators_in_graphs():
     x = mx.nd.ones((2, 3))
     assert mx.nd._internal._slice_assign(x, mx.nd.zeros((1, 2)), begin=(1, 0), end=(2, 2), out=x) is x
     assert x.asnumpy().tolist() == [[1, 1, 1], [0, 0, 1]]
+
+
+def test_namespaced_operators_are_named_as_mxnet_exposes_them():
+    """MXNet hints a node's name with the function's own name: sym.contrib.boolean_mask
+    makes boolean_mask0 (not _contrib_boolean_mask0), sym.linalg_gemm2 linalg_gemm20."""
+    a = mx.sym.Variable("a")
+    with mx.name.NameManager():
+        assert mx.sym.contrib.boolean_mask(a, a).name == "boolean_mask0"
+        assert mx.sym.linalg.gemm2(a, a).name == "gemm20"
+        assert mx.sym.linalg_gemm2(a, a).name == "linalg_gemm20"
+        assert mx.sym.image.to_tensor(a).name == "to_tensor0"
+        assert mx.sym.contrib.BilinearResize2D(a, height=2, width=2).name == "bilinearresize2d0"
+        assert mx.sym.random.uniform().name == "_random_uniform0"
+        assert mx.sym._internal._plus(a, a).name == "_plus0"
+        assert mx.sym.contrib.boolean_mask(a, a, name="m").name == "m"
