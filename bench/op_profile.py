@@ -71,6 +71,7 @@ def main() -> None:
     wall = (time.perf_counter() - t) / args.steps * 1e3
     mx.profiler.set_state("stop")
     agg = mx.profiler._prof.recorder.aggregate()
+    agg = agg.get("Time", agg)  # MXNet's {"Time": {domain: ...}, "Memory": ...} form
     rows: dict = defaultdict(lambda: [0.0, 0])
     for ops in agg.values():
         for label, s in ops.items():
