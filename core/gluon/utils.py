@@ -98,18 +98,47 @@ def shape_is_known(shape: Any) -> bool:
     return all(int(d) > 0 for d in shape)
 
 
+def _fetch(url: str, dest: str, verify_ssl: bool, timeout: float) -> None:
+    """Write ``url``'s content to ``dest``: through ``requests`` when installed (as MXNet,
+    whose scripts and tests patch ``requests.get``), else ``urllib``."""
+    try:
+        import requests as _requests
+    except ImportError:
+        _requests = None  # type: ignore[assignment]
+    if _requests is not None:
+        r = _requests.get(url, stream=True, verify=verify_ssl, timeout=timeout)
+        if r.status_code != 200:
+            raise RuntimeError(f"Failed downloading url {url}")
+        with open(dest, "wb") as f:
+            for chunk in r.iter_content(chunk_size=1 << 16):
+                if chunk:
+                    f.write(chunk)
+        return
+    import ssl
+    import urllib.request
+    ctx = None if verify_ssl else ssl._create_unverified_context()  # noqa: S323 - the caller asked
+    with urllib.request.urlopen(url, timeout=timeout, context=ctx) as r, open(dest, "wb") as f:  # noqa: S310
+        while True:
+            chunk = r.read(1 << 20)
+            if not chunk:
+                break
+            f.write(chunk)
+
+
 def download(url: str, path: str | None = None, overwrite: bool = False, sha1_hash: str | None = None,
              retries: int = 5, verify_ssl: bool = True, timeout: float = 30.0) -> str:
     """Download ``url`` to ``path`` (a file or directory) and return the file name.
     An existing file with the right SHA-1 is reused without any network access; when
     the network cannot be reached the error names the URL and where to put the file
     by hand."""
-    import urllib.error
-    import urllib.request
     fname = url.split("/")[-1] if path is None else (
-        os.path.join(path, url.split("/")[-1]) if os.path.isdir(path) else path)
+        os.path.join(os.path.expanduser(path), url.split("/")[-1]) if os.path.isdir(os.path.expanduser(path))
+        else os.path.expanduser(path))
     if fname == "" or fname.endswith("/"):
         raise ValueError(f"download: cannot derive a file name from {url!r}; give path=")
+    if not verify_ssl:
+        warnings.warn("Unverified HTTPS request is being made (verify_ssl=False). "
+                      "Adding certificate verification is strongly advised.", stacklevel=2)
     if not overwrite and os.path.exists(fname) and (not sha1_hash or check_sha1(fname, sha1_hash)):
         return fname
     dirname = os.path.dirname(os.path.abspath(os.path.expanduser(fname)))
@@ -118,18 +147,15 @@ def download(url: str, path: str | None = None, overwrite: bool = False, sha1_ha
     for _ in range(max(1, retries)):
         tmp = f"{fname}.{uuid.uuid4()}"
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as r, open(tmp, "wb") as f:  # noqa: S310
-                while True:
-                    chunk = r.read(1 << 20)
-                    if not chunk:
-                        break
-                    f.write(chunk)
+            _fetch(url, tmp, verify_ssl, timeout)
             if sha1_hash and not check_sha1(tmp, sha1_hash):
                 os.remove(tmp)
                 raise PlexnetError(f"download: file from {url} does not match the expected SHA-1 {sha1_hash}")
             replace_file(tmp, fname)
             return fname
-        except (urllib.error.URLError, OSError, TimeoutError) as e:
+        except PlexnetError:
+            raise
+        except Exception as e:  # noqa: BLE001 - network errors of urllib or requests: retried
             last = e
             if os.path.exists(tmp):
                 os.remove(tmp)
