@@ -18,6 +18,7 @@ from .legacy import (get_indexing_dispatch_code, get_oshape_of_gather_nd_op, imd
                      indexing_key_expand_implicit_axes, to_dlpack_for_read, to_dlpack_for_write)
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 from .ndarray import split_v2  # noqa: E402,F811 - NDArray.split_v2's slices, not arith's _split_v2 operator
+from .creation import ones, zeros  # noqa: F811 - MXNet's shape checks for the public functions
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load", "load_frombuffer",
            "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t", "get_indexing_dispatch_code",

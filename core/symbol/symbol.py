@@ -378,9 +378,10 @@ class Symbol:
 
     def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> "Symbol":
         """``numpy.split``-like split (operator ``_split_v2``)."""
-        sections, indices = (indices_or_sections, ()) if isinstance(indices_or_sections, int) else \
-            (0, tuple(indices_or_sections))
-        return _op("_split_v2")(self, indices=(0,) + indices if indices else (), sections=sections, axis=axis,
+        if isinstance(indices_or_sections, int):
+            return _op("_split_v2")(self, sections=indices_or_sections, axis=axis, squeeze_axis=squeeze_axis)
+        # MXNet prepends 0, so an empty tuple is one piece (the whole array)
+        return _op("_split_v2")(self, indices=(0,) + tuple(indices_or_sections), axis=axis,
                                 squeeze_axis=squeeze_axis)
 
     # -- NDArray-only methods: MXNet raises NotImplementedForSymbol ------------------------------

@@ -222,3 +222,43 @@ def test_subgraph_names_are_counted_on_attrscope():
     for _ in range(2):
         mx.sym.contrib.cond(x > 0.5, lambda: x * 2, lambda: x * 3, name="my_cond")
     assert dict(AttrScope._subgraph_names) == {"my_cond_pred": 2, "my_cond_then": 2, "my_cond_else": 2}
+
+
+def test_split_v2_symbol_with_no_indices_is_one_piece():
+    s = mx.sym.split_v2(mx.sym.var("a"), ())
+    assert s.infer_shape(a=(3, 4)) == ([(3, 4)], [(3, 4)], [])
+    assert mx.sym.var("a").split_v2((1, 2), axis=1).infer_shape(a=(4, 4))[1] == [(4, 1), (4, 1), (4, 2)]
+
+
+def test_init_op_minus_one_dims_are_inferred_from_consumers():
+    o1 = mx.sym.ones(shape=[2, 3])
+    b = o1 + mx.sym.transpose(mx.sym.ones(shape=[-1, -1]))
+    y = b.bind(mx.cpu(), args={}).forward()[0]
+    assert y.shape == (2, 3) and (y.asnumpy() == 2).all()
+    b = mx.sym.ones(shape=[2, -1]) + mx.sym.transpose(mx.sym.ones(shape=[3, -1]))
+    assert b.bind(mx.cpu(), args={}).forward()[0].shape == (2, 3)
+    assert mx.sym.zeros(shape=(2, -1)).infer_shape_partial()[1] == [(2, 0)]
+    assert '"(-1, -1)"' in mx.sym.ones(shape=(-1, -1)).tojson()  # the attribute as given
+    with pytest.raises(MXNetError):
+        mx.sym.ones(shape=(-2, 3))
+
+
+def test_nd_zeros_and_ones_refuse_unknown_shapes_outside_np_shape():
+    for fn in (mx.nd.zeros, mx.nd.ones):
+        for shape in ((), (0, 1, 3, 0), (0,)):
+            with pytest.raises(MXNetError, match="inferring shapes failed"):
+                fn(shape=shape)
+        with pytest.raises(MXNetError):
+            fn((-1, 2))
+        with mx.np_shape():
+            assert fn((0, 1, 0, 4)).shape == (0, 1, 0, 4)
+    assert mx.nd.empty((0, 2)).shape == (0, 2) and mx.nd.full((0, 2), 3).shape == (0, 2)
+    assert mx.nd.array(np.ones(())).shape == ()
+
+
+def test_depth_to_space_refuses_zero_size_dims():
+    with mx.np_shape():
+        with pytest.raises(MXNetError, match="zero-size"):
+            mx.nd.depth_to_space(mx.nd.empty((1, 4, 0, 3)), 2)
+        with pytest.raises(MXNetError, match="zero-size"):
+            mx.nd.space_to_depth(mx.nd.empty((1, 0, 4, 4)), 2)

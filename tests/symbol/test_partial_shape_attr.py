@@ -46,7 +46,7 @@ def test_a_real_conflict_still_raises():
     with pytest.raises(mx.base.MXNetError, match="weight"):
         fc.infer_shape(d=(2, 5))
     with pytest.raises(mx.base.MXNetError, match="weight"):  # imperatively a 0 is a real size
-        mx.nd.FullyConnected(mx.nd.ones((2, 5)), mx.nd.ones((3, 0)), no_bias=True, num_hidden=3)
+        mx.nd.FullyConnected(mx.nd.ones((2, 5)), mx.nd.empty((3, 0)), no_bias=True, num_hidden=3)
 
 
 def test_parameter_var_carries_deferred_shape():

@@ -57,7 +57,8 @@ class ShapeParam(Params):
     dtype = _dtype()
 
     def __post_init__(self, op: str) -> None:
-        if any(d is None or d < 0 for d in self.shape):
+        # -1 (and 0) is a dim the graph infers from the consumers (MXNet 1.x: sym.ones((-1, -1)))
+        if any(d is None or d < -1 for d in self.shape):
             raise ParamError(f"{op}: invalid value {tuple(self.shape)} for argument 'shape'")
 
 
@@ -71,7 +72,7 @@ class ZerosProp(_InitProp):
     fill = 0.0
 
     def out_shape(self) -> tuple:
-        return tuple(self.param.shape)
+        return tuple(0 if d == -1 else d for d in self.param.shape)
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
         # a scalar, broadcast into the output: a 0 in ``shape`` is a dim the graph infers (MXNet 1.x)

@@ -135,8 +135,15 @@ class DepthToSpaceProp(FnProp):
     param_cls = BlockParam
     deps = ("out_grad",)
 
+    def _no_zero_dim(self, s: tuple) -> None:
+        # MXNet checks every dim: "Operation requires a 4D tensor. Size of dimension:2 cannot be 0"
+        if len(s) == 4 and 0 in s:
+            raise self.error(f"requires a 4-D tensor without zero-size dims (dimension {list(s).index(0)} "
+                             f"is 0), got shape {s}")
+
     def shapes(self, ins: list) -> tuple[list, list]:
         s, b = ins[0], self.param.block_size
+        self._no_zero_dim(s)
         if len(s) != 4 or s[1] % (b * b):
             raise self.error(f"data must be 4-D with channels divisible by block_size**2={b * b}, got shape {s}")
         return ins, [(s[0], s[1] // (b * b), s[2] * b, s[3] * b)]
@@ -163,6 +170,7 @@ class SpaceToDepthProp(DepthToSpaceProp):
 
     def shapes(self, ins: list) -> tuple[list, list]:
         s, b = ins[0], self.param.block_size
+        self._no_zero_dim(s)
         if len(s) != 4 or s[2] % b or s[3] % b:
             raise self.error(f"data must be 4-D with height and width divisible by block_size={b}, got shape {s}")
         return ins, [(s[0], s[1] * b * b, s[2] // b, s[3] // b)]

@@ -161,6 +161,18 @@ class TransposeProp(OneInputProp):
     def out_shape(self, s: tuple) -> tuple:
         return tuple(s[a] for a in self.perm(len(s), s))
 
+    def refine_partial_inputs(self, in_vals: list, out_known: list) -> list | None:
+        """Unknown (0) input dims from a known output, through the inverse permutation
+        (MXNet's transpose infers both ways: ``transpose(sym.ones((-1, -1))) + x``)."""
+        s, o = in_vals[0], (out_known[0] if out_known else None)
+        if s is None or o is None or len(o) != len(s) or 0 not in s:
+            return None
+        new = list(s)
+        for i, a in enumerate(self.perm(len(s), s)):
+            if new[a] == 0:
+                new[a] = o[i]
+        return None if tuple(new) == tuple(s) else [tuple(new)]
+
 
 class TransposeOp(XpOperator):
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
