@@ -9,9 +9,11 @@ a shared host's load swings hit all three alike:
 
     python bench/lenet_ops_bench.py [--reps 40] [--only conv1,conv2,...]
 
-Prints best and median milliseconds (forward + backward) per operator and setting, and
+Prints best and median milliseconds (forward + backward) per operator and setting,
 ``cpu``: the median over repetitions of the largest on-CPU time of any one thread of the
-process (``/proc/self/task/*/schedstat``). On a host that other processes load, wall
+process (``/proc/self/task/*/schedstat``), and ``calm(n)``: the best of the ``n``
+repetitions during which the process's threads waited for a CPU less than 2% of the
+time (the host's other processes left both cores alone). On a host that other processes load, wall
 times mostly measure the load; the busiest thread's CPU time is the critical path a
 quiet 2-core machine would see (a waiting thread here blocks, and OpenBLAS's spinning
 threads count as busy, so it does not flatter the split).
@@ -64,19 +66,26 @@ def make(name, kw, dshape, rng):
 
 
 def thread_cpu() -> dict:
-    """On-CPU nanoseconds of each thread of this process."""
+    """(on-CPU, waiting-for-a-CPU) nanoseconds of each thread of this process."""
     out = {}
     for tid in os.listdir("/proc/self/task"):
         try:
             with open(f"/proc/self/task/{tid}/schedstat") as f:
-                out[tid] = int(f.read().split()[0])
+                run, wait = f.read().split()[:2]
+                out[tid] = (int(run), int(wait))
         except OSError:
             pass
     return out
 
 
 def busiest(before: dict, after: dict) -> float:
-    return max((after[t] - before.get(t, 0) for t in after), default=0) * 1e-9
+    return max((after[t][0] - before.get(t, (0, 0))[0] for t in after), default=0) * 1e-9
+
+
+def waited(before: dict, after: dict) -> float:
+    """Seconds this process's threads spent runnable but not running (other processes
+    had the cores)."""
+    return sum(after[t][1] - before.get(t, (0, 0))[1] for t in after) * 1e-9
 
 
 def main():
@@ -103,6 +112,7 @@ def main():
         step, opname = make(*LAYERS[n], rng)
         times = {c: [] for c in configs}
         cpu = {c: [] for c in configs}
+        calm = {c: [] for c in configs}
         for c, (sp, t) in configs.items():
             _split._ENABLED = sp
             threads(t)
@@ -114,12 +124,17 @@ def main():
                 c0 = thread_cpu()
                 t0 = time.perf_counter()
                 step()
-                times[c].append(time.perf_counter() - t0)
-                cpu[c].append(busiest(c0, thread_cpu()))
+                dt = time.perf_counter() - t0
+                c1 = thread_cpu()
+                times[c].append(dt)
+                cpu[c].append(busiest(c0, c1))
+                if waited(c0, c1) < 0.02 * dt:
+                    calm[c].append(dt)
         threads(2)
         row = "  ".join(f"{c} {min(v) * 1e3:6.2f}/{np.median(v) * 1e3:6.2f}/{np.median(cpu[c]) * 1e3:6.2f}"
+                        f"/{(min(calm[c]) * 1e3 if calm[c] else float('nan')):6.2f}({len(calm[c])})"
                         for c, v in times.items())
-        print(f"{n:10s} fwd+bwd ms best/median/cpu: {row}", flush=True)
+        print(f"{n:10s} fwd+bwd ms best/median/cpu/calm(n): {row}", flush=True)
     del ctl
 
 

@@ -1,12 +1,18 @@
-"""Sharing a numpy kernel's batch between the calling thread and one helper thread.
+"""Sharing a numpy convolution's batch chunks between the calling thread and one helper.
 
 Why: on a 2-core CPU the engine gives an operator on its only awake worker both cores,
-but only the GEMMs use them (OpenBLAS threads); im2col / col2im, pooling and element-wise
-passes run on one core, and small GEMMs gain little from a second BLAS thread. Sharing
-the batch's chunks between two threads, each with a one-thread BLAS, puts both cores on
-all of the work (numpy releases the GIL in its loops and in BLAS calls), as MXNet's
-OpenMP loops do. The chunks are taken dynamically (``run_items``): a thread the host
-deschedules takes fewer chunks instead of holding the other up at a barrier.
+but only the GEMMs use them (OpenBLAS threads), and a 2-thread OpenBLAS call waits at
+its end for whichever thread the host descheduled; im2col / col2im run on one core.
+Sharing the batch chunks of Convolution / Deconvolution between two threads, each with
+a one-thread BLAS, puts both cores on all of the work (numpy releases the GIL in its
+loops and in BLAS calls), as MXNet's OpenMP loops do. The chunks are taken dynamically
+(``run_items``): a thread the host deschedules takes fewer chunks instead of holding the
+other up. Measured on the loaded shared host (docs/performance.md, PERF-3): LeNet conv2
+forward + backward median 22-37 ms split against 83-137 ms with 2-thread BLAS.
+
+Not for pooling, activations or FullyConnected: there the split lost to one thread (or
+to 2-thread BLAS) whenever the host was loaded, because the helper sleeps between calls
+and waits for a core when woken, while a sub-millisecond kernel cannot hide that.
 
 When: only for numpy, only for work of at least ``MIN_ELEMENTS`` elements, and only
 while the engine's BLAS policy (``plexnet.engine.blas``) gives the caller two threads or
@@ -27,7 +33,7 @@ import numpy as np
 
 from plexnet.engine import blas
 
-__all__ = ["ways", "run2", "run_items", "over_batch", "HelperSpace", "MIN_ELEMENTS"]
+__all__ = ["ways", "run2", "run_items", "HelperSpace", "MIN_ELEMENTS"]
 
 #: below this many elements (of the largest array) a thread hand-off costs more than it gives
 MIN_ELEMENTS = int(os.environ.get("PLEXNET_OPS_BASIC_SPLIT_MIN", str(1 << 16)))
@@ -52,11 +58,10 @@ def _mark_helper() -> None:
     _tls.helper = True
 
 
-def ways(xp: Any, n: int, elements: int, scale: int = 1) -> int:
+def ways(xp: Any, n: int, elements: int) -> int:
     """2 when a kernel over ``n`` batch items (``elements`` in its largest array) should
-    be shared with the helper thread, else 1. ``scale`` multiplies ``MIN_ELEMENTS`` for
-    kernels that do little work per element (a hand-off costs about 20 us)."""
-    if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS * scale
+    be shared with the helper thread, else 1."""
+    if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS
             or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)):
         return 1
     return 2 if blas.enabled() and blas.blas_threads() >= 2 else 1
@@ -100,18 +105,6 @@ def run_items(count: int, fn: Callable[[int, int], Any]) -> list[int]:
             done[slot] += 1
     run2(lambda: work(0), lambda: work(1))
     return done
-
-
-def over_batch(xp: Any, n: int, elements: int, fn: Callable[[slice], Any], pieces: int = 2,
-               scale: int = 1) -> None:
-    """``fn(batch_slice)`` over ``n`` items: once over all of them, or over ``pieces``
-    slices shared with the helper thread when ``ways(xp, n, elements, scale)`` says so."""
-    if ways(xp, n, elements, scale) == 2:
-        step = -(-n // min(pieces, n))
-        sl = [slice(i, min(i + step, n)) for i in range(0, n, step)]
-        run_items(len(sl), lambda i, slot: fn(sl[i]))
-    else:
-        fn(slice(0, n))
 
 
 class HelperSpace:

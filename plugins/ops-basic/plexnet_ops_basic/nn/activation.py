@@ -10,13 +10,9 @@ from __future__ import annotations
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
 
 from ._common import writes
-from ._split import over_batch
 
 ACT_TYPES = ("log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh")
 _NEEDS_INPUT = ("softsign", "mish")
-#: element-wise passes are cheap per element: split only above 8x ``_split.MIN_ELEMENTS``
-#: (LeNet's first tanh, 737K elements, yes; its second, 205K, no)
-ELEMENTWISE_SCALE = 8
 
 
 class ActivationParam(Params):
@@ -92,39 +88,23 @@ class ActivationOp(Operator):
         self.act = param.act_type
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
+        xp = ctx.xp
         if req[0] == OpReqType.null:
             return
-        x, y = in_data[0], out_data[0]
-        if x.ndim == 0:
-            self._forward(ctx.xp, x, y, req[0])
+        if writes(req[0]):
+            act_forward(xp, self.act, in_data[0], out_data[0])
         else:
-            over_batch(ctx.xp, x.shape[0], x.size, lambda s: self._forward(ctx.xp, x[s], y[s], req[0]),
-                       scale=ELEMENTWISE_SCALE)
-
-    def _forward(self, xp, x, y, req):
-        if writes(req):
-            act_forward(xp, self.act, x, y)
-        else:
-            y += act_forward(xp, self.act, x, xp.empty_like(x))
+            out_data[0] += act_forward(xp, self.act, in_data[0], xp.empty_like(in_data[0]))
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        xp = ctx.xp
         if req[0] == OpReqType.null:
             return
         dy, dx = out_grad[0], in_grad[0]
-        # backward reads only what declare_backward_dependency named
-        x = in_data[0] if self.act in _NEEDS_INPUT else None
-        y = out_data[0] if self.act not in _NEEDS_INPUT else None
-        if dy.ndim == 0:
-            self._backward(ctx.xp, dy, x, y, dx, req[0])
-        else:
-            over_batch(ctx.xp, dy.shape[0], dy.size, lambda s: self._backward(
-                ctx.xp, dy[s], x[s] if x is not None else None, y[s] if y is not None else None, dx[s], req[0]),
-                scale=ELEMENTWISE_SCALE)
-
-    def _backward(self, xp, dy, x, y, dx, req):
-        if (writes(req) and self.act in ("tanh", "sigmoid") and not xp.may_share_memory(dx, dy)
-                and not xp.may_share_memory(dx, y)):
+        if (writes(req[0]) and self.act in ("tanh", "sigmoid") and not xp.may_share_memory(dx, dy)
+                and not xp.may_share_memory(dx, out_data[0])):
             # derivative built in dx itself: no full-size temporaries
+            y = out_data[0]
             if self.act == "tanh":
                 xp.multiply(y, y, out=dx)
                 xp.subtract(1, dx, out=dx)
@@ -133,9 +113,9 @@ class ActivationOp(Operator):
                 dx *= y
             dx *= dy
             return
-        d = act_grad(xp, self.act, y if self.act not in _NEEDS_INPUT else None,
-                     x if self.act in _NEEDS_INPUT else None)
-        if writes(req):
+        d = act_grad(xp, self.act, out_data[0] if self.act not in _NEEDS_INPUT else None,
+                     in_data[0] if self.act in _NEEDS_INPUT else None)
+        if writes(req[0]):
             xp.multiply(dy, d, out=dx)
         else:
             dx += dy * d

@@ -10,7 +10,6 @@ from typing import Any
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
 
 from ._common import prod, shape_assign, writes
-from ._split import run_items, ways
 
 
 class FullyConnectedParam(Params):
@@ -44,27 +43,15 @@ class FullyConnectedOp(Operator):
             return
         x = self._2d(in_data[0])
         w = in_data[1]
-        b = None if self.p.no_bias else in_data[2]
         out = out_data[0].reshape(x.shape[0], self.p.num_hidden)
-        n = x.shape[0]
-        if ways(xp, n, max(x.size, out.size, w.size)) == 2:
-            # two row halves, one per thread (each GEMM on one BLAS thread)
-            h = (n + 1) // 2
-            run_items(2, lambda i, slot: self._forward_rows(xp, x[h * i:h * (i + 1)], w, b,
-                                                            out[h * i:h * (i + 1)], req[0]))
-        else:
-            self._forward_rows(xp, x, w, b, out, req[0])
-
-    @staticmethod
-    def _forward_rows(xp: Any, x: Any, w: Any, b: Any, out: Any, req: OpReqType) -> None:
-        if writes(req):
+        if writes(req[0]):
             xp.matmul(x, w.T, out=out)
-            if b is not None:
-                out += b
+            if not self.p.no_bias:
+                out += in_data[2]
         else:
             y = xp.matmul(x, w.T)
-            if b is not None:
-                y += b
+            if not self.p.no_bias:
+                y += in_data[2]
             out += y
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
@@ -72,25 +59,14 @@ class FullyConnectedOp(Operator):
         x = self._2d(in_data[0])
         w = in_data[1]
         dy = out_grad[0].reshape(x.shape[0], self.p.num_hidden)
-
-        def weight_grads() -> None:
-            _matmul_into(xp, dy.T, x, in_grad[1], req[1])
-            if not self.p.no_bias and req[2] != OpReqType.null:
-                if writes(req[2]):
-                    xp.sum(dy, axis=0, out=in_grad[2])
-                else:
-                    in_grad[2] += dy.sum(axis=0)
-
-        def data_grad() -> None:
-            if req[0] != OpReqType.null:
-                _matmul_into(xp, dy, w, in_grad[0].reshape(x.shape), req[0])
-        if (req[0] != OpReqType.null and req[1] != OpReqType.null
-                and ways(xp, x.shape[0], max(x.size, w.size)) == 2):
-            # the two GEMMs are independent: one per thread
-            run_items(2, lambda i, slot: (weight_grads, data_grad)[i]())
-        else:
-            weight_grads()
-            data_grad()
+        _matmul_into(xp, dy.T, x, in_grad[1], req[1])
+        if not self.p.no_bias and req[2] != OpReqType.null:
+            if writes(req[2]):
+                xp.sum(dy, axis=0, out=in_grad[2])
+            else:
+                in_grad[2] += dy.sum(axis=0)
+        if req[0] != OpReqType.null:
+            _matmul_into(xp, dy, w, in_grad[0].reshape(x.shape), req[0])
 
 
 class FullyConnectedProp(OperatorProperty):

@@ -22,7 +22,6 @@ from plexnet.base import ShapeError
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params, Shape
 
 from ._common import prod, writes
-from ._split import over_batch
 
 POOL_TYPES = ("avg", "lp", "max", "sum")
 
@@ -209,19 +208,15 @@ class PoolingOp(Operator):
     def forward(self, ctx, in_data, req, out_data, aux_states):
         if req[0] == OpReqType.null:
             return
-        x, y = in_data[0], out_data[0]
-        over_batch(ctx.xp, x.shape[0], x.size, lambda s: self._forward(ctx.xp, x[s], y[s], req, ctx.run_ctx),
-                   scale=2)
-
-    def _forward(self, xp, x, out, req, run_ctx):
-        out_data = [out]
+        xp = ctx.xp
+        x = in_data[0]
         g = self.geom(tuple(x.shape))
         if writes(req[0]) and not g.whole:
-            y = self._pool(xp, g, x, out=out_data[0], run_ctx=run_ctx)
+            y = self._pool(xp, g, x, out=out_data[0], run_ctx=ctx.run_ctx)
             if y is not out_data[0]:
                 xp.copyto(out_data[0], y)
             return
-        y = self._pool(xp, g, x, run_ctx=run_ctx)
+        y = self._pool(xp, g, x, run_ctx=ctx.run_ctx)
         if writes(req[0]):
             xp.copyto(out_data[0], y)
         else:
@@ -231,15 +226,9 @@ class PoolingOp(Operator):
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
         if req[0] == OpReqType.null:
             return
-        dy, dx = out_grad[0], in_grad[0]
-        # avg / sum pooling read only the head gradient (declare_backward_dependency)
-        x = in_data[0] if self.p.pool_type not in ("avg", "sum") else None
-        y = out_data[0] if self.p.pool_type not in ("avg", "sum") else None
-        over_batch(ctx.xp, dx.shape[0], dx.size, lambda s: self._backward(
-            ctx.xp, x[s] if x is not None else None, y[s] if y is not None else None, dy[s], dx[s], req,
-            ctx.run_ctx), scale=2)
-
-    def _backward(self, xp, x, y, dy, dx, req, run_ctx):
+        xp = ctx.xp
+        x, y, dy = in_data[0], out_data[0], out_grad[0]
+        dx = in_grad[0]
         g = self.geom(tuple(dx.shape))
         pt = self.p.pool_type
         if g.whole:
@@ -274,7 +263,7 @@ class PoolingOp(Operator):
                     buf[g.window(off)] += dy * m
         else:
             if pt == "avg":
-                gd = dy / g.divisor(xp, self.p.count_include_pad is not False, dy.dtype, run_ctx)
+                gd = dy / g.divisor(xp, self.p.count_include_pad is not False, dy.dtype, ctx.run_ctx)
             elif pt == "sum":
                 gd = dy
             else:  # lp: d/dx (sum x^p)^(1/p) = x^(p-1) / y^(p-1)
