@@ -176,7 +176,7 @@ def _union(graphs: Sequence[tuple[Symbol, dict[str, Entry]]], bound: dict[str, E
     """The node's inputs (each outer entry once) and, per subgraph, the input index of
     each of its inputs. ``bound`` maps placeholder names to outer entries."""
     inputs: list[Entry] = []
-    where: dict[tuple[int, int], int] = {}
+    where: dict[tuple[bool, int, int], int] = {}
     locs = []
     for g, cut in graphs:
         entries = _input_entries(g)
