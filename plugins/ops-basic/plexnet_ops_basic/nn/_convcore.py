@@ -34,7 +34,7 @@ import numpy as np  # the CPU-only GEMM blocking below
 from ._common import OpReqType, prod, writes
 
 __all__ = ["ConvGeom", "conv_forward", "conv_backward", "conv_backward_data", "conv_backward_weight", "Workspace",
-           "batch_chunk"]
+           "batch_chunk", "bias_grad"]
 
 # use the flat layout while its junk columns cost at most this factor of extra work
 _FLAT_MAX_JUNK = 2.0
@@ -295,6 +295,24 @@ def matmul_long(xp: Any, a: Any, b: Any) -> Any:
     return acc
 
 
+def bias_grad(xp: Any, dy: Any, db: Any, req: OpReqType) -> None:
+    """``db (req)= dy.sum over every axis but 1``, as a matrix-vector product per sample
+    (BLAS): 3-5x faster than numpy's reduction over axes (0, 2, ...) (LeNet conv1's
+    (64,20,24,24): 0.05 vs 0.14 ms)."""
+    if req == OpReqType.null:
+        return
+    n, c = dy.shape[0], dy.shape[1]
+    sp = prod(dy.shape[2:])
+    if sp <= 1 or not dy.flags.c_contiguous:
+        s = dy.sum(axis=(0,) + tuple(range(2, dy.ndim)))
+    else:
+        s = xp.matmul(dy.reshape(n, c, sp), xp.ones((sp,), dtype=dy.dtype)).sum(axis=0)
+    if writes(req):
+        xp.copyto(db, s)
+    else:
+        db += s
+
+
 def _store(xp: Any, out: Any, req: OpReqType, value: Any) -> None:
     if req == OpReqType.null:
         return
@@ -344,11 +362,7 @@ def conv_backward(xp: Any, g: ConvGeom, x: Any | None, w: Any, dy: Any, dx: Any 
     need_dw = dw is not None and dw_req != OpReqType.null
     need_db = db is not None and db_req != OpReqType.null
     if need_db:
-        axes = (0,) + tuple(range(2, 2 + g.nd))
-        if writes(db_req):
-            xp.sum(dy, axis=axes, out=db)
-        else:
-            db += dy.sum(axis=axes)
+        bias_grad(xp, dy, db, db_req)
     if not (need_dx or need_dw):
         return
     G, Fg, CKg, NL = g.G, g.F // g.G, g.CK // g.G, g.N * g.ncols

@@ -8,7 +8,7 @@ from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Param
 from plexnet.resource import ResourceRequest
 
 from ._common import shape_assign, writes
-from ._convcore import ConvGeom, batch_chunk
+from ._convcore import ConvGeom, batch_chunk, bias_grad
 from ._split import HelperSpace, run_items, ways
 
 #: batch chunks at least, when the chunks are shared with the helper thread (load balance)
@@ -115,12 +115,8 @@ class ConvOpBase(Operator):
         xp = ctx.xp
         x, w, dy = in_data[0], in_data[1], out_grad[0]
         res = ctx.requested[0] if ctx.requested else None
-        if not self.p.no_bias and req[2] != OpReqType.null:
-            axes = (0,) + tuple(range(2, x.ndim))
-            if writes(req[2]):
-                xp.sum(dy, axis=axes, out=in_grad[2])
-            else:
-                in_grad[2] += dy.sum(axis=axes)
+        if not self.p.no_bias:
+            bias_grad(xp, dy, in_grad[2], req[2])
         need_dw = req[1] != OpReqType.null
         # each slot sums its chunks' weight gradients in its own array (slot 0: the
         # gradient itself, with its req; slot 1: a temporary added at the end)
