@@ -94,7 +94,7 @@ class ChromeTraceRecorder(EngineObserver):
         self._instants: list[tuple] = []  # (name, scope, ts_us, thread)
         self._user: list[tuple] = []  # (name, domain, t0_us, t1_us, thread)
         self.t0 = _now_us()
-        self._agg_from = 0
+        self._agg_from: tuple[int, int, int] = (0, 0, 0)
 
     # -- the observer -----------------------------------------------------------------------
     def on_start(self, name: str, ctx: Any, worker: str) -> Any:
@@ -112,8 +112,10 @@ class ChromeTraceRecorder(EngineObserver):
                 self._counters.append(("memory", _ctx_label(ctx), t1, {"bytes_in_use": mem}))
 
     # -- user annotations -------------------------------------------------------------------
-    def add_range(self, name: str, domain: str, t0: float, t1: float) -> None:
-        self._user.append((name, domain, t0, t1, threading.current_thread().name))
+    def add_range(self, name: str, domain: str, t0: float, t1: float, stat_domain: str | None = None) -> None:
+        """A user range in the trace's ``domain`` row; ``stat_domain`` groups it in
+        ``aggregate`` (default ``domain``)."""
+        self._user.append((name, domain, t0, t1, threading.current_thread().name, stat_domain or domain))
 
     def add_counter(self, name: str, domain: str, value: float) -> None:
         self._counters.append((name, f"domain:{domain}", _now_us(), {name: value}))
@@ -128,7 +130,7 @@ class ChromeTraceRecorder(EngineObserver):
             self._counters = []
             self._instants = []
             self._user = []
-            self._agg_from = 0
+            self._agg_from = (0, 0, 0)
 
     def __len__(self) -> int:
         return len(self._records)
@@ -163,7 +165,7 @@ class ChromeTraceRecorder(EngineObserver):
             body.append({"name": name, "cat": self.category, "ph": "X", "ts": round(t0 - base, 3),
                          "dur": round(max(t1 - t0, 0.0), 3), "pid": p, "tid": tid_of(p, worker),
                          "args": {"device": label, "worker": worker}})
-        for name, domain, t0, t1, thread in list(self._user):
+        for name, domain, t0, t1, thread, _stat in list(self._user):
             p = pid_of(f"domain:{domain}")
             body.append({"name": name, "cat": domain, "ph": "X", "ts": round(t0 - base, 3),
                          "dur": round(max(t1 - t0, 0.0), 3), "pid": p, "tid": tid_of(p, thread)})
@@ -181,26 +183,53 @@ class ChromeTraceRecorder(EngineObserver):
         return {"traceEvents": self.events(), "displayTimeUnit": "ms",
                 "otherData": {"producer": "plexnet.profiler", "time_unit": "us"}}
 
-    def aggregate(self, reset: bool = False) -> dict[str, dict[str, dict[str, float]]]:
-        """``{device: {op: {count, total, min, max, avg}}}`` in milliseconds."""
-        recs = list(self._records)[self._agg_from:]
-        out: dict[str, dict[str, dict[str, float]]] = {}
-        for name, label, _w, t0, t1 in recs:
-            d = (t1 - t0) / 1000.0
-            s = out.setdefault(label, {}).get(name)
+    def aggregate(self, reset: bool = False) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+        """MXNet's aggregate statistics: ``{"Time": {domain: {name: {count, total, min,
+        max, avg}}}, "Memory": {"Device Storage": {"Memory: cpu/0": {count, min, max,
+        avg}}}}``, times in ms, memory in kB. Engine operations are under "operator"
+        (those a custom operator's callbacks ran, named ``op::name``, and the callbacks
+        themselves under "Custom Operator"); user ranges under their domain, frames under
+        "<domain>,frame", events under "event". Counts what came since the last reset."""
+        f_rec, f_user, f_cnt = self._agg_from
+        recs, users, cnts = list(self._records), list(self._user), list(self._counters)
+        time: dict[str, dict[str, dict[str, float]]] = {}
+
+        def add(domain: str, name: str, d: float) -> None:
+            s = time.setdefault(domain, {}).get(name)
             if s is None:
-                out[label][name] = {"count": 1, "total": d, "min": d, "max": d}
+                time[domain][name] = {"count": 1, "total": d, "min": d, "max": d}
             else:
                 s["count"] += 1
                 s["total"] += d
                 s["min"] = min(s["min"], d)
                 s["max"] = max(s["max"], d)
-        for ops in out.values():
-            for s in ops.values():
-                s["avg"] = s["total"] / s["count"]
+
+        for name, _label, _w, t0, t1 in recs[f_rec:]:
+            add("Custom Operator" if "::" in name else "operator", name, (t1 - t0) / 1000.0)
+        for name, _dom, t0, t1, _th, stat in users[f_user:]:
+            add(stat, name, (t1 - t0) / 1000.0)
+        for ops in time.values():
+            for st in ops.values():
+                st["avg"] = st["total"] / st["count"]
+        mem: dict[str, dict[str, float]] = {}
+        for name, label, _ts, args in cnts[f_cnt:]:
+            if name != "memory" or "bytes_in_use" not in args:
+                continue
+            kb = args["bytes_in_use"] / 1000.0
+            key = "Memory: " + label.replace("(", "/").rstrip(")")
+            m = mem.get(key)
+            if m is None:
+                mem[key] = {"count": 1, "min": kb, "max": kb, "total": kb}
+            else:
+                m["count"] += 1
+                m["min"] = min(m["min"], kb)
+                m["max"] = max(m["max"], kb)
+                m["total"] += kb
+        for m in mem.values():
+            m["avg"] = m.pop("total") / m["count"]
         if reset:
-            self._agg_from += len(recs)
-        return out
+            self._agg_from = (len(recs), len(users), len(cnts))
+        return {"Time": time, "Memory": {"Device Storage": mem} if mem else {}}
 
 
 def _ctx_label(ctx: Any) -> str:
@@ -384,9 +413,15 @@ def dump_profile() -> str:
     return dump(True)
 
 
+_TIME_KEYS = (("Count", "count"), ("Total", "total"), ("Min", "min"), ("Max", "max"), ("Avg", "avg"))
+_MEM_KEYS = (("Count", "count"), ("Min", "min"), ("Max", "max"), ("Avg", "avg"))
+
+
 def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:
-    """Per-operator statistics (count, total/min/max/avg time in ms) per device, as a
-    table or (``format='json'``) a JSON string. ``reset`` starts the next statistics
+    """MXNet's aggregate statistics as a table or (``format='json'``) a JSON string:
+    ``{"Time": {domain: {name: {Count, Total, Min, Max, Avg}}}, "Memory": {"Device
+    Storage": {...}}, "Unit": {"Time": "ms", "Memory": "kB"}}``, each domain's entries
+    ordered by ``sort_by`` (``ascending`` or not). ``reset`` starts the next statistics
     afresh (the trace file keeps everything)."""
     if format not in ("table", "json"):
         raise ValueError(f"Invalid value provided for format: {format}. Support: 'table', 'json'")
@@ -394,22 +429,34 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
         raise ValueError(f"Invalid value provided for sort_by: {sort_by}. Support: 'total', 'avg', 'min', "
                          f"'max', 'count'")
     agg = _prof.recorder.aggregate(reset=reset)
+    mem_key = "avg" if sort_by == "total" else sort_by       # memory entries have no total
+
+    def ordered(items: dict, key: str) -> list:
+        return sorted(items.items(), key=lambda kv: kv[1][key], reverse=not ascending)
+
+    time = {dom: ordered(agg["Time"][dom], sort_by) for dom in sorted(agg["Time"])}
+    mem = {dom: ordered(agg["Memory"][dom], mem_key) for dom in sorted(agg["Memory"])}
     if format == "json":
-        return json.dumps({"Time": {"unit": "ms"}, "Devices": agg}, indent=1, sort_keys=True)
-    lines = ["", "Profile Statistics:", "\tNote that times are in milliseconds (ms).", ""]
-    header = (f"{'Name':<40}{'Total Count':>14}{'Time (ms)':>14}{'Min Time (ms)':>16}"
-              f"{'Max Time (ms)':>16}{'Avg Time (ms)':>16}")
-    for dev in sorted(agg):
-        lines += [f"{dev}", "=" * len(dev), header,
-                  f"{'----':<40}{'-----------':>14}{'---------':>14}{'-------------':>16}"
-                  f"{'-------------':>16}{'-------------':>16}"]
-        items = sorted(agg[dev].items(), key=lambda kv: kv[1][sort_by], reverse=not ascending)
-        for name, s in items:
-            lines.append(f"{name[:39]:<40}{int(s['count']):>14}{s['total']:>14.4f}{s['min']:>16.4f}"
-                         f"{s['max']:>16.4f}{s['avg']:>16.4f}")
+        out = {"Time": {d: {n: {k: round(st[f], 4) for k, f in _TIME_KEYS} for n, st in items}
+                        for d, items in time.items()},
+               "Memory": {d: {n: {k: round(st[f], 4) for k, f in _MEM_KEYS} for n, st in items}
+                          for d, items in mem.items()},
+               "Unit": {"Time": "ms", "Memory": "kB"}}
+        return json.dumps(out, indent=1)
+    lines = ["", "Profile Statistics:", "\tNote the difference in units for different entries."]
+    for dom, items in mem.items():
+        lines += [dom, "=" * 17, f"{'Name':<30}{'Total Count':>11}{'Min Use  (kB)':>17}{'Max Use  (kB)':>17}"
+                  f"{'Avg Use  (kB)':>17}", f"{'----':<30}{'-----------':>11}" + f"{'-------------':>17}" * 3]
+        lines += [f"{n:<30}{int(st['count']):>11}{st['min']:>17.4f}{st['max']:>17.4f}{st['avg']:>17.4f}"
+                  for n, st in items]
         lines.append("")
-    if not agg:
-        lines.append("(no operations recorded: call set_state('run') before the work)")
+    for dom, items in time.items():
+        lines += [dom, "=" * 17, f"{'Name':<30}{'Total Count':>11}{'Time (ms)':>17}{'Min Time (ms)':>17}"
+                  f"{'Max Time (ms)':>17}{'Avg Time (ms)':>17}",
+                  f"{'----':<30}{'-----------':>11}{'---------':>17}" + f"{'-------------':>17}" * 3]
+        lines += [f"{n:<30}{int(st['count']):>11}{st['total']:>17.4f}{st['min']:>17.4f}{st['max']:>17.4f}"
+                  f"{st['avg']:>17.4f}" for n, st in items]
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
@@ -473,8 +520,12 @@ class _Range:
     def stop(self) -> None:
         if self._t0 is not None and _recording():
             dom = str(self.domain) if self.domain is not None else self._domain_name
-            _prof.recorder.add_range(self.name, dom, self._t0, _now_us())
+            _prof.recorder.add_range(self.name, dom, self._t0, _now_us(), self._stat_domain(dom))
         self._t0 = None
+
+    def _stat_domain(self, dom: str) -> str:
+        """Where MXNet's aggregate statistics list this range."""
+        return dom
 
     def __enter__(self) -> "_Range":
         self.start()
@@ -494,12 +545,18 @@ class Task(_Range):
 class Frame(_Range):
     """A user range (e.g. one iteration) in a domain."""
 
+    def _stat_domain(self, dom: str) -> str:
+        return dom + ",frame"
+
 
 class Event(_Range):
     """A user range outside any domain."""
 
     def __init__(self, name: str) -> None:
         super().__init__(None, name)
+
+    def _stat_domain(self, dom: str) -> str:
+        return "event"
 
 
 def scope(name: str = "<unk>:") -> Event:

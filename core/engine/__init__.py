@@ -11,17 +11,18 @@ import threading
 from typing import Any
 
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var,
-                   in_engine_thread)
+                   in_engine_thread, op_name_prefix)
 from .devices import DeviceHooks, set_device_resolver
 from .naive import NaiveEngine
-from .observers import (EngineObserver, add_observer_source, collect_observers,
-                        remove_observer_source)
+from .observers import (EngineObserver, add_observer_source, collect_observers, end_observers,
+                        remove_observer_source, start_observers)
 from .threaded import ThreadedEngine, ThreadedEnginePerDevice
 
 __all__ = ["Engine", "EngineOpError", "FnProperty", "Opr", "Var", "SyncFn", "AsyncFn", "get",
            "set_engine", "create", "ENGINE_TYPES", "in_engine_thread", "refresh_observers",
            "add_observer_source", "remove_observer_source", "EngineObserver", "DeviceHooks",
-           "set_device_resolver", "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"]
+           "set_device_resolver", "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice",
+           "op_name_prefix", "start_observers", "end_observers"]
 
 DEFAULT_ENGINE = "ThreadedEnginePerDevice"
 _engine: Engine | None = None

@@ -157,6 +157,33 @@ class mark_engine_thread:
         _tls.depth -= 1
 
 
+class op_name_prefix:
+    """``with op_name_prefix('MyOp::'):`` names every operation this thread pushes
+    ``'MyOp::<name>'`` (a custom operator's callbacks: MXNet's profiler reports the
+    operations they run as ``'MyOp::_zeros'`` under "Custom Operator")."""
+
+    __slots__ = ("prefix", "old")
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.old: str | None = None
+
+    def __enter__(self) -> None:
+        self.old = getattr(_tls, "prefix", None)
+        _tls.prefix = self.prefix
+
+    def __exit__(self, *exc: Any) -> None:
+        _tls.prefix = self.old
+
+
+def prefixed_name(name: str | None, fn: Any) -> str | None:
+    """``name`` with this thread's ``op_name_prefix`` (unchanged without one)."""
+    pre = getattr(_tls, "prefix", None)
+    if pre is None:
+        return name
+    return pre + (name or getattr(fn, "__name__", "op"))
+
+
 def check_not_in_engine(what: str) -> None:
     if getattr(_tls, "depth", 0) > 0:
         raise EngineError(f"{what} was called from inside a function running on the engine; this would "

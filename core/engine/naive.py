@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from ..base import EngineError
 from ..context import HOST_DEVICE_TYPES, Context, RunContext
 from .base import (AsyncFn, Engine, EngineOpError, FnProperty, Opr, SyncFn, Var, check_not_in_engine,
-                   mark_engine_thread, split_vars)
+                   mark_engine_thread, prefixed_name, split_vars)
 from .devices import device_hooks
 from .lifecycle import track
 from .runctx import run_context, stream_syncer
@@ -98,6 +98,7 @@ class NaiveEngine(Runner, Engine):
     def _push(self, fn: Any, ctx: Context, c: tuple[Var, ...], m: tuple[Var, ...], rw: tuple[Var, ...],
               prop: FnProperty, name: str | None, sync: bool) -> None:
         box = self._box()
+        name = prefixed_name(name, fn)
         op = _Op(fn, c, m, rw, prop, 0, name, box, ctx, sync)  # type: ignore[arg-type]
         if not sync:
             op.eng = self

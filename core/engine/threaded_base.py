@@ -12,8 +12,8 @@ from typing import Any
 
 from ..base import EngineError
 from ..context import Context
-from .base import (AsyncFn, Engine, FnProperty, Opr, SyncFn, Var, VarLists, check_not_in_engine,
-                   split_vars)
+from .base import (AsyncFn, Engine, FnProperty, Opr, SyncFn, Var, VarLists, _tls, check_not_in_engine,
+                   prefixed_name, split_vars)
 from .lifecycle import track
 from .runner import Runner
 from .scheduler import _op_name
@@ -127,6 +127,8 @@ class ThreadedBase(Runner, Engine):
                 pool = self._make_pool(ctx, prop)
         except _LOOKUP_MISS:
             pool = self._pool_of(ctx, int(prop))
+        if getattr(_tls, "prefix", None) is not None:      # inside an op_name_prefix block
+            name = prefixed_name(name, fn)
         op = _Op(fn, c, m, rw, prop, pri, name, pool, ctx, sync)  # type: ignore[arg-type]
         if not sync:
             op.eng = self

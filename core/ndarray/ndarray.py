@@ -665,7 +665,24 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
         a = out
     else:
         a = empty(shape, ctx, dtype)
-    a[:] = val
+    _fill(a, val, "_full")
+    return a
+
+
+def _fill(a: NDArray, val: Any, name: str) -> None:
+    """``a[:] = val`` as one engine operation named as MXNet's creation operator
+    (``_zeros``, ``_ones``, ``_full``: the profiler reports these names)."""
+    if isinstance(val, numbers.Number) or isinstance(val, np.generic):
+        dst = a._data
+        _push(lambda rc: dst.__setitem__(Ellipsis, val), a, (), (a,), name)
+    else:
+        a[:] = val
+
+
+def _filled(shape: Any, val: Any, ctx: Context | None, dtype: Any, out: NDArray | None, name: str) -> NDArray:
+    a = full(shape, val, ctx, dtype, out=out) if out is not None else empty(shape, ctx, dtype)
+    if out is None:
+        _fill(a, val, name)
     return a
 
 
@@ -682,12 +699,12 @@ def _fill_kwargs(fn: str, kw: dict[str, Any]) -> NDArray | None:
 
 def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
     """An array of zeros (``out=`` fills a given array)."""
-    return full(shape, 0, ctx, dtype, out=_fill_kwargs("zeros", kw))
+    return _filled(shape, 0, ctx, dtype, _fill_kwargs("zeros", kw), "_zeros")
 
 
 def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
     """An array of ones (``out=`` fills a given array)."""
-    return full(shape, 1, ctx, dtype, out=_fill_kwargs("ones", kw))
+    return _filled(shape, 1, ctx, dtype, _fill_kwargs("ones", kw), "_ones")
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:

@@ -218,12 +218,22 @@ class CustomOperator(Operator):
         self.op_type = op_type
         self.user_op = user_op
 
-    def _run(self, ctx: OpContext, body: Any, written: list[Any], on_complete: Any) -> None:
+    def _run(self, ctx: OpContext, body: Any, written: list[Any], on_complete: Any, label: str) -> None:
         from .. import engine
 
         def job() -> None:
             try:
-                body()
+                # as MXNet's profiler: the callback is "<op>::pure_python", the operations it
+                # pushes "<op>::<name>" (both under "Custom Operator" in the statistics)
+                with engine.op_name_prefix(label + "::"):
+                    obs = engine.get().observers
+                    toks, err = engine.start_observers(obs, label + "::pure_python", ctx.run_ctx.ctx, "custom")
+                    if err is not None:
+                        raise err
+                    try:
+                        body()
+                    finally:
+                        engine.end_observers(obs, toks)
                 for w in written:  # the user's NDArray writes must land before we finish
                     if w is not None:
                         engine.get().wait_for_var(w._chunk.var)
@@ -240,7 +250,7 @@ class CustomOperator(Operator):
         ins, outs, aux = _wrap(in_data, c), _wrap(out_data, c), _wrap(aux_states, c)
         reqs = [_REQ_NAMES[OpReqType(r)] for r in req]
         self._run(ctx, lambda: self.user_op.forward(bool(ctx.is_train), reqs, ins, outs, aux), outs + aux,
-                  on_complete)
+                  on_complete, self.op_type)
 
     def backward_async(self, ctx: OpContext, out_grad: Sequence[Any], in_data: Sequence[Any],
                        out_data: Sequence[Any], req: Sequence[OpReqType], in_grad: Sequence[Any],
@@ -249,7 +259,8 @@ class CustomOperator(Operator):
         og, ins, outs = _wrap(out_grad, c), _wrap(in_data, c), _wrap(out_data, c)
         ig, aux = _wrap(in_grad, c), _wrap(aux_states, c)
         reqs = [_REQ_NAMES[OpReqType(r)] for r in req]
-        self._run(ctx, lambda: self.user_op.backward(reqs, og, ins, outs, ig, aux), ig + aux, on_complete)
+        self._run(ctx, lambda: self.user_op.backward(reqs, og, ins, outs, ig, aux), ig + aux, on_complete,
+                  "_backward_" + self.op_type)
 
     def forward(self, ctx: OpContext, in_data: Sequence[Any], req: Sequence[OpReqType],
                 out_data: Sequence[Any], aux_states: Sequence[Any]) -> None:
