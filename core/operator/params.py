@@ -150,12 +150,15 @@ class Field:
 
     def __init__(self, type: Any, default: Any = REQUIRED, *, low: float | None = None,
                  high: float | None = None, choices: Iterable[Any] | None = None,
-                 optional: bool = False, doc: str = "") -> None:
+                 optional: bool = False, doc: str = "", extra_choices: Iterable[Any] = ()) -> None:
         self.type = type
         self.parser = _PARSERS.get(type, type)
         self.default = default
         self.low, self.high = low, high
         self.choices = tuple(choices) if choices is not None else None
+        #: values accepted beyond ``choices`` (plexnet extensions, e.g. MXNet 2.0 activations), left
+        #: out of MXNet's description of the argument (``mx.operator.get_operator_arguments``)
+        self.extra_choices = tuple(extra_choices)
         self.optional = optional or default is None
         self.doc = doc
         self.name = ""
@@ -190,7 +193,7 @@ class Field:
             shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "..."
             raise ParamError(f"{op}: invalid value {shown!r} for argument {self.name!r}: {e} "
                              f"(expected {self.describe()})") from None
-        if self.choices is not None and v not in self.choices:
+        if self.choices is not None and v not in self.choices and v not in self.extra_choices:
             raise ParamError(f"{op}: invalid value {value!r} for argument {self.name!r}; "
                              f"allowed: {', '.join(repr(c) for c in self.choices)}")
         if self.low is not None and v < self.low or self.high is not None and v > self.high:

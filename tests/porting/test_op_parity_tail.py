@@ -262,3 +262,46 @@ def test_depth_to_space_refuses_zero_size_dims():
             mx.nd.depth_to_space(mx.nd.empty((1, 4, 0, 3)), 2)
         with pytest.raises(MXNetError, match="zero-size"):
             mx.nd.space_to_depth(mx.nd.empty((1, 0, 4, 4)), 2)
+
+
+def test_pooling_same_convention_1d():
+    # MXNet 1.9.1 (values recorded with it): ceil(n / stride) windows, clipped at the end;
+    # avg divides by the elements inside the input; only 1-D pooling, no padding
+    x = mx.nd.arange(11).reshape((1, 1, 11))
+    def pool(**kw):
+        return mx.nd.Pooling(x, pooling_convention="same", pad=(0, 0, 0), **kw).asnumpy().ravel().tolist()
+    assert pool(kernel=2, stride=2, pool_type="max") == [1, 3, 5, 7, 9, 10]
+    assert pool(kernel=3, stride=2, pool_type="max") == [2, 4, 6, 8, 10, 10]
+    assert pool(kernel=3, stride=1, pool_type="max") == [2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10]
+    assert pool(kernel=2, stride=2, pool_type="avg") == [0.5, 2.5, 4.5, 6.5, 8.5, 10]
+    assert pool(kernel=4, stride=3, pool_type="avg") == [1.5, 4.5, 7.5, 9.5]
+    assert pool(kernel=3, stride=2, pool_type="sum") == [3, 9, 15, 21, 27, 10]
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(x, kernel=2, stride=2, pool_type="avg", pooling_convention="same")
+    y.backward()
+    assert x.grad.asnumpy().ravel().tolist() == [0.5] * 10 + [1.0]
+    with pytest.raises(MXNetError, match="disables the use of pad"):
+        mx.nd.Pooling(x, kernel=2, stride=2, pad=2, pooling_convention="same")
+    with pytest.raises(MXNetError, match="1-D"):
+        mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(2, 2), stride=(2, 2), pooling_convention="same")
+
+
+def test_pooling_reads_the_first_len_kernel_strides_and_pads():
+    x = mx.nd.ones((1, 1, 10))
+    assert mx.nd.Pooling(x, kernel=2, stride=2, pad=(0, 0, 0)).shape == (1, 1, 5)
+    assert mx.nd.Pooling(x, kernel=2, stride=(2, 1), pad=(1, 0, 0)).shape == (1, 1, 6)
+    x2 = mx.nd.ones((1, 1, 10, 10))
+    assert mx.nd.Pooling(x2, kernel=(2, 2), stride=(2, 2, 2), pad=(1, 1, 1)).shape == (1, 1, 6, 6)
+    with pytest.raises(MXNetError, match="as many dimensions"):
+        mx.nd.Pooling(x2, kernel=(2, 2), stride=2)
+
+
+def test_activation_arguments_list_mxnet_1_9_choices():
+    from plexnet.operator import get_operator_arguments
+    args = get_operator_arguments("Activation")
+    assert args == (2, ["data", "act_type"],
+                    ["NDArray-or-Symbol", "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required"])
+    assert mx.nd.Activation(mx.nd.zeros(2), act_type="mish").shape == (2,)  # extension kept
+    with pytest.raises(MXNetError, match="allowed: 'relu'"):
+        mx.nd.Activation(mx.nd.zeros(2), act_type="foo")

@@ -16,7 +16,8 @@ _NEEDS_INPUT = ("softsign", "mish")
 
 
 class ActivationParam(Params):
-    act_type = Field(str, choices=ACT_TYPES, doc="activation function")
+    # MXNet 1.9.1's five; log_sigmoid and mish (MXNet 2.0) accepted as extensions
+    act_type = Field(str, choices=ACT_TYPES[2:], extra_choices=ACT_TYPES[:2], doc="activation function")
 
 
 def _sigmoid(xp, x, out):

@@ -50,14 +50,21 @@ class PoolingParam(Params):
             v = getattr(self, name)
             if len(v) == 0:
                 v = Shape((default,) * nd)
-            elif len(v) != nd and not self.global_pool:
+            elif len(v) < nd and not self.global_pool:
                 raise ParamError(f"{op}: {name} {tuple(v)} must have as many dimensions as kernel {tuple(self.kernel)}")
+            elif len(v) > nd and not self.global_pool:
+                v = Shape(tuple(v)[:nd])  # MXNet reads the first len(kernel) values (pad=(0, 0, 0) for 1-D)
             if any(a < low for a in v):
                 raise ParamError(f"{op}: {name} values must be >= {low}, got {tuple(v)}")
             object.__setattr__(self, name, Shape(v))
-        if self.pooling_convention == "same":
-            raise ParamError(f"{op}: pooling_convention 'same' is not supported (MXNet 1.9 rejects it too "
-                             f"for most inputs); use 'valid' or 'full'")
+        if self.pooling_convention == "same" and not self.global_pool:
+            # MXNet 1.x: 1-D pooling only, no explicit padding; ceil(size / stride) windows, the
+            # last ones clipped at the end of the input
+            if nd != 1:
+                raise ParamError(f"{op}: pooling_convention 'same' supports 1-D pooling only (input "
+                                 f"(batch, channel, x)), got kernel {tuple(self.kernel)}")
+            if any(self.pad):
+                raise ParamError(f"{op}: pooling_convention 'same' disables the use of pad, got pad {tuple(self.pad)}")
         if self.pool_type == "lp" and (self.p_value is None or self.p_value < 1):
             raise ParamError(f"{op}: pool_type 'lp' needs p_value >= 1, got {self.p_value}")
         if self.layout is not None and not self.layout.startswith("NC"):
@@ -79,6 +86,8 @@ class PoolGeom:
             if p.pooling_convention == "valid":
                 self.out_sp = tuple(1 + (i + 2 * pd - k) // s
                                     for i, k, s, pd in zip(sp, self.kernel, self.stride, self.pad))
+            elif p.pooling_convention == "same":
+                self.out_sp = tuple(-(-i // s) for i, s in zip(sp, self.stride))
             else:
                 self.out_sp = tuple(1 + int(math.ceil((i + 2 * pd - k) / s))
                                     for i, k, s, pd in zip(sp, self.kernel, self.stride, self.pad))
