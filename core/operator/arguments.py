@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from ..base import PlexnetError
+from ..registry import registries
 from .calling import is_varargs, signature_input_names
+from .hints import missing_fluent_message, providing_distribution
 from .params import REQUIRED, Field, Shape
+from .registry import OperatorNotFound
 
 __all__ = ["OperatorArguments", "get_operator_arguments"]
 
@@ -64,12 +68,12 @@ def _type_text(f: Field) -> str:
 def get_operator_arguments(op_name: str) -> OperatorArguments:
     """The number, names and type descriptions of ``op_name``'s arguments (inputs, then
     parameters), as MXNet's ``mx.operator.get_operator_arguments``."""
-    import importlib
-    ops = importlib.import_module("plexnet.plugins").registries().operators  # the layer above
+    ops = registries().operators
     try:
         prop_cls = ops[op_name]
     except KeyError:
-        from ..base import PlexnetError
+        if providing_distribution(op_name) is not None:  # a standard operator, its plugin missing
+            raise OperatorNotFound(missing_fluent_message("get_operator_arguments", op_name)) from None
         raise PlexnetError(f"get_operator_arguments: no operator named {op_name!r}") from None
     fields: dict[str, Field] = dict(prop_cls.param_cls._fields) if prop_cls.param_cls is not None else {}
     names: list[str] = []

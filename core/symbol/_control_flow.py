@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from ..operator.hints import missing_fluent_message
+from ..operator.registry import OperatorNotFound
 from . import name as _name
 from .attribute import AttrScope
 from .attribute import current as _current_attrs
@@ -70,7 +72,7 @@ def _identity(s: Symbol) -> Symbol:
     from . import op_function
     fn = op_function("identity")
     if fn is None:
-        raise AttributeError("sym.contrib control flow needs the operator 'identity' (install plexnet-ops-basic)")
+        raise OperatorNotFound(missing_fluent_message("sym.contrib control flow", "identity"))
     out: Symbol = fn(s)
     return out
 
