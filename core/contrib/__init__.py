@@ -1,12 +1,13 @@
 """``plexnet.contrib``: MXNet 1.x's ``mx.contrib`` namespace: the legacy
-``contrib.autograd`` API, and ``contrib.ndarray`` / ``contrib.symbol`` (aliases ``contrib.nd`` /
+``contrib.autograd`` API, ``contrib.io.DataLoaderIter`` (a gluon DataLoader as a DataIter), and
+``contrib.ndarray`` / ``contrib.symbol`` (aliases ``contrib.nd`` /
 ``contrib.sym``, as MXNet's; the contrib operators, as ``mx.nd.contrib`` / ``mx.sym.contrib``)."""
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-__all__ = ["autograd"]
+__all__ = ["autograd", "io"]
 
 _NAMESPACES = {"ndarray": "ndarray", "nd": "ndarray", "symbol": "symbol", "sym": "symbol"}
 
