@@ -502,7 +502,8 @@ def fused_rnn_layout(num_input: int, num_hidden: int, num_layers: int, mode: str
     them (``l0_i2h_i_weight``, ``r1_h2h_o_bias``)."""
     gates = RNN_GATES[mode]
     dirs = ("l", "r") if bidirectional else ("l",)
-    b, h, out, p = len(dirs), num_hidden, [], 0
+    b, h, p = len(dirs), num_hidden, 0
+    out: list[tuple[str, int, tuple]] = []
     for layer in range(num_layers):
         for d in dirs:
             for g in gates:

@@ -460,7 +460,7 @@ class MXIndexedRecordIO(MXRecordIO):
         self.keys.append(key)
 
 
-IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])
+IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])  # type: ignore[name-match]  # MXNet's name
 IRHeader.__doc__ = """Header of an image record: ``flag`` (number of float labels that
 follow the header, 0 for a scalar label), ``label`` (float, or an array of floats),
 ``id`` and ``id2`` (64-bit record ids)."""

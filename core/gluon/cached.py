@@ -25,6 +25,7 @@ from ..autograd.backward import Ones
 from ..tape import STATE, TapeNode, small_prop
 from ..base import PlexnetError
 from ..engine import get as _engine
+from ..engine.base import FnProperty
 from ..executor import Executor
 from ..ndarray import NDArray
 from ..ndarray import ndarray as _nd
@@ -296,7 +297,7 @@ class CachedNode(TapeNode):
                     xp.add(dst, src, out=dst)
                 else:
                     dst[...] = src
-        _engine().push_sync(run, self.ctx, reads, writes, 0, 0, "_CachedOp_grads")
+        _engine().push_sync(run, self.ctx, reads, writes, FnProperty.NORMAL, 0, "_CachedOp_grads")
 
 
 def _copy(src: NDArray, dst: NDArray, add: bool, after: tuple = ()) -> None:

@@ -194,7 +194,8 @@ class Trainer:
                 for upd, d, g in zip(updates, datas, p.list_grad()):
                     upd.append((i, g, d))
             for lf in leaves:
-                lf.fresh = False
+                if lf is not None:  # all are: a stale one skipped the parameter above
+                    lf.fresh = False
         if self._update_on_kvstore:
             return
         for updater, upd in zip(self._updaters, updates):
