@@ -259,7 +259,13 @@ class PoolingOp(Operator):
             taken = None
             last = len(g.offsets) - 1
             for k, off in enumerate(g.offsets):
-                m = xpd[g.window(off)] == y
+                if k == last and k > 0:
+                    # the max is one of the window's values: where no earlier offset held
+                    # it, the last one does (unless it is NaN, which equals nothing); a
+                    # contiguous pass instead of a strided compare
+                    m = y == y
+                else:
+                    m = xpd[g.window(off)] == y
                 if taken is None:
                     taken = m
                 else:
