@@ -178,7 +178,7 @@ class op_name_prefix:
 
 def prefixed_name(name: str | None, fn: Any) -> str | None:
     """``name`` with this thread's ``op_name_prefix`` (unchanged without one)."""
-    pre = getattr(_tls, "prefix", None)
+    pre: str | None = getattr(_tls, "prefix", None)
     if pre is None:
         return name
     return pre + (name or getattr(fn, "__name__", "op"))
