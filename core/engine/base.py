@@ -181,7 +181,7 @@ def prefixed_name(name: str | None, fn: Any) -> str | None:
     pre: str | None = getattr(_tls, "prefix", None)
     if pre is None:
         return name
-    return pre + (name or getattr(fn, "__name__", "op"))
+    return pre + (name or str(getattr(fn, "__name__", "op")))
 
 
 def check_not_in_engine(what: str) -> None:
