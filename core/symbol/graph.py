@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..base import InferTypeError, ShapeError
+from ..util import is_np_shape
 from .node import DTYPE_MX_TO_NP, Entry, Node, topo_sort
 
 __all__ = ["IndexedGraph", "infer_shapes", "infer_types", "parse_shape_attr", "parse_dtype_attr",
@@ -101,8 +102,13 @@ def parse_shape_attr(s: str | None) -> tuple[int, ...] | None:
 
 
 def is_complete(s: Any) -> bool:
-    """A shape known in every dimension (MXNet 1.x: 0 marks an unknown dimension)."""
-    return s is not None and all(d > 0 for d in s)
+    """A shape known in every dimension (MXNet 1.x: 0 marks an unknown dimension; under
+    ``mx.np_shape()`` a 0 is a real size and ``()`` a 0-d shape)."""
+    if s is None:
+        return False
+    if is_np_shape():
+        return all(d >= 0 for d in s)
+    return all(d > 0 for d in s)
 
 
 def merge_shapes(cur: tuple, new: tuple) -> tuple | None:

@@ -305,3 +305,19 @@ def test_activation_arguments_list_mxnet_1_9_choices():
     assert mx.nd.Activation(mx.nd.zeros(2), act_type="mish").shape == (2,)  # extension kept
     with pytest.raises(MXNetError, match="allowed: 'relu'"):
         mx.nd.Activation(mx.nd.zeros(2), act_type="foo")
+
+
+def test_np_shape_binds_zero_size_and_scalar_inputs():
+    # under np_shape a 0 dim is a real size and () a 0-d shape, also for bind (MXNet's test_index_array)
+    d = mx.sym.var("data")
+    ia = mx.sym.contrib.index_array(d)
+    with mx.np_shape():
+        e = ia.bind(mx.cpu(), {"data": mx.nd.array(np.ones(()))}, args_grad={"data": mx.nd.zeros(())})
+        out = e.forward(is_train=True)[0]
+        assert out.shape == (0,)
+        e.backward([mx.nd.ones((0,))])
+        assert e.grad_dict["data"].shape == ()
+        e = ia.bind(mx.cpu(), {"data": mx.nd.array(np.ones((0, 0, 0)))})
+        assert e.forward()[0].shape == (0, 0, 0, 3)
+    with pytest.raises(MXNetError, match="cannot infer"):
+        ia.bind(mx.cpu(), {"data": mx.nd.array(np.ones(()))})  # outside np_shape: () is unknown

@@ -177,6 +177,9 @@ class IndexArrayProp(FnProp):
     def infer_type(self, in_type):  # type: ignore[no-untyped-def]
         return list(in_type), [np.dtype(np.int64)], []
 
+    def declare_backward_dependency(self, out_grad, in_data, out_data):  # type: ignore[no-untyped-def]
+        return list(in_data)  # a zero gradient (MXNet's MakeZeroGradNodes): the head gradient is not read
+
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
         shape = ins[0].shape
         grids = xp.indices(shape, dtype=np.int64) if len(shape) else xp.zeros((0,), dtype=np.int64)
