@@ -110,8 +110,8 @@ def run_items(count: int, fn: Callable[[int, int], Any]) -> list[int]:
 class HelperSpace:
     """The helper thread's temp space (the ``kTempSpace`` resource's ``get_space``
     contract): one buffer per helper thread that grows to the largest request and is
-    reused; the half that runs on the helper uses it instead of the operator's resource,
-    which the other half is using at the same time."""
+    reused; the chunks that run on the helper use it instead of the operator's resource,
+    which the calling thread is using at the same time."""
 
     def get_space(self, shape: Any, dtype: Any = np.float32) -> Any:
         dtype = np.dtype(dtype)
