@@ -344,7 +344,13 @@ def conv_forward(xp: Any, g: ConvGeom, x: Any, w: Any, b: Any | None, out: Any, 
                   out=y.reshape(G, g.F // G, g.N * g.ncols))
     yv = g.cols_as_out(xp, y)
     if writes(req):
-        if b is not None:
+        if b is not None and g.flat:
+            # bias on the contiguous GEMM result, then a plain strided copy: numpy's add
+            # into a strided output costs about twice its copy (LeNet conv1, 32 samples:
+            # 0.20 -> 0.12 ms)
+            y += b.reshape(g.F, 1)
+            xp.copyto(out, yv)
+        elif b is not None:
             xp.add(yv, _bias_view(b, g.nd), out=out)
         else:
             xp.copyto(out, yv)
