@@ -99,6 +99,10 @@ class KVStoreBase:
     def barrier(self) -> None:
         """Wait until every worker reaches this point (nothing to wait for locally)."""
 
+    def _barrier(self) -> None:
+        """MXNet's spelling of ``barrier`` (MXNet's SVRGModule calls it)."""
+        self.barrier()
+
     def get_num_dead_node(self, node_id: int = 0, timeout: int = 60) -> int:
         return 0
 

@@ -138,9 +138,8 @@ class OperatorProperty:
         """Parse keyword arguments (values or MXNet strings) into ``self.param``."""
         if self.param_cls is not None:
             self.param = self.param_cls.parse(self.op_name, kwargs, ignore=self.extra_kwargs)
-        elif kwargs and any(k not in self.extra_kwargs for k in kwargs):
-            from .params import ParamError
-            raise ParamError(f"{self.op_name}: takes no arguments, got {', '.join(map(repr, kwargs))}")
+        # else: as MXNet, an operator without a parameter struct ignores keyword arguments
+        # (``nd.broadcast_add(a, b, axis=0)`` runs; MXNet's SVRGModule relies on it)
 
     def get_params(self) -> dict[str, str]:
         """Parameters in MXNet's string form."""
