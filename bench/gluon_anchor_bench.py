@@ -145,6 +145,35 @@ def phases(lib: str, kind: str, steps: int = 60) -> dict:
     return out
 
 
+def op_costs(lib: str, n: int = 2000) -> dict:
+    """Microseconds per ``nd.FullyConnected`` / ``nd.Activation`` call on 4x8 arrays
+    (best of 5 blocks of ``n``), not recording and recording: the per-call cost of the
+    generic operator path an imperative Gluon step is made of."""
+    mx = __import__(lib)
+    nd = mx.nd
+    x, w, b = nd.ones((4, 8)), nd.ones((6, 8)), nd.zeros((6,))
+
+    def best(f):
+        t_best = float("inf")
+        for _ in range(5):
+            nd.waitall()
+            t = time.perf_counter()
+            for _ in range(n):
+                f()
+            nd.waitall()
+            t_best = min(t_best, (time.perf_counter() - t) / n)
+        return round(t_best * 1e6, 1)
+    fc = (lambda: nd.FullyConnected(x, w, b, num_hidden=6))
+    act = (lambda: nd.Activation(x, act_type="relu"))
+    res = {"FullyConnected": best(fc), "Activation": best(act)}
+    for a in (x, w, b):
+        a.attach_grad()
+    with mx.autograd.record():
+        res["FullyConnected recording"] = best(fc)
+        res["Activation recording"] = best(act)
+    return res
+
+
 def child(lib: str, kind: str, rounds: int) -> dict:
     """Best ms per step of each mode, the modes alternated ``rounds`` times."""
     mx = __import__(lib)
@@ -176,7 +205,19 @@ def main() -> None:
     ap.add_argument("--mxnet-python", default="/work/mxvenv/bin/python")
     ap.add_argument("--phases", action="store_true",
                     help="calling-thread CPU per phase of the Gluon steps (us), both libraries")
+    ap.add_argument("--opcost", action="store_true", help="us per FullyConnected / Activation call, both libraries")
     a = ap.parse_args()
+    if a.opcost:
+        if a.lib:
+            print(json.dumps(op_costs(a.lib)))
+            return
+        env = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX")
+        for lib, py in (("plexnet", sys.executable), ("mxnet", a.mxnet_python)):
+            out = subprocess.run([py, os.path.abspath(__file__), "--opcost", "--lib", lib], env=env,
+                                 capture_output=True, text=True, timeout=600)
+            line = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+            print(lib, line[-1] if line else out.stderr[-2000:])
+        return
     if a.phases:
         if a.lib:
             print(json.dumps({k: phases(a.lib, k) for k in ([a.kind] if a.kind else ["mlp", "lenet"])}))
@@ -217,8 +258,9 @@ def main() -> None:
         for m in MODES:
             p, x = med[("plexnet", kind, m)], med[("mxnet", kind, m)]
             print(f"{kind:6} {m:5} {p:11.3f} {x:10.3f} {p / x:7.2f}")
-        print(f"plexnet {kind}: hybridized / executor = {med[('plexnet', kind, 'hyb')] / med[('plexnet', kind, 'sym')]:.2f}"
-              f"   (mxnet: {med[('mxnet', kind, 'hyb')] / med[('mxnet', kind, 'sym')]:.2f})")
+        hp = med[("plexnet", kind, "hyb")] / med[("plexnet", kind, "sym")]
+        hm = med[("mxnet", kind, "hyb")] / med[("mxnet", kind, "sym")]
+        print(f"plexnet {kind}: hybridized / executor = {hp:.2f}   (mxnet: {hm:.2f})")
     print("per process:", json.dumps({"/".join(k): [round(x, 3) for x in v] for k, v in res.items()}))
 
 
