@@ -13,14 +13,15 @@ kernels written against ``xp``), shared by these classes and by the ``sgd_update
 """
 from __future__ import annotations
 
-from . import kernels
+from . import contrib, kernels
 from .builtin import NAG, SGD, AdaGrad, Adam, RMSProp
 from .more import DCASGD, FTML, LAMB, LARS, LBSGD, SGLD, AdaDelta, Adamax, Ftrl, Nadam, Signum, Test, ccSGD
 from .optimizer import (Optimizer, Updater, create, from_config, get_updater, list_optimizers, lookup,
                         register)
 
 __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "lookup", "list_optimizers",
-           "from_config", "kernels", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Signum", "FTML", "Ftrl", "LARS",
+           "from_config", "kernels", "contrib",
+           "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Signum", "FTML", "Ftrl", "LARS",
            "LBSGD", "LAMB", "DCASGD", "SGLD", "ccSGD", "Adamax", "Nadam", "AdaDelta", "Test", "NDabs"]
 
 
