@@ -62,9 +62,14 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         state.insert(self._channel_axis - 1, hidden_channels)
         self._state_shape = tuple(state)
         g = self._gates * hidden_channels
-        self.i2h_weight = self.params.get("i2h_weight", shape=(g, in_c) + self._i2h_kernel,
+        # weights as the layout's kernels: (out, in, *k) channel-first, (out, *k, in) channel-last
+        if self._channel_axis == 1:
+            i2h_shape, h2h_shape = (g, in_c) + self._i2h_kernel, (g, hidden_channels) + self._h2h_kernel
+        else:
+            i2h_shape, h2h_shape = (g,) + self._i2h_kernel + (in_c,), (g,) + self._h2h_kernel + (hidden_channels,)
+        self.i2h_weight = self.params.get("i2h_weight", shape=i2h_shape,
                                           init=i2h_weight_initializer, allow_deferred_init=True)
-        self.h2h_weight = self.params.get("h2h_weight", shape=(g, hidden_channels) + self._h2h_kernel,
+        self.h2h_weight = self.params.get("h2h_weight", shape=h2h_shape,
                                           init=h2h_weight_initializer, allow_deferred_init=True)
         self.i2h_bias = self.params.get("i2h_bias", shape=(g,), init=i2h_bias_initializer,
                                         allow_deferred_init=True)
@@ -82,7 +87,8 @@ class _BaseConvRNNCell(HybridRecurrentCell):
 
     def __repr__(self) -> str:
         shape = tuple(self.i2h_weight.shape or (0, 0))
-        return (f"{self.__class__.__name__}({shape[1] if shape[1] else None} -> {shape[0]}, "
+        in_c = shape[1 if self._channel_axis == 1 else -1]
+        return (f"{self.__class__.__name__}({in_c if in_c else None} -> {shape[0]}, "
                 f"{self._activation}, {self._conv_layout})")
 
     def _convs(self, F: Any, inputs: Any, states: Any, i2h_weight: Any, h2h_weight: Any, i2h_bias: Any,
@@ -118,10 +124,10 @@ class _ConvLSTMCell(_BaseConvRNNCell):
         prefix = "t%d_" % self._counter
         i2h, h2h = self._convs(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias, prefix)
         gates = F.SliceChannel(i2h + h2h, num_outputs=4, axis=self._channel_axis, name=prefix + "slice")
-        in_gate = F.sigmoid(gates[0], name=prefix + "i")
-        forget_gate = F.sigmoid(gates[1], name=prefix + "f")
+        in_gate = F.Activation(gates[0], act_type="sigmoid", name=prefix + "i")
+        forget_gate = F.Activation(gates[1], act_type="sigmoid", name=prefix + "f")
         in_transform = self._get_activation(F, gates[2], self._activation, name=prefix + "c")
-        out_gate = F.sigmoid(gates[3], name=prefix + "o")
+        out_gate = F.Activation(gates[3], act_type="sigmoid", name=prefix + "o")
         next_c = F.elemwise_add(forget_gate * states[1], in_gate * in_transform, name=prefix + "state")
         next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, self._activation),
                                 name=prefix + "out")
@@ -139,8 +145,8 @@ class _ConvGRUCell(_BaseConvRNNCell):
         ax = self._channel_axis
         i2h_r, i2h_z, i2h_n = F.SliceChannel(i2h, num_outputs=3, axis=ax, name=prefix + "i2h_slice")
         h2h_r, h2h_z, h2h_n = F.SliceChannel(h2h, num_outputs=3, axis=ax, name=prefix + "h2h_slice")
-        reset_gate = F.sigmoid(i2h_r + h2h_r, name=prefix + "r_act")
-        update_gate = F.sigmoid(i2h_z + h2h_z, name=prefix + "z_act")
+        reset_gate = F.Activation(i2h_r + h2h_r, act_type="sigmoid", name=prefix + "r_act")
+        update_gate = F.Activation(i2h_z + h2h_z, act_type="sigmoid", name=prefix + "z_act")
         candidate = self._get_activation(F, i2h_n + reset_gate * h2h_n, self._activation, name=prefix + "h_act")
         next_h = F.elemwise_add((1. - update_gate) * candidate, update_gate * states[0], name=prefix + "out")
         return next_h, [next_h]
