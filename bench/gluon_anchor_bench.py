@@ -174,6 +174,50 @@ def op_costs(lib: str, n: int = 2000) -> dict:
     return res
 
 
+def blas_at_start(kind: str, mode: str, steps: int = 20) -> dict:
+    """plexnet only: for each engine operation of at least 100 us in ``steps`` pipelined
+    steps, the BLAS thread count in force when it started (the engine's policy, with its
+    load check switched off so that the quiet-machine policy is what shows): a GEMM that
+    starts while a second worker is awake gets one thread instead of two."""
+    import bisect
+    import plexnet as mx
+    from plexnet import profiler as prof
+    from plexnet.engine import blas
+    blas._busy_machine = lambda: False
+    log: list = []
+    apply = blas._apply
+
+    def logged() -> None:
+        apply()
+        log.append((time.perf_counter_ns() / 1000.0, blas._current))
+    blas._apply = logged
+    step = make_step(mx, kind, mode)
+    for i in range(5):
+        step(i)
+    mx.nd.waitall()
+    import tempfile
+    fn = os.path.join(tempfile.mkdtemp(), "trace.json")
+    prof.set_config(filename=fn, profile_all=True)
+    prof.set_state("run")
+    log.clear()
+    for i in range(steps):
+        step(i)
+    mx.nd.waitall()
+    prof.set_state("stop")
+    t0 = prof._prof.recorder.t0
+    prof.dump()
+    with open(fn) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e["dur"] >= 100]
+    times = [t - t0 for t, _n in log]
+    out: dict = {}
+    for e in events:
+        k = bisect.bisect_right(times, e["ts"]) - 1
+        n = log[k][1] if k >= 0 else blas.blas_threads()
+        out.setdefault(e["name"], {}).setdefault(str(n), 0)
+        out[e["name"]][str(n)] += 1
+    return out
+
+
 def child(lib: str, kind: str, rounds: int) -> dict:
     """Best ms per step of each mode, the modes alternated ``rounds`` times."""
     mx = __import__(lib)
@@ -206,7 +250,14 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true",
                     help="calling-thread CPU per phase of the Gluon steps (us), both libraries")
     ap.add_argument("--opcost", action="store_true", help="us per FullyConnected / Activation call, both libraries")
+    ap.add_argument("--threads", action="store_true",
+                    help="plexnet: BLAS threads in force at the start of each long operation (20 steps)")
     a = ap.parse_args()
+    if a.threads:
+        for kind in ([a.kind] if a.kind else ["mlp", "lenet"]):
+            for mode in MODES:
+                print(kind, mode, json.dumps(blas_at_start(kind, mode)), flush=True)
+        return
     if a.opcost:
         if a.lib:
             print(json.dumps(op_costs(a.lib)))
