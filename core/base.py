@@ -1,12 +1,14 @@
 """Errors and version constants shared by every part of plexnet."""
 from __future__ import annotations
 
+import os
+import platform
 from typing import Any
 
 import numpy as np
 
 __all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "InferTypeError",
-           "PluginError", "EngineError", "__version__", "API_VERSION", "mx_real_t"]
+           "PluginError", "EngineError", "__version__", "API_VERSION", "mx_real_t", "data_dir", "data_dir_default"]
 
 __version__ = "0.1.0"
 #: Version of the plugin-facing API (hookspecs, registries, contracts). Plugins declare
@@ -68,3 +70,16 @@ class PluginError(PlexnetError):
 
 class EngineError(PlexnetError):
     """Misuse of the dependency engine (e.g. waiting from inside an engine function)."""
+
+
+def data_dir_default() -> str:
+    """MXNet's default data directory: ``%APPDATA%/mxnet`` on Windows, else ``~/.mxnet``."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """Where downloads (model zoo weights, embeddings) go: ``$MXNET_HOME``, else
+    ``data_dir_default()`` (MXNet's ``base.data_dir``)."""
+    return os.getenv("MXNET_HOME", data_dir_default())

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 from typing import Any, Callable, TypeVar
 
-__all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape"]
+__all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "getenv", "setenv"]
 
 _F = TypeVar("_F")
 _state = threading.local()
@@ -69,3 +70,17 @@ def use_np_shape(func: _F) -> _F:
             return f(*args, **kwargs)
 
     return _with_np_shape  # type: ignore[return-value]
+
+
+def getenv(name: str) -> str | None:
+    """An environment variable's value, None when unset (MXNet reads its C runtime's
+    environment; plexnet has only the process environment)."""
+    return os.environ.get(name)
+
+
+def setenv(name: str, value: str | None) -> None:
+    """Set an environment variable (``None`` unsets it), as MXNet's ``util.setenv``."""
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
