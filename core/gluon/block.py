@@ -348,6 +348,11 @@ class Block:
             for child in blk._children.values():
                 index[0] += 1
                 walk(child, index, mdl)
+            # as MXNet: children get back the keys they had when saved (the structural
+            # parameter names of save_parameters are built from them)
+            for ch_name in list(blk._children):
+                child = blk._children.pop(ch_name)
+                blk._children[mdl["children"][child.name]] = child
         walk(self, [0], model)
         self.load_parameters(prefix + "-model.params")
 
