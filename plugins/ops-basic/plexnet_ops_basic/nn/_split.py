@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -33,7 +34,7 @@ import numpy as np
 
 from plexnet.engine import blas
 
-__all__ = ["ways", "run2", "run_items", "HelperSpace", "MIN_ELEMENTS"]
+__all__ = ["ways", "run2", "run_items", "observe", "HelperSpace", "MIN_ELEMENTS", "MIN_EFFICIENCY", "BACKOFF_S"]
 
 #: below this many elements (of the largest array) a thread hand-off costs more than it gives
 MIN_ELEMENTS = int(os.environ.get("PLEXNET_OPS_BASIC_SPLIT_MIN", str(1 << 16)))
@@ -58,13 +59,40 @@ def _mark_helper() -> None:
     _tls.helper = True
 
 
+#: a split must keep both threads busy at least this share of its wall time (their CPU
+#: times / (2 x wall), averaged): two threads sharing the caches take 1.3-1.4x the CPU
+#: time of one, so below about 0.7 one thread would have been as fast
+MIN_EFFICIENCY = 0.7
+#: after the average fell below MIN_EFFICIENCY, no split for this long (then one more try)
+BACKOFF_S = 2.0
+_eff = 1.0
+_off_until = 0.0
+_now = time.monotonic
+
+
 def ways(xp: Any, n: int, elements: int) -> int:
     """2 when a kernel over ``n`` batch items (``elements`` in its largest array) should
     be shared with the helper thread, else 1."""
     if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS
-            or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)):
+            or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)
+            or _now() < _off_until):
         return 1
     return 2 if blas.enabled() and blas.blas_threads() >= 2 else 1
+
+
+def observe(cpu: float, wall: float) -> None:
+    """Record one split's CPU seconds (both threads) and wall seconds. The load average
+    cannot tell an idle host running this process from a busy one (this process's own
+    threads count in it), so the split checks itself: where the helper waits for a core
+    when woken, or either thread is descheduled, the threads' CPU time falls behind the
+    wall time, and the split turns itself off for ``BACKOFF_S``."""
+    global _eff, _off_until
+    if wall <= 0:
+        return
+    _eff = 0.7 * _eff + 0.3 * min(1.0, cpu / (2 * wall))
+    if _eff < MIN_EFFICIENCY:
+        _off_until = _now() + BACKOFF_S
+        _eff = MIN_EFFICIENCY + 0.05   # the next try decides again on its own figure
 
 
 def run2(first: Callable[[], Any], second: Callable[[], Any]) -> None:
@@ -96,14 +124,21 @@ def run_items(count: int, fn: Callable[[int, int], Any]) -> list[int]:
     items each slot ran."""
     nxt = itertools.count()
     done = [0, 0]
+    cpu = [0.0, 0.0]
 
     def work(slot: int) -> None:
-        for i in nxt:
-            if i >= count:
-                return
-            fn(i, slot)
-            done[slot] += 1
+        c0 = time.thread_time()
+        try:
+            for i in nxt:
+                if i >= count:
+                    return
+                fn(i, slot)
+                done[slot] += 1
+        finally:
+            cpu[slot] = time.thread_time() - c0
+    t0 = time.perf_counter()
     run2(lambda: work(0), lambda: work(1))
+    observe(cpu[0] + cpu[1], time.perf_counter() - t0)
     return done
 
 

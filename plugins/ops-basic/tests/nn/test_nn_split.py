@@ -23,6 +23,8 @@ def split_on(monkeypatch):
     monkeypatch.setattr(_split, "_ENABLED", True)
     monkeypatch.setattr(_split.blas, "enabled", lambda: True)
     monkeypatch.setattr(_split.blas, "blas_threads", lambda: 2)
+    monkeypatch.setattr(_split, "MIN_EFFICIENCY", 0.0)     # no back-off on a loaded test host
+    monkeypatch.setattr(_split, "_off_until", 0.0)
 
 
 def _run(name, kw, dshape, reqs, split, monkeypatch, seed=0):
@@ -174,3 +176,39 @@ def test_csn_layout_matches_flat(monkeypatch, geom, req):
         results.append((y, dx, dw, db))
     for a, c in zip(*results):
         np.testing.assert_allclose(c, a, rtol=1e-10, atol=1e-10)
+
+
+def test_split_backs_off_when_the_threads_do_not_run_together(split_on, monkeypatch):
+    """Both threads busy (CPU ~ 2x wall): the split stays on; a helper that waits for a
+    core (CPU ~ wall) turns it off for BACKOFF_S, after which it is tried again."""
+    now = [100.0]
+    monkeypatch.setattr(_split, "MIN_EFFICIENCY", 0.7)
+    monkeypatch.setattr(_split, "_now", lambda: now[0])
+    monkeypatch.setattr(_split, "_eff", 1.0)
+    monkeypatch.setattr(_split, "_off_until", 0.0)
+    for _ in range(10):
+        _split.observe(cpu=1.9, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 2
+    _split.observe(cpu=1.0, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 2          # one slow split is averaged
+    for _ in range(3):
+        _split.observe(cpu=1.0, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 1          # off
+    now[0] += _split.BACKOFF_S + 0.01
+    assert _split.ways(np, 100, 1 << 20) == 2          # tried again
+    _split.observe(cpu=1.0, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 1          # and off again at once
+    _split.observe(cpu=0.0, wall=0.0)                  # nothing measured: no change
+
+
+def test_run_items_reports_cpu_time(monkeypatch):
+    seen = []
+    monkeypatch.setattr(_split, "observe", lambda cpu, wall: seen.append((cpu, wall)))
+
+    def spin(i, slot):
+        t = _split.time.thread_time()
+        while _split.time.thread_time() - t < 0.002:
+            pass
+    _split.run_items(4, spin)
+    (cpu, wall), = seen
+    assert cpu >= 0.007 and wall > 0
