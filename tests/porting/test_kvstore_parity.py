@@ -35,3 +35,9 @@ def test_trainer_with_teststore():
     invalid = gluon.Trainer([x], "sgd", kvstore=kv, update_on_kvstore=True)
     with pytest.raises(ValueError):
         invalid._init_kvstore()
+
+
+def test_teststore_is_capable_is_a_staticmethod():
+    # MXNet's test_kvstore_custom calls it on the class
+    assert type(mx.kv.create("teststore")).is_capable("optimizer") is False
+    assert mx.kv.create("teststore").is_capable("optimizer") is False
