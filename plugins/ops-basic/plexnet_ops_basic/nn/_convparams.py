@@ -2,6 +2,7 @@
 Convolution and Deconvolution."""
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params, Shape
@@ -9,7 +10,7 @@ from plexnet.resource import ResourceRequest
 
 from ._common import shape_assign, writes
 from ._convcore import ConvGeom, batch_chunk, bias_grad
-from ._split import HelperSpace, run_items, ways
+from ._split import HelperSpace, backed_off, one_blas_thread, run_items, ways
 
 #: batch chunks at least, when the chunks are shared with the helper thread (load balance)
 SPLIT_CHUNKS = 4
@@ -102,8 +103,9 @@ class ConvOpBase(Operator):
                 return run_items(len(chunks), lambda i, slot: fn(*chunks[i], res if slot == 0 else HelperSpace(),
                                                                  slot))
         chunks = self._chunks(x, backward)
-        for s, e, g in chunks:
-            fn(s, e, g, res, 0)
+        with one_blas_thread() if backed_off(xp) else contextlib.nullcontext():
+            for s, e, g in chunks:
+                fn(s, e, g, res, 0)
         return [len(chunks), 0]
 
     def backward_chunk(self, xp: Any, g: ConvGeom, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType,

@@ -23,18 +23,20 @@ thread each (no oversubscription), and an OpenMP library asking for the worker s
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from plexnet.engine import blas
 
-__all__ = ["ways", "run2", "run_items", "observe", "HelperSpace", "MIN_ELEMENTS", "MIN_EFFICIENCY", "BACKOFF_S"]
+__all__ = ["ways", "run2", "run_items", "observe", "backed_off", "one_blas_thread", "HelperSpace", "MIN_ELEMENTS",
+           "MIN_EFFICIENCY", "BACKOFF_S"]
 
 #: below this many elements (of the largest array) a thread hand-off costs more than it gives
 MIN_ELEMENTS = int(os.environ.get("PLEXNET_OPS_BASIC_SPLIT_MIN", str(1 << 16)))
@@ -78,6 +80,27 @@ def ways(xp: Any, n: int, elements: int) -> int:
             or _now() < _off_until):
         return 1
     return 2 if blas.enabled() and blas.blas_threads() >= 2 else 1
+
+
+def backed_off(xp: Any) -> bool:
+    """True while the self-check (``observe``) found no second core for the split: then
+    a 2-thread BLAS call would not find one either (measured: LeNet conv2 on 2 BLAS
+    threads at load 2.5-4, median 84-212 ms against 31-47 ms on one), so the caller
+    should run on one BLAS thread (``one_blas_thread``)."""
+    return _ENABLED and xp is np and _now() < _off_until and blas.enabled() and blas.blas_threads() >= 2
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread for the calling thread's work (counted as two more awake
+    workers of the engine's policy, as ``run2`` does)."""
+    blas.worker_awake()
+    blas.worker_awake()
+    try:
+        yield
+    finally:
+        blas.worker_asleep()
+        blas.worker_asleep()
 
 
 def observe(cpu: float, wall: float) -> None:

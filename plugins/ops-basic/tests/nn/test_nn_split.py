@@ -212,3 +212,22 @@ def test_run_items_reports_cpu_time(monkeypatch):
     _split.run_items(4, spin)
     (cpu, wall), = seen
     assert cpu >= 0.007 and wall > 0
+
+
+def test_backed_off_convolution_runs_on_one_blas_thread(split_on, monkeypatch):
+    """While the self-check has the split off, a convolution runs its chunks on the
+    calling thread with BLAS on one thread (two more awake workers for the policy)."""
+    calls = []
+    monkeypatch.setattr(_split.blas, "worker_awake", lambda: calls.append(1))
+    monkeypatch.setattr(_split.blas, "worker_asleep", lambda: calls.append(-1))
+    monkeypatch.setattr(_split, "_now", lambda: 50.0)
+    monkeypatch.setattr(_split, "_off_until", 51.0)
+    assert _split.backed_off(np) and not _split.backed_off(None)
+    assert _split.ways(np, 100, 1 << 20) == 1
+    spy = []
+    import plexnet_ops_basic.nn._convparams as cp
+    monkeypatch.setattr(cp, "run_items", lambda *a: spy.append(a))
+    _run("Convolution", dict(kernel=(5, 5), num_filter=20), (16, 1, 28, 28), (W, W, W), True, monkeypatch)
+    assert not spy and calls and sum(calls) == 0 and calls[:2] == [1, 1]
+    monkeypatch.setattr(_split, "_off_until", 0.0)
+    assert not _split.backed_off(np)
