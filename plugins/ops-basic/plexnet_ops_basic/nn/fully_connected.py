@@ -5,11 +5,13 @@
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
 
 from ._common import prod, shape_assign, writes
+from ._split import backed_off, one_blas_thread
 
 
 class FullyConnectedParam(Params):
@@ -38,6 +40,15 @@ class FullyConnectedOp(Operator):
         return x.reshape(prod(x.shape[:-1]), x.shape[-1])
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
+        # one BLAS thread while the convolutions' self-check finds no second core (_split)
+        with one_blas_thread() if backed_off(ctx.xp) else contextlib.nullcontext():
+            self._forward(ctx, in_data, req, out_data)
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        with one_blas_thread() if backed_off(ctx.xp) else contextlib.nullcontext():
+            self._backward(ctx, out_grad, in_data, req, in_grad)
+
+    def _forward(self, ctx, in_data, req, out_data):
         xp = ctx.xp
         if req[0] == OpReqType.null:
             return
@@ -54,7 +65,7 @@ class FullyConnectedOp(Operator):
                 y += in_data[2]
             out += y
 
-    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+    def _backward(self, ctx, out_grad, in_data, req, in_grad):
         xp = ctx.xp
         x = self._2d(in_data[0])
         w = in_data[1]
