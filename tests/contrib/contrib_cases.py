@@ -171,13 +171,13 @@ def svrg_misc_case(mx: Any) -> dict:
     di, sym = _linreg(mx, 8, 4)
     out: dict = {}
     for label, freq in (("zero", 0), ("negative", -2), ("none", None), ("float", 2.0), ("str", "2")):
-        out[f"update_freq_{label}"] = _err(lambda: svrg.SVRGModule(sym, data_names=["data"],
+        out[f"update_freq_{label}"] = _err(lambda freq=freq: svrg.SVRGModule(sym, data_names=["data"],
                                                                    label_names=["lin_reg_label"], update_freq=freq))
     mod = svrg.SVRGModule(sym, data_names=["data"], label_names=["lin_reg_label"], update_freq=3)
     out["attrs"] = [mod.update_freq, mod._param_dict, mod._ctx_len, type(mod._mod_aux).__name__]
     mod.bind(data_shapes=di.provide_data, label_shapes=di.provide_label, for_training=False)
     out["predict_bind_aux"] = mod._mod_aux.binded
-    out["fit_without_epochs"] = _err(lambda: svrg.SVRGModule(sym, data_names=["data"], label_names=["lin_reg_label"],
+    out["fit_without_epochs"] = _err(lambda freq=freq: svrg.SVRGModule(sym, data_names=["data"], label_names=["lin_reg_label"],
                                                              update_freq=1).fit(di))
     # the wrapping optimizer on its own
     opt = opt_mod._SVRGOptimizer(default_optimizer="sgd", momentum=0.9, learning_rate=0.5, wd=0.1,
