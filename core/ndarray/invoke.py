@@ -114,7 +114,7 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
         elif out._data.shape != shape:
             raise ShapeError(f"{name}: in-place result shape {shape} differs from the target's {out.shape}")
         elif _AG.recording:
-            check_inplace(out, name)
+            check_inplace(out, name, (a, o))
         fn, rd = op.function, out._data
         ac.engine.push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
                             (ac.var, oc.var), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
@@ -130,7 +130,7 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
         if out is None:
             out = _new(ad.shape, ctx, ad.dtype)
         elif _AG.recording:
-            check_inplace(out, scalar_name)
+            check_inplace(out, scalar_name, (a,))
         fn, rd = op.function, out._data
         ac.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
                             (ac.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, scalar_name)

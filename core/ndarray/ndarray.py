@@ -306,7 +306,9 @@ class NDArray:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if _AG.recording:
-            check_inplace(self, "setitem")
+            # MXNet assigns a part with _slice_assign(x, value, out=x), which reads x: refused when
+            # the value is recorded; the whole array is a copy (x[:] = y) and may be recorded
+            check_inplace(self, "setitem", () if _whole(key) or not isinstance(value, NDArray) else (self, value))
         if not self.writable:
             raise PlexnetError("this NDArray is read-only")
         dst = self._data
@@ -527,6 +529,12 @@ def _expand(shape: tuple, axis: int) -> tuple:
         raise ValueError(f"expand_dims: axis {axis} out of range for {len(shape)}-d array")
     axis %= n
     return shape[:axis] + (1,) + shape[axis:]
+
+
+def _whole(key: Any) -> bool:
+    """``x[:]``, ``x[...]``, ``x[:, :]``: a key naming the whole array."""
+    k = key if isinstance(key, tuple) else (key,)
+    return all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in k)
 
 
 def _one_element_key(data: Any, key: Any) -> tuple[Any, Any]:

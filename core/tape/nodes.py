@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Sequence
 
 from ..base import PlexnetError
 from ..engine import get as _engine
@@ -275,14 +275,21 @@ def record_simple(sop: Any, env: Any, inputs: Sequence[Any], out: Any) -> None:
     out._ag = (SimpleNode(sop, env, inputs, out), 0)
 
 
-def check_inplace(arr: Any, op_name: str) -> None:
+def check_inplace(arr: Any, op_name: str, inputs: Sequence[Any] = ()) -> None:
     """Refuse an in-place write into an array that is part of a recorded graph while
-    recording (its old value may be needed by backward), as MXNet does."""
+    recording (its old value may be needed by backward), as MXNet does; and, with
+    ``inputs``, an operation that reads and writes ``arr`` and is recorded because another
+    input is in the graph (MXNet: ``x += y``, ``x[0] = y[0]`` with ``y`` recorded)."""
     if STATE.recording and arr._ag is not None:
         raise PlexnetError(
             f"{op_name}: in-place write into {describe(arr)} while recording; the array is part of the "
             f"computational graph and backward may need its current value. Write into a new array, or do "
             f"this outside autograd.record() (after backward)")
+    if STATE.recording and any(x is arr for x in inputs) and \
+            any(getattr(x, "_ag", None) is not None for x in inputs if x is not arr):
+        raise PlexnetError(
+            f"{op_name}: Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with "
+            f"autograd: {describe(arr)} is both read and written by an operation that is recorded")
 
 
 class ViewNode(TapeNode):

@@ -321,3 +321,22 @@ def test_np_shape_binds_zero_size_and_scalar_inputs():
         assert e.forward()[0].shape == (0, 0, 0, 3)
     with pytest.raises(MXNetError, match="cannot infer"):
         ia.bind(mx.cpu(), {"data": mx.nd.array(np.ones(()))})  # outside np_shape: () is unknown
+
+
+@pytest.mark.parametrize("stmt,raises", [
+    ("x[:] = y", False), ("x[:] = 1", False), ("x[0] = 1", False), ("x[...] = y", False), ("x += 1", False),
+    ("x[:] = y * 2", False), ("x[0] = y[0]", True), ("x[1:2] = y[1:2]", True), ("x += y", True),
+])
+def test_inplace_write_reading_the_target_is_refused_while_recorded(stmt, raises):
+    # MXNet 1.9.1 (all nine checked): a partial assignment is _slice_assign(x, v, out=x) and
+    # x += y is _plus(x, y, out=x); recorded because y is, they read and write x
+    x = mx.nd.zeros((3, 4))
+    y = mx.nd.ones((3, 4))
+    y.attach_grad()
+    with mx.autograd.record():
+        if raises:
+            with pytest.raises(MXNetError, match=r"Inplace operations \(\+=, -=, x\[:\]=, etc\) are not supported"):
+                exec(stmt)
+        else:
+            exec(stmt)
+    mx.nd.waitall()
