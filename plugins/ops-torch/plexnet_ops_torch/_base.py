@@ -2,6 +2,7 @@
 base class of every torch operator (the ops-basic implementation as its fallback)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from typing import Any, Callable, Sequence
@@ -46,8 +47,14 @@ def load() -> bool:
 
 
 def available() -> bool:
-    """The registry's availability probe."""
-    return load()
+    """The registry's availability probe: torch is installed. It is found without being
+    imported: importing torch takes 1-2 s and starts its thread pools, which a script whose
+    calls all stay below ``MIN_ELEMENTS`` (an MLP, the demo's LeNet) should not pay. torch
+    is imported at the first call big enough for it; one that is found but fails to
+    import makes every call run ops-basic, and the probe then reports why."""
+    if _checked:
+        return torch is not None
+    return importlib.util.find_spec("torch") is not None
 
 
 available.reason = lambda: _reason  # type: ignore[attr-defined]
@@ -124,13 +131,13 @@ class TorchOp(Operator):
         return ok_arrays(arrays)
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
-        if not self.supports(ctx, list(in_data) + list(out_data)):
+        if not self.supports(ctx, list(in_data) + list(out_data)) or not load():
             return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
         sync_threads()
         self.torch_forward(ctx, in_data, req, out_data, aux_states)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        if not self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)):
+        if not self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)) or not load():
             return self.xp_op.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
         sync_threads()
         self.torch_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)

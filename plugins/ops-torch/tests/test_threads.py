@@ -61,3 +61,25 @@ def test_engine_share_follows_awake_workers():
     # a result computed on two workers at once stays correct with one thread each
     x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
     assert np.allclose(torch.from_numpy(x) @ torch.from_numpy(x).T, x @ x.T, atol=1e-4)
+
+
+def test_small_networks_never_import_torch():
+    """The probe finds torch without importing it; an MLP's calls stay below
+    MIN_ELEMENTS, so a fresh process training one never loads torch."""
+    import subprocess
+    import sys
+    code = (
+        "import sys, numpy as np, plexnet as mx\n"
+        "from plexnet.plugins import registries\n"
+        "x = mx.sym.Variable('data')\n"
+        "y = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Activation("
+        "mx.sym.Convolution(x, kernel=(3, 3), num_filter=4), act_type='relu'), num_hidden=3), name='sm')\n"
+        "ex = y.simple_bind(mx.cpu(), data=(2, 3, 8, 8))\n"
+        "ex.forward(is_train=True); ex.backward(); mx.nd.waitall()\n"
+        "impl = registries().operators.select_impl('Convolution', 'cpu')\n"
+        "assert impl.impl_name == 'torch', impl\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"
