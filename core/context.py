@@ -30,12 +30,7 @@ class _ContextMeta(type):
     @default_ctx.setter
     def default_ctx(cls, val: "Context") -> None:
         warnings.warn(_DEFAULT_CTX_DEPRECATED, DeprecationWarning, stacklevel=2)
-        # as MXNet: replaces the current default (a ``with`` block restores its own on exit)
-        stack = _stack()
-        if stack:
-            stack[-1] = val
-        else:
-            Context._local.base = val
+        _set_current(val)
 
 
 class Context(metaclass=_ContextMeta):
@@ -101,6 +96,17 @@ def _stack() -> list[Context]:
 
 
 _DEFAULT = Context("cpu", 0)
+
+
+def _set_current(ctx: Context) -> None:
+    """Make ``ctx`` this thread's current context, as MXNet's ``Context._default_ctx.value
+    = ctx`` (``Context.default_ctx = ``, ``test_utils.set_default_context``): inside a
+    ``with`` block it replaces that block's context until the block exits."""
+    stack = _stack()
+    if stack:
+        stack[-1] = ctx
+    else:
+        Context._local.base = ctx
 
 
 def current_context() -> Context:

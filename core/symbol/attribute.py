@@ -11,9 +11,22 @@ __all__ = ["AttrScope", "current"]
 _local = threading.local()
 
 
-class AttrScope:
-    """Attributes (strings) given to every symbol created within the ``with`` block;
-    keys are stored in MXNet's hidden form ``__key__``."""
+class _AttrScopeMeta(type):
+    """``AttrScope.current`` as MXNet's class property: this thread's scope, settable."""
+
+    @property
+    def current(cls) -> "AttrScope":
+        return current()
+
+    @current.setter
+    def current(cls, val: "AttrScope") -> None:
+        _local.current = val
+
+
+class AttrScope(metaclass=_AttrScopeMeta):
+    """Attributes (strings) given to every symbol created within the ``with`` block.
+    Keys are kept as given (MXNet's ``_attr``); the symbol layer stores MXNet's hidden
+    keys (``ctx_group``, ``lr_mult``, ...) as ``__key__`` when it attaches them."""
 
     #: times each control-flow subgraph name was used (MXNet's ``AttrScope._subgraph_names``;
     #: ``sym.contrib.cond(..., name='c')`` makes ``c_then0``, ``c_then1``, ...)
@@ -23,7 +36,7 @@ class AttrScope:
         for k, v in kwargs.items():
             if not isinstance(v, str):
                 raise ValueError(f"AttrScope: attribute {k!r} must be a string, got {type(v).__name__}")
-        self._attr = {_hidden(k): v for k, v in kwargs.items()}
+        self._attr = dict(kwargs)
         self._old: AttrScope | None = None
 
     def get(self, attr: dict[str, str] | None) -> dict[str, str]:
@@ -45,10 +58,6 @@ class AttrScope:
 
     def __exit__(self, *exc: Any) -> None:
         _local.current = self._old
-
-
-def _hidden(k: str) -> str:
-    return k if k.startswith("__") and k.endswith("__") else f"__{k}__"
 
 
 _default = AttrScope()

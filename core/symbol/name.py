@@ -15,7 +15,19 @@ __all__ = ["NameManager", "Prefix", "current"]
 _local = threading.local()
 
 
-class NameManager:
+class _NameManagerMeta(type):
+    """``NameManager.current`` as MXNet's class property: this thread's manager, settable."""
+
+    @property
+    def current(cls) -> "NameManager":
+        return current()
+
+    @current.setter
+    def current(cls, val: "NameManager") -> None:
+        _local.current = val
+
+
+class NameManager(metaclass=_NameManagerMeta):
     """Hands out unique names per hint; usable as a ``with`` block."""
 
     def __init__(self) -> None:
@@ -55,9 +67,10 @@ class Prefix(NameManager):
         return self._prefix + super().get(name, hint)
 
 
-_default = NameManager()
-
-
 def current() -> NameManager:
-    """The innermost active manager of this thread (a process-wide default otherwise)."""
-    return getattr(_local, "current", None) or _default
+    """The innermost active manager of this thread; each thread starts with its own (as
+    MXNet: automatic names count per thread)."""
+    m = getattr(_local, "current", None)
+    if m is None:
+        m = _local.current = NameManager()
+    return m

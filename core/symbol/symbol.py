@@ -712,7 +712,7 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     if attr is not None and not isinstance(attr, dict):
         raise TypeError(f"{op_name}: attr must be a dict of strings")
     attr = _hide_keys(attr) if attr is not None else None
-    attrs = _attribute.current().get(attr)
+    attrs = _hide_keys(_attribute.current().get(attr))
     attrs.update(hidden)
     for k, v in (attr or {}).items():
         if not isinstance(v, str):
@@ -745,7 +745,7 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: Any = None, l
     attributes must be given as ``__key__=value``."""
     if not isinstance(name, str):
         raise TypeError("Variable: name must be a string")
-    attrs = _attribute.current().get(_hide_keys(attr))
+    attrs = _hide_keys(_attribute.current().get(attr))
     if shape is not None:
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
         attrs["__shape__"] = str(shape)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.testing as npt
 
-from ..context import Context, current_context
+from ..context import Context, _set_current, current_context
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
            "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols", "get_atol", "get_rtol",
@@ -22,17 +22,15 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "assert_allclose", "assert_almost_equal_with_err", "assert_almost_equal_ignore_nan",
            "assert_exception", "same_array", "compare_ndarray_tuple", "np_reduce", "collapse_sum_like"]
 
-_default_ctx: list[Context | None] = [None]
-
-
 def default_context() -> Context:
-    """The context tests run on: the one set by ``set_default_context``, else the
-    current context."""
-    return _default_ctx[0] or current_context()
+    """The context tests run on: the current context (MXNet 1.9.1)."""
+    return current_context()
 
 
 def set_default_context(ctx: Context) -> None:
-    _default_ctx[0] = ctx
+    """Make ``ctx`` this thread's current context, as MXNet 1.9.1 (arrays created
+    without a context go there)."""
+    _set_current(ctx)
 
 
 def default_dtype() -> type:
