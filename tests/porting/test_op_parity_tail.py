@@ -340,3 +340,11 @@ def test_inplace_write_reading_the_target_is_refused_while_recorded(stmt, raises
         else:
             exec(stmt)
     mx.nd.waitall()
+
+
+def test_slice_axis_keeps_an_unknown_axis_unknown():
+    v = mx.sym.var(name="data", shape=(10, 0))
+    assert mx.sym.slice_axis(v, axis=0, begin=0, end=5).infer_shape_partial()[1] == [(5, 0)]
+    assert mx.sym.slice_axis(v, axis=1, begin=0, end=5).infer_shape_partial()[1] == [(10, 0)]
+    with pytest.raises(MXNetError, match="invalid range"):
+        mx.nd.slice_axis(mx.nd.ones((3, 4)), axis=1, begin=3, end=3)

@@ -120,6 +120,8 @@ class SliceAxisProp(SliceProp):
         p = self.param
         ax = norm_axis(self.op_name, p.axis, len(s), "axis", s)
         n = s[ax]
+        if n == 0:  # an unknown (0) axis stays unknown in partial inference, as MXNet's; like slice
+            return tuple(slice(None) for _ in s), s
         b = p.begin + n if p.begin < 0 else p.begin
         e = n if p.end is None else (p.end + n if p.end < 0 else p.end)
         if not (0 <= b <= n and 0 <= e <= n and b < e):  # MXNet: begin < end, no empty slice
