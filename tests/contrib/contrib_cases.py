@@ -68,11 +68,12 @@ def io_case(mx: Any, name: str) -> dict:
 
 
 # ---------------------------------------------------------------- svrg_optimization
-def _linreg(mx: Any, n: int, batch: int) -> tuple[Any, Any]:
+def _linreg(mx: Any, n: int, batch: int, handle: str = "pad") -> tuple[Any, Any]:
     rng = np.random.RandomState(3)
     x = rng.uniform(-1, 1, (n, 2)).astype(np.float32)
     y = (x @ np.array([1.5, -2.0], dtype=np.float32) + 0.5).astype(np.float32)
-    di = mx.io.NDArrayIter(x, y, batch_size=batch, shuffle=False, label_name="lin_reg_label")
+    di = mx.io.NDArrayIter(x, y, batch_size=batch, shuffle=False, label_name="lin_reg_label",
+                           last_batch_handle=handle)
     fc = mx.sym.FullyConnected(mx.sym.var("data"), name="fc1", num_hidden=1)
     return di, mx.sym.LinearRegressionOutput(fc, mx.sym.var("lin_reg_label"), name="lro")
 
@@ -86,6 +87,8 @@ SVRG_FIT_CASES = {
     "adam_no_kvstore": dict(optimizer="adam", optimizer_params=(("learning_rate", 0.05),), kvstore=None,
                             update_freq=3),
     "optimizer_instance": dict(optimizer="sgd_instance", kvstore="local", update_freq=2),
+    "roll_over": dict(optimizer="sgd", optimizer_params=(("learning_rate", 0.1),), kvstore="local",
+                      update_freq=2, n=14, handle="roll_over"),
     "two_contexts": dict(optimizer="sgd", optimizer_params=(("learning_rate", 0.1),), kvstore="local",
                          update_freq=2, contexts=2),
     "two_contexts_device": dict(optimizer="sgd", optimizer_params=(("learning_rate", 0.1),), kvstore="device",
@@ -104,7 +107,7 @@ def _opt_mod(mx: Any) -> Any:
 def svrg_fit_case(mx: Any, name: str) -> dict:
     """Weights after every epoch and the metric after every batch of a short SVRG fit."""
     c = SVRG_FIT_CASES[name]
-    di, sym = _linreg(mx, c.get("n", 16), 4)
+    di, sym = _linreg(mx, c.get("n", 16), 4, c.get("handle", "pad"))
     ctx = [mx.cpu(i) for i in range(c.get("contexts", 1))]
     mod = _svrg(mx).SVRGModule(sym, data_names=["data"], label_names=["lin_reg_label"], context=ctx,
                                update_freq=c["update_freq"], logger=logging.getLogger("svrg_case"))
@@ -124,7 +127,8 @@ def svrg_fit_case(mx: Any, name: str) -> dict:
     mod.fit(di, eval_metric="mse", optimizer=opt, optimizer_params=params, num_epoch=4, kvstore=c["kvstore"],
             initializer=mx.init.Constant(0.25),
             epoch_end_callback=lambda e, s, arg, aux: epochs.append({k: _nd(v) for k, v in sorted(arg.items())}),
-            batch_end_callback=lambda p: batches.append([p.epoch, p.nbatch, p.eval_metric.get()[1]]))
+            batch_end_callback=lambda p: batches.append([p.epoch, p.nbatch, p.eval_metric.get()[1],
+                                                         _nd(p.locals["data_batch"].data[0])[0]]))
     return {"epochs": epochs, "batches": batches, "full_grads": full_grads,
             "update_on_kvstore": bool(mod._update_on_kvstore), "kvstore": mod._kvstore is not None,
             "idx2name": sorted((int(k), v) for k, v in mod._optimizer.idx2name.items()),
