@@ -70,6 +70,8 @@ class KVStoreBase:
 
     #: user classes registered with ``KVStoreBase.register`` (``kv.create`` finds them)
     kv_registry: dict[str, type] = {}
+    #: the capability name ``is_capable`` takes for "the store runs the optimizer" (MXNet's constant)
+    OPTIMIZER = "optimizer"
 
     def __init__(self, name: str) -> None:
         self._type = name

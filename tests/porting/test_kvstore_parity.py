@@ -41,3 +41,8 @@ def test_teststore_is_capable_is_a_staticmethod():
     # MXNet's test_kvstore_custom calls it on the class
     assert type(mx.kv.create("teststore")).is_capable("optimizer") is False
     assert mx.kv.create("teststore").is_capable("optimizer") is False
+
+
+def test_optimizer_capability_constant():
+    assert mx.kv.KVStore.OPTIMIZER == "optimizer"
+    assert mx.kv.create("local").is_capable(mx.kv.KVStore.OPTIMIZER) is True
