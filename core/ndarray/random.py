@@ -20,11 +20,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine as _engine_mod
-from ..base import PlexnetError
+from ..base import PlexnetError, ShapeError
 from ..context import Context, current_context
 from ..engine.base import FnProperty
 from ..operator import namespaces as _namespaces
 from ..resource import ResourceRequest, get as _resources
+from ..util import is_np_shape
 from . import op_function
 from .ndarray import NDArray, _new
 
@@ -66,6 +67,15 @@ def _fallback(name: str, params: list[Any], shape: Any, dtype: Any, ctx: Context
     return out
 
 
+def _check_known_shape(op: str, shape: Any) -> None:
+    """MXNet 1.x outside ``np_shape``: a given shape with a 0 dimension, or ``()``, is unknown,
+    so the imperative sampler fails shape inference (symbols keep 0 as "infer it")."""
+    s = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if (not s or 0 in s) and not is_np_shape():
+        raise ShapeError(f"Operator {op} inferring shapes failed: shape {s} has an unknown dimension (0, or "
+                         f"the 0-d shape) outside numpy shape semantics")
+
+
 def _random_helper(random: str, sampler: str | None, params: list[Any], shape: Any, dtype: Any,
                    ctx: Context | None, out: NDArray | None, kwargs: dict[str, Any]) -> Any:
     """MXNet's dispatch: NDArray parameters -> ``sampler``, numbers -> ``random``."""
@@ -88,6 +98,8 @@ def _random_helper(random: str, sampler: str | None, params: list[Any], shape: A
                 raise ValueError(f"Distribution parameters must all have the same type, but got both "
                                  f"{type(params[0])} and {type(p)}.")
         ctx = out.context if out is not None else (ctx or current_context())
+        if shape is not None:
+            _check_known_shape(random, shape)
         if shape is None:
             shape = out.shape if out is not None else 1
         if dtype is None and out is not None:

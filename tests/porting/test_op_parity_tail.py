@@ -348,3 +348,17 @@ def test_slice_axis_keeps_an_unknown_axis_unknown():
     assert mx.sym.slice_axis(v, axis=1, begin=0, end=5).infer_shape_partial()[1] == [(10, 0)]
     with pytest.raises(MXNetError, match="invalid range"):
         mx.nd.slice_axis(mx.nd.ones((3, 4)), axis=1, begin=3, end=3)
+
+
+def test_imperative_samplers_refuse_unknown_shapes_outside_np_shape():
+    for fn in (lambda s: mx.nd.random.uniform(shape=s), lambda s: mx.nd.random.normal(shape=s),
+               lambda s: mx.nd.random.randint(0, 5, shape=s)):
+        for shape in ((), (0, 2), (2, 0)):
+            with pytest.raises(MXNetError, match="inferring shapes failed"):
+                fn(shape)
+        with mx.np_shape():
+            assert fn((0, 2)).shape == (0, 2)
+    assert mx.nd.random.uniform(0, 1).shape == (1,)  # no shape given: one draw
+    # NDArray parameters: shape () means one draw per element; symbols keep 0 as "infer it"
+    assert mx.nd.random.normal(mx.nd.array([0, 1]), mx.nd.array([1, 1]), shape=()).shape == (2,)
+    assert mx.sym.random.uniform(shape=(0, 3)).infer_shape_partial()[1] == [(0, 3)]
