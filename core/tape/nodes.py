@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Sequence
+from typing import Any
 
 from ..base import PlexnetError
 from ..engine import get as _engine

@@ -330,15 +330,14 @@ def test_np_shape_binds_zero_size_and_scalar_inputs():
 def test_inplace_write_reading_the_target_is_refused_while_recorded(stmt, raises):
     # MXNet 1.9.1 (all nine checked): a partial assignment is _slice_assign(x, v, out=x) and
     # x += y is _plus(x, y, out=x); recorded because y is, they read and write x
-    x = mx.nd.zeros((3, 4))
-    y = mx.nd.ones((3, 4))
-    y.attach_grad()
+    names = {"x": mx.nd.zeros((3, 4)), "y": mx.nd.ones((3, 4))}
+    names["y"].attach_grad()
     with mx.autograd.record():
         if raises:
             with pytest.raises(MXNetError, match=r"Inplace operations \(\+=, -=, x\[:\]=, etc\) are not supported"):
-                exec(stmt)
+                exec(stmt, {}, names)
         else:
-            exec(stmt)
+            exec(stmt, {}, names)
     mx.nd.waitall()
 
 
