@@ -461,6 +461,13 @@ def batch_processor(mx) -> dict:
             "params": _params(net)}
 
 
+def _sig(fn) -> str:
+    """A signature without annotations (plexnet's code is typed, MXNet's is not)."""
+    sig = inspect.signature(fn)
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+
+
 def signatures(mx) -> dict:
     est_mod = mx.gluon.contrib.estimator
     out = {}
@@ -470,11 +477,11 @@ def signatures(mx) -> dict:
     for name in names:
         cls = getattr(est_mod, name)
         out[name] = {"bases": [b.__name__ for b in cls.__mro__[1:] if b.__name__ not in ("object", "EventHandler")],
-                     "init": str(inspect.signature(cls.__init__)).replace("'", '"')}
+                     "init": _sig(cls.__init__).replace("'", '"')}
         for meth in ("fit", "evaluate", "fit_batch", "evaluate_batch", "train_begin", "train_end",
                      "epoch_begin", "epoch_end", "batch_begin", "batch_end"):
             if meth in cls.__dict__:
-                out[name][meth] = str(inspect.signature(cls.__dict__[meth]))
+                out[name][meth] = _sig(cls.__dict__[meth])
     out["event_handler_all"] = sorted(est_mod.event_handler.__all__)
     return out
 

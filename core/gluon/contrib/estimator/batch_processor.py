@@ -1,106 +1,76 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
-# Ported from Apache MXNet 1.9.1 (mxnet/gluon/contrib/estimator/batch_processor.py) for plexnet.
+"""BatchProcessor: what the Estimator does with one batch.
 
-# coding: utf-8
-# pylint: disable=wildcard-import, unused-argument, too-many-ancestors
-"""Gluon Batch Processor for Estimators"""
+Subclass it and override ``fit_batch`` / ``evaluate_batch`` to change the step (several
+losses, teacher forcing, gradient clipping ...) while keeping the Estimator's loop and
+handlers. Both return ``(data, label, pred, loss)``, each a list with one entry per
+device; the handlers receive them as ``batch_end`` keywords.
+"""
+from __future__ import annotations
 
-from ...utils import split_and_load
+from typing import Any, Sequence
+
 from .... import autograd
+from ...utils import split_and_load
 
 __all__ = ['BatchProcessor']
 
-class BatchProcessor(object):
-    """BatchProcessor Class for plug and play fit_batch & evaluate_batch
 
-    During training or validation, data are divided into minibatches for processing. This
-    class aims at providing hooks of training or validating on a minibatch of data. Users
-    may provide customized fit_batch() and evaluate_batch() methods by inheriting from
-    this class and overriding class methods.
+class BatchProcessor:
+    """The default training and evaluation step of :py:class:`Estimator`."""
 
-    :py:class:`BatchProcessor` can be used to replace fit_batch() and evaluate_batch()
-    in the base estimator class
-    """
+    def __init__(self) -> None:
+        """Stateless; subclasses may keep state of their own."""
 
-    def __init__(self):
-        pass
-
-    def _get_data_and_label(self, batch, ctx, batch_axis=0):
-        data = batch[0]
-        label = batch[1]
-        data = split_and_load(data, ctx_list=ctx, batch_axis=batch_axis)
-        label = split_and_load(label, ctx_list=ctx, batch_axis=batch_axis)
+    def _get_data_and_label(self, batch: Sequence[Any], ctx: list, batch_axis: int = 0) -> tuple[list, list]:
+        """Split a ``(data, label, ...)`` batch across the devices in ``ctx``."""
+        data = split_and_load(batch[0], ctx_list=ctx, batch_axis=batch_axis)
+        label = split_and_load(batch[1], ctx_list=ctx, batch_axis=batch_axis)
         return data, label
 
-    def evaluate_batch(self, estimator,
-                       val_batch,
-                       batch_axis=0):
-        """Evaluate the estimator model on a batch of validation data.
+    def evaluate_batch(self, estimator: Any, val_batch: Sequence[Any], batch_axis: int = 0) -> tuple:
+        """Run ``estimator.val_net`` and ``estimator.val_loss`` on one validation batch.
 
         Parameters
         ----------
         estimator : Estimator
-            Reference to the estimator
+            The estimator being evaluated.
         val_batch : tuple
-            Data and label of a batch from the validation data loader.
+            Data and label of one batch from the validation DataLoader.
         batch_axis : int, default 0
-            Batch axis to split the validation data into devices.
+            Axis along which the batch is split across devices.
+
+        Returns
+        -------
+        (data, label, pred, loss), lists of NDArray, one entry per device.
         """
         data, label = self._get_data_and_label(val_batch, estimator.context, batch_axis)
         pred = [estimator.val_net(x) for x in data]
         loss = [estimator.val_loss(y_hat, y) for y_hat, y in zip(pred, label)]
-
         return data, label, pred, loss
 
-    def fit_batch(self, estimator,
-                  train_batch,
-                  batch_axis=0):
-        """Trains the estimator model on a batch of training data.
+    def fit_batch(self, estimator: Any, train_batch: Sequence[Any], batch_axis: int = 0) -> tuple:
+        """Forward and backward of ``estimator.net`` and ``estimator.loss`` on one batch.
+
+        The weights are not updated here: the ``GradientUpdateHandler`` does that at batch
+        end, so that a handler can inspect or change the gradients first.
 
         Parameters
         ----------
         estimator : Estimator
-            Reference to the estimator
+            The estimator being trained.
         train_batch : tuple
-            Data and label of a batch from the training data loader.
+            Data and label of one batch from the training DataLoader.
         batch_axis : int, default 0
-            Batch axis to split the training data into devices.
+            Axis along which the batch is split across devices (``split_and_load``).
 
         Returns
         -------
-        data: List of NDArray
-            Sharded data from the batch. Data is sharded with
-            `gluon.split_and_load`.
-        label: List of NDArray
-            Sharded label from the batch. Labels are sharded with
-            `gluon.split_and_load`.
-        pred: List of NDArray
-            Prediction on each of the sharded inputs.
-        loss: List of NDArray
-            Loss on each of the sharded inputs.
+        (data, label, pred, loss), lists of NDArray, one entry per device.
         """
         data, label = self._get_data_and_label(train_batch, estimator.context, batch_axis)
-
         with autograd.record():
             pred = [estimator.net(x) for x in data]
             loss = [estimator.loss(y_hat, y) for y_hat, y in zip(pred, label)]
-
-        for l in loss:
-            l.backward()
-
+        for device_loss in loss:
+            device_loss.backward()
         return data, label, pred, loss

@@ -1,135 +1,88 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
-# Ported from Apache MXNet 1.9.1 (mxnet/gluon/contrib/estimator/estimator.py) for plexnet.
+"""Estimator: a training loop for Gluon networks driven by event handlers.
 
-# coding: utf-8
-# pylint: disable=wildcard-import, unused-variable
-"""Gluon Estimator"""
+``fit`` runs train_begin, then per epoch epoch_begin / (batch_begin, the batch processor's
+``fit_batch``, batch_end)* / epoch_end, then train_end. Everything else - the weight
+update, metrics, validation, logging, stopping - is a handler (``event_handler.py``),
+and ``fit`` adds the default ones the caller did not give. ``evaluate`` runs one epoch's
+events over the validation data with ``evaluate_batch``.
+"""
+from __future__ import annotations
 
 import copy
 import logging
 import sys
 import warnings
+from typing import Any, Sequence
 
-from .event_handler import MetricHandler, ValidationHandler, LoggingHandler, StoppingHandler, GradientUpdateHandler
-from .event_handler import TrainBegin, EpochBegin, BatchBegin, BatchEnd, EpochEnd, TrainEnd
-from .event_handler import _check_event_handlers
-from .utils import _check_metrics, _suggest_metric_for_loss, _check_handler_metric_ref
 from ...data import DataLoader
-from ...loss import Loss as gluon_loss
+from ...loss import Loss
 from ...trainer import Trainer
 from ...utils import split_and_load
 from ....context import Context, cpu, gpu, num_gpus
+from ....metric import EvalMetric
 from ....metric import Loss as metric_loss
 from .batch_processor import BatchProcessor
+from .event_handler import GradientUpdateHandler, LoggingHandler, MetricHandler, StoppingHandler, ValidationHandler
+from .events import Dispatcher, EventHandler, _check_event_handlers, sort_by_priority
+from .utils import _check_handler_metric_ref, _check_loss, _check_metrics, _suggest_metric_for_loss
 
 __all__ = ['Estimator']
 
+_NOT_A_LOADER = ("Estimator only support input as Gluon DataLoader. Alternatively, you "
+                 "can transform your DataIter or any NDArray into Gluon DataLoader. "
+                 "Refer to gluon.data.")
 
-class Estimator(object):
-    """Estimator Class for easy model training
 
-    :py:class:`Estimator` can be used to facilitate the training & validation process
-
+class Estimator:
+    """Trains and evaluates a Gluon network with a handler-driven loop.
 
     Parameters
     ----------
     net : gluon.Block
-        The model used for training.
+        The network to train.
     loss : gluon.loss.Loss
-        Loss (objective) function to calculate during training.
+        Training objective.
     train_metrics : EvalMetric or list of EvalMetric
-        Training metrics for evaluating models on training dataset.
+        Metrics on the training data. Default: a metric suggested by the loss (accuracy
+        for softmax cross-entropy) and the loss itself (a ``metric.Loss`` named after it).
+        Names get a 'training ' prefix.
     val_metrics : EvalMetric or list of EvalMetric
-        Validation metrics for evaluating models on validation dataset.
+        Metrics on validation data; default: copies of the training metrics. Names get a
+        'validation ' prefix (or have 'training' replaced).
     initializer : Initializer
-        Initializer to initialize the network.
+        Used if ``net`` is not fully initialized yet (otherwise a warning).
     trainer : Trainer
-        Trainer to apply optimizer on network parameters.
+        Default: SGD with learning rate 0.001 (with a warning).
     context : Context or list of Context
-        Device(s) to run the training on.
+        Devices; default gpu(0) when there is a GPU, else cpu().
     val_net : gluon.Block
-        The model used for validation. The validation model does not necessarily belong to
-        the same model class as the training model. But the two models typically share the
-        same architecture. Therefore the validation model can reuse parameters of the
-        training model.
-
-        The code example of consruction of val_net sharing the same network parameters as
-        the training net is given below:
-
-        >>> net = _get_train_network()
-        >>> val_net = _get_test_network(params=net.collect_params())
-        >>> net.initialize(ctx=ctx)
-        >>> est = Estimator(net, loss, val_net=val_net)
-
-        Proper namespace match is required for weight sharing between two networks. Most networks
-        inheriting :py:class:`Block` can share their parameters correctly. An exception is
-        Sequential networks that Block scope must be specified for correct weight sharing. For
-        the  naming in mxnet Gluon API, please refer to the site
-        (https://mxnet.apache.org/api/python/docs/tutorials/packages/gluon/blocks/naming.html)
-        for future information.
-    val_loss : gluon.loss.loss
-        Loss (objective) function to calculate during validation. If set val_loss
-        None, it will use the same loss function as self.loss
-    batch_processor: BatchProcessor
-        BatchProcessor provides customized fit_batch() and evaluate_batch() methods
+        Network for validation (default ``net``), e.g. one sharing ``net``'s parameters
+        through ``params=net.collect_params()``.
+    val_loss : gluon.loss.Loss
+        Validation objective (default ``loss``).
+    batch_processor : BatchProcessor
+        Supplies ``fit_batch`` and ``evaluate_batch`` (default :py:class:`BatchProcessor`).
     """
 
-    logger = None
-    """logging.Logger object associated with the Estimator.
+    logger: logging.Logger | None = None
+    """The estimator's own ``logging.Logger`` (INFO and above to sys.stdout, as it was when
+    the estimator was made); every handler logs through it. Add handlers to it to also
+    write elsewhere, e.g. ``est.logger.addHandler(logging.FileHandler(path))``."""
 
-    The logger is used for all logs generated by this estimator and its
-    handlers. A new logging.Logger is created during Estimator construction and
-    configured to write all logs with level logging.INFO or higher to
-    sys.stdout.
-
-    You can modify the logging settings using the standard Python methods. For
-    example, to save logs to a file in addition to printing them to stdout
-    output, you can attach a logging.FileHandler to the logger.
-
-    >>> est = Estimator(net, loss)
-    >>> import logging
-    >>> est.logger.addHandler(logging.FileHandler(filename))
-
-    """
-
-    def __init__(self, net,
-                 loss,
-                 train_metrics=None,
-                 val_metrics=None,
-                 initializer=None,
-                 trainer=None,
-                 context=None,
-                 val_net=None,
-                 val_loss=None,
-                 batch_processor=None):
+    def __init__(self, net: Any, loss: Loss, train_metrics: EvalMetric | Sequence[EvalMetric] | None = None,
+                 val_metrics: EvalMetric | Sequence[EvalMetric] | None = None, initializer: Any = None,
+                 trainer: Trainer | None = None, context: Context | list[Context] | None = None,
+                 val_net: Any = None, val_loss: Loss | None = None, batch_processor: Any = None):
         self.net = net
-        self.loss = self._check_loss(loss)
+        self.loss = _check_loss(loss)
         self._train_metrics = _check_metrics(train_metrics)
         self._val_metrics = _check_metrics(val_metrics)
         self._add_default_training_metrics()
         self._add_validation_metrics()
-        self.val_loss = self.loss
-        if val_loss is not None:
-            self.val_loss = self._check_loss(val_loss)
-        self.val_net = self.net
-        if val_net is not None:
-            self.val_net = val_net
+        self.val_loss = self.loss if val_loss is None else _check_loss(val_loss)
+        self.val_net = self.net if val_net is None else val_net
 
+        # a private Logger, not logging.getLogger: two estimators must not share handlers
         self.logger = logging.Logger(name='Estimator', level=logging.INFO)
         self.logger.addHandler(logging.StreamHandler(sys.stdout))
 
@@ -138,374 +91,225 @@ class Estimator(object):
         self.trainer = self._check_trainer(trainer)
         self.batch_processor = self._check_batch_processor(batch_processor)
 
-    def _check_loss(self, loss):
-        if not isinstance(loss, gluon_loss):
-            raise ValueError("loss must be a Loss, "
-                             "refer to gluon.loss.Loss:{}".format(loss))
-        return loss
+    # ------------------------------------------------------------------ construction
 
-    def _check_context(self, context):
-        # infer available context
-        gpus = num_gpus()
-        available_gpus = [gpu(i) for i in range(gpus)]
+    def _check_loss(self, loss: Any) -> Loss:
+        return _check_loss(loss)
 
-        if context:
-            # check context values, only accept Context or a list of Context
-            if isinstance(context, Context):
-                context = [context]
-            elif isinstance(context, list) and all([isinstance(c, Context) for c in context]):
-                context = context
-            else:
-                raise ValueError("context must be a Context or a list of Context, "
-                                 "for example mx.cpu() or [mx.gpu(0), mx.gpu(1)], "
-                                 "refer to mxnet.Context:{}".format(context))
-            for ctx in context:
-                assert ctx in available_gpus or str(ctx).startswith('cpu'), \
-                    "%s is not available, please make sure " \
-                    "your context is in one of: mx.cpu(), %s" % \
-                    (ctx, ", ".join([str(ctx) for ctx in available_gpus]))
-        else:
-            # provide default context
-            if gpus > 0:
-                # only use 1 GPU by default
-                if gpus > 1:
-                    warnings.warn("You have multiple GPUs, gpu(0) will be used by default."
-                                  "To utilize all your GPUs, specify context as a list of gpus, "
-                                  "e.g. context=[mx.gpu(0), mx.gpu(1)] ", stacklevel=2)
-                context = [gpu(0)]
-            else:
-                context = [cpu()]
+    def _check_context(self, context: Context | list[Context] | None) -> list[Context]:
+        gpus = [gpu(i) for i in range(num_gpus())]
+        if not context:
+            if len(gpus) > 1:
+                warnings.warn("You have multiple GPUs, gpu(0) will be used by default."
+                              "To utilize all your GPUs, specify context as a list of gpus, "
+                              "e.g. context=[mx.gpu(0), mx.gpu(1)] ", stacklevel=3)
+            return [gpu(0)] if gpus else [cpu()]
+        if isinstance(context, Context):
+            context = [context]
+        elif not (isinstance(context, list) and all(isinstance(c, Context) for c in context)):
+            raise ValueError("context must be a Context or a list of Context, "
+                             "for example mx.cpu() or [mx.gpu(0), mx.gpu(1)], "
+                             "refer to mxnet.Context:{}".format(context))
+        for ctx in context:
+            assert ctx in gpus or str(ctx).startswith('cpu'), \
+                "%s is not available, please make sure your context is in one of: mx.cpu(), %s" % (
+                    ctx, ", ".join(str(g) for g in gpus))
         return context
 
-    def _check_batch_processor(self, batch_processor):
-        # check whether the batch processor contains fit_batch() and evaluate_batch() methods
-        if batch_processor is not None:
-            model_fit = getattr(batch_processor, 'fit_batch', None)
-            model_evaluate = getattr(batch_processor, 'evaluate_batch', None)
-            if not callable(model_fit) or not callable(model_evaluate):
-                raise ValueError('Customized Batch Processor must contain fit_batch()'
-                                 ' and evaluate_batch() methods')
-        else:
-            batch_processor = BatchProcessor()
-        return batch_processor
+    def _is_initialized(self) -> bool:
+        params = self.net.collect_params()
+        try:
+            for name in params:
+                params[name].list_ctx()
+        except RuntimeError:
+            return False
+        return True
 
-    def _initialize(self, initializer):
-        # initialize the network
+    def _initialize(self, initializer: Any) -> None:
+        # only parameters not initialized yet are touched: a partly initialized net keeps
+        # what it has
         if not self._is_initialized():
-            # net is partially or not initialized,
-            # initialize with user specified initializer
-            # if initializer is None, default initializer will be used
-            # do not re-init layers already initialized
             if initializer:
                 self.net.initialize(init=initializer, ctx=self.context)
             else:
                 self.net.initialize(ctx=self.context)
         elif initializer:
-            # net is fully initialized, and user passed not None initializer
-            # do not force reinitialize, give warning
             warnings.warn("Network already fully initialized, skipping initialization. "
                           "You don't need to pass initializer if you already "
                           "initialized your net. "
                           "You can use net.initialize(init=your_initializer, force_reinit=True)"
-                          "to force re-initialize.", stacklevel=2)
+                          "to force re-initialize.", stacklevel=3)
 
-    def _check_trainer(self, trainer):
-        # handle trainer
+    def _check_trainer(self, trainer: Any) -> Trainer:
         if not trainer:
-            warnings.warn("No trainer specified, default SGD optimizer "
-                          "with learning rate 0.001 is used.", stacklevel=2)
-            trainer = Trainer(self.net.collect_params(),
-                              'sgd', {'learning_rate': 0.001})
-        elif not isinstance(trainer, Trainer):
-            raise ValueError("Trainer must be a Gluon Trainer instance, refer to "
-                             "gluon.Trainer:{}".format(trainer))
+            warnings.warn("No trainer specified, default SGD optimizer with learning rate 0.001 is used.",
+                          stacklevel=3)
+            return Trainer(self.net.collect_params(), 'sgd', {'learning_rate': 0.001})
+        if not isinstance(trainer, Trainer):
+            raise ValueError("Trainer must be a Gluon Trainer instance, refer to gluon.Trainer:{}".format(trainer))
         return trainer
 
-    def _is_initialized(self):
-        param_dict = self.net.collect_params()
-        for param in param_dict:
-            try:
-                param_dict[param].list_ctx()
-            except RuntimeError:
-                return False
-        return True
+    def _check_batch_processor(self, batch_processor: Any) -> Any:
+        if batch_processor is None:
+            return BatchProcessor()
+        if not all(callable(getattr(batch_processor, m, None)) for m in ('fit_batch', 'evaluate_batch')):
+            raise ValueError('Customized Batch Processor must contain fit_batch() and evaluate_batch() methods')
+        return batch_processor
 
-    def _get_data_and_label(self, batch, ctx, batch_axis=0):
-        data = batch[0]
-        label = batch[1]
-        data = split_and_load(data, ctx_list=ctx, batch_axis=batch_axis)
-        label = split_and_load(label, ctx_list=ctx, batch_axis=batch_axis)
-        return data, label
-
-    def _add_default_training_metrics(self):
+    def _add_default_training_metrics(self) -> None:
         if not self._train_metrics:
-            suggested_metric = _suggest_metric_for_loss(self.loss)
-            if suggested_metric:
-                self._train_metrics = [suggested_metric]
-            loss_name = self.loss.name.rstrip('1234567890')
-            self._train_metrics.append(metric_loss(loss_name))
-
+            suggested = _suggest_metric_for_loss(self.loss)
+            if suggested:
+                self._train_metrics = [suggested]
+            # 'softmaxcrossentropyloss0' -> 'softmaxcrossentropyloss'
+            self._train_metrics.append(metric_loss(self.loss.name.rstrip('1234567890')))
+        # the prefixes are how handlers (LoggingHandler) tell training and validation apart
         for metric in self._train_metrics:
-            # add training prefix to the metric name
-            # it is useful for event handlers to distinguish them from validation metrics
             metric.name = 'training ' + metric.name
 
-    def _add_validation_metrics(self):
+    def _add_validation_metrics(self) -> None:
         if not self._val_metrics:
             self._val_metrics = [copy.deepcopy(metric) for metric in self._train_metrics]
-
         for metric in self._val_metrics:
-            # add validation prefix to the metric name
-            # it is useful for event handlers to distinguish them from training metrics
             if 'training' in metric.name:
                 metric.name = metric.name.replace('training', 'validation')
             else:
                 metric.name = 'validation ' + metric.name
 
     @property
-    def train_metrics(self):
+    def train_metrics(self) -> list[EvalMetric]:
+        """The metrics updated during ``fit`` (names start with 'training')."""
         return self._train_metrics
 
     @property
-    def val_metrics(self):
+    def val_metrics(self) -> list[EvalMetric]:
+        """The metrics updated by ``evaluate`` (names start with 'validation')."""
         return self._val_metrics
 
-    def evaluate(self,
-                 val_data,
-                 batch_axis=0,
-                 event_handlers=None):
-        """Evaluate model on validation data.
+    def _get_data_and_label(self, batch: Sequence[Any], ctx: list[Context], batch_axis: int = 0) -> tuple:
+        data = split_and_load(batch[0], ctx_list=ctx, batch_axis=batch_axis)
+        label = split_and_load(batch[1], ctx_list=ctx, batch_axis=batch_axis)
+        return data, label
 
-        This function calls :py:func:`evaluate_batch` on each of the batches from the
-        validation data loader. Thus, for custom use cases, it's possible to inherit the
-        estimator class and override :py:func:`evaluate_batch`.
+    # ------------------------------------------------------------------ handlers
+
+    def _with_defaults(self, event_handlers: Any, defaults: list[tuple[type | None, Any]],
+                       known_metrics: list[EvalMetric]) -> list[EventHandler]:
+        """The caller's handlers plus each default whose type the caller did not supply
+        (type None: always added), sorted by priority, in the caller's list if it gave one
+        (see ``events._check_event_handlers``). When both kinds are present, every handler
+        must refer to the estimator's own metric objects."""
+        handlers = _check_event_handlers(event_handlers)
+        added = [make() for kind, make in defaults
+                 if kind is None or not any(isinstance(h, kind) for h in handlers)]
+        mixing = bool(handlers and added)
+        handlers.extend(added)
+        if mixing:
+            known = set(known_metrics)
+            for handler in handlers:
+                _check_handler_metric_ref(handler, known)
+        return sort_by_priority(handlers)
+
+    def _prepare_default_handlers(self, val_data: Any, event_handlers: Any) -> list[EventHandler]:
+        """Handlers of a ``fit`` run: the caller's plus the defaults (a StoppingHandler
+        always; gradient update, metric update, validation if ``val_data``, logging unless
+        given)."""
+        defaults: list[tuple[type | None, Any]] = [
+            (None, lambda: StoppingHandler(self.max_epoch, self.max_batch)),
+            (GradientUpdateHandler, GradientUpdateHandler),
+            (MetricHandler, lambda: MetricHandler(metrics=self.train_metrics))]
+        if val_data:
+            defaults.append((ValidationHandler, lambda: ValidationHandler(val_data=val_data,
+                                                                          eval_fn=self.evaluate)))
+        defaults.append((LoggingHandler, lambda: LoggingHandler(metrics=self.train_metrics)))
+        return self._with_defaults(event_handlers, defaults, self.train_metrics + self.val_metrics)
+
+    def _prepare_default_validation_handlers(self, event_handlers: Any) -> list[EventHandler]:
+        """Handlers of an ``evaluate`` run: the caller's plus metric update and logging of
+        the validation metrics unless given."""
+        defaults: list[tuple[type | None, Any]] = [
+            (MetricHandler, lambda: MetricHandler(metrics=self.val_metrics)),
+            (LoggingHandler, lambda: LoggingHandler(metrics=self.val_metrics))]
+        return self._with_defaults(event_handlers, defaults, self.val_metrics)
+
+    def _categorize_handlers(self, event_handlers: Sequence[EventHandler]) -> tuple[list[EventHandler], ...]:
+        """(train_begin, epoch_begin, batch_begin, batch_end, epoch_end, train_end) lists:
+        each handler in the lists of the events it subscribes to."""
+        return Dispatcher(event_handlers).groups()
+
+    # ------------------------------------------------------------------ loops
+
+    def evaluate(self, val_data: DataLoader, batch_axis: int = 0, event_handlers: Any = None) -> None:
+        """Evaluate ``val_net`` on ``val_data``: one pass calling the batch processor's
+        ``evaluate_batch`` per batch, with epoch/batch events for the handlers.
 
         Parameters
         ----------
         val_data : DataLoader
-            Validation data loader with data and labels.
+            Validation data and labels.
         batch_axis : int, default 0
-            Batch axis to split the validation data into devices.
+            Axis along which batches are split across devices.
         event_handlers : EventHandler or list of EventHandler
-            List of :py:class:`EventHandlers` to apply during validation. Besides
-            event handlers specified here, a default MetricHandler and a LoggingHandler
-            will be added if not specified explicitly.
+            Handlers for this pass; a MetricHandler and a LoggingHandler of the
+            validation metrics are added unless given.
         """
         if not isinstance(val_data, DataLoader):
-            raise ValueError("Estimator only support input as Gluon DataLoader. Alternatively, you "
-                             "can transform your DataIter or any NDArray into Gluon DataLoader. "
-                             "Refer to gluon.data.DataLoader")
-
+            raise ValueError(_NOT_A_LOADER + "DataLoader")
         for metric in self.val_metrics:
             metric.reset()
-        estimator_ref = self
+        events = Dispatcher(self._prepare_default_validation_handlers(event_handlers))
 
-        event_handlers = self._prepare_default_validation_handlers(event_handlers)
+        events.fire('epoch_begin', self)
+        for batch in val_data:
+            events.fire('batch_begin', self, batch=batch)
+            _, label, pred, loss = self.batch_processor.evaluate_batch(self, batch, batch_axis)
+            events.fire('batch_end', self, batch=batch, pred=pred, label=label, loss=loss)
+        events.fire('epoch_end', self)
 
-        _, epoch_begin, batch_begin, batch_end, \
-        epoch_end, _ = self._categorize_handlers(event_handlers)
-
-        estimator_ref = self
-
-        for handler in epoch_begin:
-            handler.epoch_begin(estimator_ref)
-
-        for _, batch in enumerate(val_data):
-            for handler in batch_begin:
-                handler.batch_begin(estimator_ref, batch=batch)
-
-            _, label, pred, loss = \
-            self.batch_processor.evaluate_batch(estimator_ref, batch,
-                                                batch_axis)
-
-            for handler in batch_end:
-                handler.batch_end(estimator_ref, batch=batch, pred=pred, label=label, loss=loss)
-
-        for handler in epoch_end:
-            handler.epoch_end(estimator_ref)
-
-    def fit(self, train_data,
-            val_data=None,
-            epochs=None,
-            event_handlers=None,
-            batches=None,
-            batch_axis=0):
-        """Trains the model with a given :py:class:`DataLoader` for a specified
-        number of epochs or batches. The batch size is inferred from the
-        data loader's batch_size.
-
-        This function calls :py:func:`fit_batch` on each of the batches from the
-        training data loader. Thus, for custom use cases, it's possible to inherit the
-        estimator class and override :py:func:`fit_batch`.
+    def fit(self, train_data: DataLoader, val_data: DataLoader | None = None, epochs: int | None = None,
+            event_handlers: Any = None, batches: int | None = None, batch_axis: int = 0) -> None:
+        """Train ``net`` on ``train_data`` for ``epochs`` epochs or ``batches`` batches
+        (exactly one of them), calling the batch processor's ``fit_batch`` per batch.
 
         Parameters
         ----------
         train_data : DataLoader
-            Training data loader with data and labels.
+            Training data and labels.
         val_data : DataLoader, default None
-            Validation data loader with data and labels.
+            Validation data; a ValidationHandler evaluating it every epoch is added unless
+            one is given.
         epochs : int, default None
-            Number of epochs to iterate on the training data.
-            You can only specify one and only one type of iteration(epochs or batches).
+            Number of epochs.
         event_handlers : EventHandler or list of EventHandler
-            List of :py:class:`EventHandlers` to apply during training. Besides
-            the event handlers specified here, a StoppingHandler,
-            LoggingHandler and MetricHandler will be added by default if not
-            yet specified manually. If validation data is provided, a
-            ValidationHandler is also added if not already specified.
+            Handlers for this run; a StoppingHandler, GradientUpdateHandler, MetricHandler
+            and LoggingHandler are added unless given (a StoppingHandler always).
         batches : int, default None
-            Number of batches to iterate on the training data.
-            You can only specify one and only one type of iteration(epochs or batches).
+            Number of batches (an epoch cut short ends with its epoch_end events).
         batch_axis : int, default 0
-            Batch axis to split the training data into devices.
+            Axis along which batches are split across devices.
         """
         if not isinstance(train_data, DataLoader):
-            raise ValueError("Estimator only support input as Gluon DataLoader. Alternatively, you "
-                             "can transform your DataIter or any NDArray into Gluon DataLoader. "
-                             "Refer to gluon.data.dataloader")
-
-        # must specify one and only one of epochs or batches
+            raise ValueError(_NOT_A_LOADER + "dataloader")
         if (not epochs) == (not batches):
-            raise ValueError(
-                "Fit only support exactly one type of iteration, "
-                "train by number of epochs or number of batches."
-                "Please specify one and only one of: epochs or batches.")
-
+            raise ValueError("Fit only support exactly one type of iteration, "
+                             "train by number of epochs or number of batches."
+                             "Please specify one and only one of: epochs or batches.")
+        # handlers read these (a resumed CheckpointHandler shortens them at train_begin)
         self.max_epoch = epochs
         self.max_batch = batches
         self.batch_axis = batch_axis
+        events = Dispatcher(self._prepare_default_handlers(val_data, event_handlers))
 
-        # provide default handlers
-        event_handlers = self._prepare_default_handlers(val_data, event_handlers)
-
-        train_begin, epoch_begin, batch_begin, \
-        batch_end, epoch_end, train_end = self._categorize_handlers(event_handlers)
-
-        # pass a reference to all event handlers
-        estimator_ref = self
-        # training begin
-        for handler in train_begin:
-            handler.train_begin(estimator_ref)
-
-        while True:
-            # epoch begin
-            for handler in epoch_begin:
-                handler.epoch_begin(estimator_ref)
-
-            for i, batch in enumerate(train_data):
-                # batch begin
-                for handler in batch_begin:
-                    handler.batch_begin(estimator_ref, batch=batch)
-
-                _, label, pred, loss = self.batch_processor.fit_batch(estimator_ref,
-                                                                      batch, batch_axis)
-                # batch end
-
-                batch_end_result = []
-                for handler in batch_end:
-                    batch_end_result.append(handler.batch_end(estimator_ref, batch=batch,
-                                                              pred=pred, label=label, loss=loss))
-                # if any handler signaled to stop
-                if any(batch_end_result):
+        events.fire('train_begin', self)
+        stop = False
+        while not stop:
+            events.fire('epoch_begin', self)
+            for batch in train_data:
+                events.fire('batch_begin', self, batch=batch)
+                _, label, pred, loss = self.batch_processor.fit_batch(self, batch, batch_axis)
+                if events.fire('batch_end', self, batch=batch, pred=pred, label=label, loss=loss):
                     break
-
-            # epoch end
-            epoch_end_result = []
-            for handler in epoch_end:
-                epoch_end_result.append(handler.epoch_end(estimator_ref))
-            # if any handler signaled to stop
-            if any(epoch_end_result):
-                break
-
-        # train end
-        for handler in train_end:
-            handler.train_end(estimator_ref)
-
-    def _prepare_default_handlers(self, val_data, event_handlers):
-        event_handlers = _check_event_handlers(event_handlers)
-        added_default_handlers = []
-
-        # no need to add to default handler check as StoppingHandler does not use metrics
-        added_default_handlers.append(StoppingHandler(self.max_epoch, self.max_batch))
-
-        if not any(isinstance(handler, GradientUpdateHandler) for handler in event_handlers):
-            added_default_handlers.append(GradientUpdateHandler())
-
-        if not any(isinstance(handler, MetricHandler) for handler in event_handlers):
-            added_default_handlers.append(MetricHandler(metrics=self.train_metrics))
-
-        if not any(isinstance(handler, ValidationHandler) for handler in event_handlers):
-            # no validation handler
-            if val_data:
-                # add default validation handler if validation data found
-                added_default_handlers.append(ValidationHandler(val_data=val_data,
-                                                                eval_fn=self.evaluate))
-
-        if not any(isinstance(handler, LoggingHandler) for handler in event_handlers):
-            added_default_handlers.append(LoggingHandler(metrics=self.train_metrics))
-
-        # if there is a mix of user defined event handlers and default event handlers
-        # they should have the same set of metrics
-        mixing_handlers = event_handlers and added_default_handlers
-
-        event_handlers.extend(added_default_handlers)
-
-        if mixing_handlers:
-            # check if all handlers have the same set of references to metrics
-            known_metrics = set(self.train_metrics + self.val_metrics)
-            for handler in event_handlers:
-                _check_handler_metric_ref(handler, known_metrics)
-
-        event_handlers.sort(key=lambda handler: getattr(handler, 'priority', 0))
-        return event_handlers
-
-    def _prepare_default_validation_handlers(self, event_handlers):
-        event_handlers = _check_event_handlers(event_handlers)
-        added_default_handlers = []
-
-        # add default logging handler and metric handler for validation
-        if not any(isinstance(handler, MetricHandler) for handler in event_handlers):
-            added_default_handlers.append(MetricHandler(metrics=self.val_metrics))
-
-        if not any(isinstance(handler, LoggingHandler) for handler in event_handlers):
-            added_default_handlers.append(LoggingHandler(metrics=self.val_metrics))
-
-        mixing_handlers = event_handlers and added_default_handlers
-        event_handlers.extend(added_default_handlers)
-
-        # check if all handlers refer to well-defined validation metrics
-        if mixing_handlers:
-            known_metrics = set(self.val_metrics)
-            for handler in event_handlers:
-                _check_handler_metric_ref(handler, known_metrics)
-
-        event_handlers.sort(key=lambda handler: getattr(handler, 'priority', 0))
-        return event_handlers
-
-    def _categorize_handlers(self, event_handlers):
-        """
-        categorize handlers into 6 event lists to avoid calling empty methods
-        for example, only event handlers with train_begin method
-        implemented will be called at train begin
-        """
-
-        train_begin = []
-        epoch_begin = []
-        batch_begin = []
-        batch_end = []
-        epoch_end = []
-        train_end = []
-        for handler in event_handlers:
-            if isinstance(handler, TrainBegin):
-                train_begin.append(handler)
-            if isinstance(handler, EpochBegin):
-                epoch_begin.append(handler)
-            if isinstance(handler, BatchBegin):
-                batch_begin.append(handler)
-            if isinstance(handler, BatchEnd):
-                batch_end.append(handler)
-            if isinstance(handler, EpochEnd):
-                epoch_end.append(handler)
-            if isinstance(handler, TrainEnd):
-                train_end.append(handler)
-        return train_begin, epoch_begin, batch_begin, batch_end, epoch_end, train_end
+            # a stop at batch end only ends the epoch; epoch_end handlers decide whether
+            # training ends (the StoppingHandler's flag stays up, so it does)
+            stop = events.fire('epoch_end', self)
+        events.fire('train_end', self)
