@@ -82,4 +82,10 @@ def test_custom_and_composite_embeddings() -> None:
 
 
 def test_registry_and_pretrained_files() -> None:
-    _same(_json(cc.registry_case(mx)), REF["registry"], "registry")
+    from plexnet.contrib.text import _registry
+    saved = {k: dict(v) for k, v in _registry._REGISTRY.items()}
+    try:
+        _same(_json(cc.registry_case(mx)), REF["registry"], "registry")
+    finally:   # the case registers an embedding class: leave the registry as it was
+        _registry._REGISTRY.clear()
+        _registry._REGISTRY.update(saved)

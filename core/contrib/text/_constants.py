@@ -1,25 +1,14 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
-# Ported from Apache MXNet 1.9.1 (mxnet/contrib/text/_constants.py) for plexnet.
+"""Data: where MXNet publishes the pre-trained GloVe and fastText embedding files, and
+their SHA-1 hashes.
 
-# coding: utf-8
+The tables below (file names and hashes) are copied unchanged from Apache MXNet 1.9.1,
+``python/mxnet/contrib/text/_constants.py`` (https://mxnet.apache.org, Copyright 2017-2022
+The Apache Software Foundation, Apache License 2.0; see NOTICE). Their names are MXNet's,
+including a swap: ``GLOVE_PRETRAINED_FILE_SHA1`` lists the GloVe *archives* and
+``GLOVE_PRETRAINED_ARCHIVE_SHA1`` the *files* inside them.
+"""
 
-"""Read text files and load embeddings."""
-
+# index of the unknown token in every vocabulary
 UNKNOWN_IDX = 0
 
 APACHE_REPO_URL = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/'

@@ -2,6 +2,7 @@
 that it uses: ``plexnet.registry`` is the plugin registry and has no such helpers)."""
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any, Callable
 
@@ -34,7 +35,8 @@ def get_register_func(base_class: type, nickname: str) -> Callable[..., Any]:
 
 def get_create_func(base_class: type, nickname: str) -> Callable[..., Any]:
     """``create(name, *args, **kwargs)``: an instance of the class registered as ``name``
-    (an instance of ``base_class`` is returned as it is)."""
+    (an instance of ``base_class`` is returned as it is; a dict or a JSON string is a
+    config, as MXNet's ``registry``)."""
     table = _REGISTRY.setdefault(base_class, {})
 
     def create(*args: Any, **kwargs: Any) -> Any:
@@ -49,6 +51,10 @@ def get_create_func(base_class: type, nickname: str) -> Callable[..., Any]:
         if isinstance(name, dict):
             return create(**name)
         assert isinstance(name, str), f"{nickname} must be of string type"
+        if name.startswith(("[", "{")):   # a JSON config: '["name", {kwargs}]' or '{kwargs}'
+            assert not args and not kwargs, f"{nickname}: a JSON config takes no further arguments"
+            config = json.loads(name)
+            return create(config[0], **config[1]) if isinstance(config, list) else create(**config)
         key = name.lower()
         assert key in table, f"{name} is not registered. Please register with {nickname}.register first"
         return table[key](*args, **kwargs)

@@ -1,216 +1,104 @@
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements.  See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership.  The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License.  You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied.  See the License for the
-# specific language governing permissions and limitations
-# under the License.
-# Ported from Apache MXNet 1.9.1 (mxnet/contrib/text/vocab.py) for plexnet.
+"""``Vocabulary``: a fixed index over text tokens (MXNet 1.9.1's ``mx.contrib.text.vocab``).
 
-# coding: utf-8
-# pylint: disable=consider-iterating-dictionary
+Index 0 is always the unknown token (``_constants.UNKNOWN_IDX``), the reserved tokens
+follow in the order given, then the counted tokens: most frequent first, equally frequent
+ones in their sort order, cut by ``min_freq`` and ``most_freq_count``. Any hashable token
+works (str, int, tuple), as long as all tokens are of one comparable type.
+"""
+from __future__ import annotations
 
-"""Text token indexer."""
+from collections import Counter
+from typing import Any, Hashable, Sequence
 
-import collections
+from ._constants import UNKNOWN_IDX
 
-from . import _constants as C
+__all__ = ["Vocabulary"]
 
 
-class Vocabulary(object):
-    """Indexing for text tokens.
-
-
-    Build indices for the unknown token, reserved tokens, and input counter keys. Indexed tokens can
-    be used by token embeddings.
-
+class Vocabulary:
+    """Indices for the unknown token, the reserved tokens and the keys of a counter.
 
     Parameters
     ----------
-    counter : collections.Counter or None, default None
-        Counts text token frequencies in the text data. Its keys will be indexed according to
-        frequency thresholds such as `most_freq_count` and `min_freq`. Keys of `counter`,
-        `unknown_token`, and values of `reserved_tokens` must be of the same hashable type.
-        Examples: str, int, and tuple.
-    most_freq_count : None or int, default None
-        The maximum possible number of the most frequent tokens in the keys of `counter` that can be
-        indexed. Note that this argument does not count any token from `reserved_tokens`. Suppose
-        that there are different keys of `counter` whose frequency are the same, if indexing all of
-        them will exceed this argument value, such keys will be indexed one by one according to
-        their __cmp__() order until the frequency threshold is met. If this argument is None or
-        larger than its largest possible value restricted by `counter` and `reserved_tokens`, this
-        argument has no effect.
-    min_freq : int, default 1
-        The minimum frequency required for a token in the keys of `counter` to be indexed.
-    unknown_token : hashable object, default '&lt;unk&gt;'
-        The representation for any unknown token. In other words, any unknown token will be indexed
-        as the same representation. Keys of `counter`, `unknown_token`, and values of
-        `reserved_tokens` must be of the same hashable type. Examples: str, int, and tuple.
-    reserved_tokens : list of hashable objects or None, default None
-        A list of reserved tokens that will always be indexed, such as special symbols representing
-        padding, beginning of sentence, and end of sentence. It cannot contain `unknown_token`, or
-        duplicate reserved tokens. Keys of `counter`, `unknown_token`, and values of
-        `reserved_tokens` must be of the same hashable type. Examples: str, int, and tuple.
-
-
-    Attributes
-    ----------
-    unknown_token : hashable object
-        The representation for any unknown token. In other words, any unknown token will be indexed
-        as the same representation.
-    reserved_tokens : list of strs or None
-        A list of reserved tokens that will always be indexed.
+    counter : collections.Counter or None
+        Token frequencies; its keys are indexed by frequency (see the module docstring).
+    most_freq_count : int or None
+        At most this many counted tokens are indexed (reserved ones do not count); None:
+        no limit.
+    min_freq : int
+        Counted tokens less frequent than this are left out (must be positive).
+    unknown_token : hashable
+        Stands for every token not in the vocabulary; index 0.
+    reserved_tokens : list of hashable or None
+        Always indexed, right after the unknown token (padding, sentence marks ...); no
+        duplicates and not the unknown token.
     """
 
-    def __init__(self, counter=None, most_freq_count=None, min_freq=1, unknown_token='<unk>',
-                 reserved_tokens=None):
-
-        # Sanity checks.
-        assert min_freq > 0, '`min_freq` must be set to a positive value.'
-
+    def __init__(self, counter: Counter | None = None, most_freq_count: int | None = None, min_freq: int = 1,
+                 unknown_token: Hashable = "<unk>", reserved_tokens: Sequence[Hashable] | None = None) -> None:
+        assert min_freq > 0, "`min_freq` must be set to a positive value."
         if reserved_tokens is not None:
-            reserved_token_set = set(reserved_tokens)
-            assert unknown_token not in reserved_token_set, \
-                '`reserved_token` cannot contain `unknown_token`.'
-            assert len(reserved_token_set) == len(reserved_tokens), \
-                '`reserved_tokens` cannot contain duplicate reserved tokens.'
-
-        self._index_unknown_and_reserved_tokens(unknown_token, reserved_tokens)
-
-        if counter is not None:
-            self._index_counter_keys(counter, unknown_token, reserved_tokens, most_freq_count,
-                                     min_freq)
-
-    def _index_unknown_and_reserved_tokens(self, unknown_token, reserved_tokens):
-        """Indexes unknown and reserved tokens."""
-
+            assert unknown_token not in set(reserved_tokens), "`reserved_token` cannot contain `unknown_token`."
+            assert len(set(reserved_tokens)) == len(reserved_tokens), \
+                "`reserved_tokens` cannot contain duplicate reserved tokens."
         self._unknown_token = unknown_token
-        # Thus, constants.UNKNOWN_IDX must be 0.
-        self._idx_to_token = [unknown_token]
+        self._reserved_tokens = None if reserved_tokens is None else reserved_tokens[:]
+        self._idx_to_token: list = [unknown_token, *(reserved_tokens or ())]
+        self._token_to_idx: dict = {token: idx for idx, token in enumerate(self._idx_to_token)}
+        if counter is not None:
+            self._index_counter_keys(counter, most_freq_count, min_freq)
 
-        if reserved_tokens is None:
-            self._reserved_tokens = None
-        else:
-            self._reserved_tokens = reserved_tokens[:]
-            self._idx_to_token.extend(reserved_tokens)
-
-        self._token_to_idx = {token: idx for idx, token in enumerate(self._idx_to_token)}
-
-    def _index_counter_keys(self, counter, unknown_token, reserved_tokens, most_freq_count,
-                            min_freq):
-        """Indexes keys of `counter`.
-
-
-        Indexes keys of `counter` according to frequency thresholds such as `most_freq_count` and
-        `min_freq`.
-        """
-
-        assert isinstance(counter, collections.Counter), \
-            '`counter` must be an instance of collections.Counter.'
-
-        unknown_and_reserved_tokens = set(reserved_tokens) if reserved_tokens is not None else set()
-        unknown_and_reserved_tokens.add(unknown_token)
-
-        token_freqs = sorted(counter.items(), key=lambda x: x[0])
-        token_freqs.sort(key=lambda x: x[1], reverse=True)
-
-        token_cap = len(unknown_and_reserved_tokens) + (
-            len(counter) if most_freq_count is None else most_freq_count)
-
-        for token, freq in token_freqs:
-            if freq < min_freq or len(self._idx_to_token) == token_cap:
+    def _index_counter_keys(self, counter: Counter, most_freq_count: int | None, min_freq: int) -> None:
+        """Append the keys of ``counter`` that pass the frequency thresholds."""
+        assert isinstance(counter, Counter), "`counter` must be an instance of collections.Counter."
+        special = set(self._idx_to_token)
+        # by frequency, ties by token; the sort fails, as MXNet's, on tokens of mixed types
+        ranked = sorted(sorted(counter.items(), key=lambda kv: kv[0]), key=lambda kv: kv[1], reverse=True)
+        room = len(counter) if most_freq_count is None else most_freq_count
+        for token, freq in ranked:
+            if freq < min_freq or room == 0:   # a negative count, as MXNet's, never stops
                 break
-            if token not in unknown_and_reserved_tokens:
+            if token not in special:
+                self._token_to_idx[token] = len(self._idx_to_token)
                 self._idx_to_token.append(token)
-                self._token_to_idx[token] = len(self._idx_to_token) - 1
+                room -= 1
 
-    def __len__(self):
-        return len(self.idx_to_token)
+    def __len__(self) -> int:
+        return len(self._idx_to_token)
 
     @property
-    def token_to_idx(self):
-        """
-        dict mapping str to int: A dict mapping each token to its index integer.
-        """
+    def token_to_idx(self) -> dict:
+        """dict: each indexed token's index."""
         return self._token_to_idx
 
     @property
-    def idx_to_token(self):
-        """
-        list of strs:  A list of indexed tokens where the list indices and the token indices are aligned.
-        """
+    def idx_to_token(self) -> list:
+        """list: the indexed tokens; position = index."""
         return self._idx_to_token
 
     @property
-    def unknown_token(self):
+    def unknown_token(self) -> Hashable:
+        """The token that stands for every token not indexed (index 0)."""
         return self._unknown_token
 
     @property
-    def reserved_tokens(self):
+    def reserved_tokens(self) -> Any:
+        """The reserved tokens (a copy of the given list) or None."""
         return self._reserved_tokens
 
-    def to_indices(self, tokens):
-        """Converts tokens to indices according to the vocabulary.
+    def to_indices(self, tokens: Any) -> Any:
+        """Index of a token, or indices of a list of tokens (unknown ones: 0)."""
+        if isinstance(tokens, list):
+            return [self._token_to_idx.get(token, UNKNOWN_IDX) for token in tokens]
+        return self._token_to_idx.get(tokens, UNKNOWN_IDX)
 
-
-        Parameters
-        ----------
-        tokens : str or list of strs
-            A source token or tokens to be converted.
-
-
-        Returns
-        -------
-        int or list of ints
-            A token index or a list of token indices according to the vocabulary.
-        """
-
-        to_reduce = False
-        if not isinstance(tokens, list):
-            tokens = [tokens]
-            to_reduce = True
-
-        indices = [self.token_to_idx[token] if token in self.token_to_idx
-                   else C.UNKNOWN_IDX for token in tokens]
-
-        return indices[0] if to_reduce else indices
-
-    def to_tokens(self, indices):
-        """Converts token indices to tokens according to the vocabulary.
-
-
-        Parameters
-        ----------
-        indices : int or list of ints
-            A source token index or token indices to be converted.
-
-
-        Returns
-        -------
-        str or list of strs
-            A token or a list of tokens according to the vocabulary.
-        """
-
-        to_reduce = False
-        if not isinstance(indices, list):
-            indices = [indices]
-            to_reduce = True
-
-        max_idx = len(self.idx_to_token) - 1
-
+    def to_tokens(self, indices: Any) -> Any:
+        """Token of an index, or tokens of a list of indices; ValueError for an index that
+        is not an int or is past the end (negative ones count from the end, as a list's)."""
+        single = not isinstance(indices, list)
         tokens = []
-        for idx in indices:
-            if not isinstance(idx, int) or idx > max_idx:
-                raise ValueError('Token index %d in the provided `indices` is invalid.' % idx)
-            tokens.append(self.idx_to_token[idx])
-
-        return tokens[0] if to_reduce else tokens
+        for idx in [indices] if single else indices:
+            if not isinstance(idx, int) or idx >= len(self._idx_to_token):
+                raise ValueError("Token index %d in the provided `indices` is invalid." % idx)
+            tokens.append(self._idx_to_token[idx])
+        return tokens[0] if single else tokens
