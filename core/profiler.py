@@ -8,13 +8,13 @@ https://ui.perfetto.dev or ``chrome://tracing``: one process row per device
 events in microseconds::
 
     import plexnet as mx
-    mx.profiler.set_config(filename="trace.json", profile_all=True)
+    mx.profiler.set_config(filename="trace.json", profile_all=True, aggregate_stats=True)
     mx.profiler.set_state("run")
     ...                                 # train, predict
     mx.nd.waitall()
     mx.profiler.set_state("stop")
     mx.profiler.dump()                  # writes trace.json
-    print(mx.profiler.dumps())          # per-operator totals as a table
+    print(mx.profiler.dumps())          # per-operator totals as a table (needs aggregate_stats)
 
 How it hooks in: the profiler subscribes ``_observers`` with
 ``plexnet.engine.add_observer_source``; it returns the profiler's engine observer while the
@@ -309,7 +309,7 @@ def set_config(**kwargs: Any) -> None:
     ``profile_symbolic``, ``profile_imperative`` (plexnet records every engine operation
     whenever the profiler runs; these are accepted for compatibility), ``profile_memory``
     (adds a ``memory`` counter track per device: bytes in use after each operation),
-    ``profile_api``, ``aggregate_stats`` (``dumps()`` works either way),
+    ``profile_api``, ``aggregate_stats`` (``dumps()`` returns statistics only with it on),
     ``continuous_dump`` + ``dump_period`` (seconds: rewrite the trace file
     periodically while running), ``profile_process`` (``'worker'``).
     """
@@ -428,6 +428,8 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     if sort_by not in ("total", "avg", "min", "max", "count"):
         raise ValueError(f"Invalid value provided for sort_by: {sort_by}. Support: 'total', 'avg', 'min', "
                          f"'max', 'count'")
+    if not _prof.config["aggregate_stats"]:
+        return ""      # as MXNet: no statistics are gathered without aggregate_stats
     agg = _prof.recorder.aggregate(reset=reset)
     mem_key = "avg" if sort_by == "total" else sort_by       # memory entries have no total
 

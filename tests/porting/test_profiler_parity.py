@@ -134,3 +134,9 @@ def test_custom_operator_prefix_is_per_thread():
         pass
     mx.nd.ones((2,)).wait_to_read()
     assert "_ones" in _stats()["Time"]["operator"]
+
+
+def test_no_statistics_without_aggregate_stats():
+    profiler.set_config(aggregate_stats=False)
+    mx.nd.ones((2,)).wait_to_read()
+    assert profiler.dumps() == "" and profiler.dumps(format="json") == ""     # as MXNet 1.9.1

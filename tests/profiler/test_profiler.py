@@ -15,7 +15,7 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(autouse=True)
 def _stopped_profiler(tmp_path):
     profiler.set_config(filename=str(tmp_path / "profile.json"), profile_all=False, profile_memory=False,
-                        continuous_dump=False)
+                        continuous_dump=False, aggregate_stats=False)
     profiler.set_state("stop")
     profiler._prof.recorder.clear()
     yield
@@ -92,6 +92,8 @@ def test_nothing_recorded_when_stopped():
 
 
 def test_dumps_table_and_json():
+    assert profiler.dumps() == ""          # as MXNet: no statistics without aggregate_stats
+    profiler.set_config(aggregate_stats=True)
     profiler.set_state("run")
     _work()
     profiler.set_state("stop")
