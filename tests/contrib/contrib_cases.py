@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -403,4 +404,64 @@ def registry_case(mx: Any) -> dict:
                          "casetest" in emb.get_pretrained_file_names(),
                          emb.get_pretrained_file_names("casetest")]
     out["not_subclass"] = _err(lambda: emb.register(dict))
+    return out
+
+
+# ---------------------------------------------------------------- signatures
+SIGNATURES = {
+    "contrib.io": {"DataLoaderIter": ["__init__", "reset", "iter_next", "getdata", "getlabel", "getpad",
+                                      "getindex"]},
+    "contrib.svrg_optimization.svrg_module": {
+        "SVRGModule": ["__init__", "_reset_bind", "reshape", "init_optimizer", "_create_optimizer", "bind",
+                       "forward", "backward", "update", "update_full_grads", "_accumulate_kvstore",
+                       "_allocate_gradients", "_svrg_grads_update_rule", "_update_svrg_gradients", "fit",
+                       "prepare"]},
+    "contrib.svrg_optimization.svrg_optimizer": {
+        "_AssignmentOptimizer": ["update"],
+        "_SVRGOptimizer": ["__init__", "_check_params", "update", "create_state", "_check_index"]},
+    "contrib.text.vocab": {"Vocabulary": ["__init__", "__len__", "to_indices", "to_tokens"]},
+    "contrib.text.utils": {"count_tokens_from_str": None},
+    "contrib.text.embedding": {
+        "register": None, "create": None, "get_pretrained_file_names": None,
+        "_TokenEmbedding": ["_get_download_file_name", "_get_pretrained_file_url", "_get_pretrained_file",
+                            "_load_embedding", "_index_tokens_from_vocabulary", "_set_idx_to_vec_by_embeddings",
+                            "_build_embedding_for_vocabulary", "get_vecs_by_tokens", "update_token_vectors",
+                            "_check_pretrained_file_names"],
+        "GloVe": ["__init__", "_get_download_file_name"], "FastText": ["__init__", "_get_download_file_name"],
+        "CustomEmbedding": ["__init__"], "CompositeEmbedding": ["__init__"]},
+}
+
+
+def _default(v: Any) -> Any:
+    if v is inspect.Parameter.empty:
+        return "<required>"
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    if isinstance(v, tuple) and all(isinstance(x, (str, int, float, tuple)) for x in v):
+        return repr(v)
+    return type(v).__name__   # cpu(), Uniform(0.01), nd.zeros, logging: compared by kind
+
+
+def _sig(fn: Any, data_dir: str) -> list:
+    out = []
+    for p in inspect.signature(fn).parameters.values():
+        d = _default(p.default)
+        out.append([p.name, p.kind.name, d.replace(data_dir, "<data_dir>") if isinstance(d, str) else d])
+    return out
+
+
+def signatures(mx: Any) -> dict:
+    out = {}
+    data_dir = mx.base.data_dir()
+    for mod_name, members in SIGNATURES.items():
+        mod = importlib.import_module(f"{mx.__name__}.{mod_name}")
+        for name, methods in members.items():
+            obj = getattr(mod, name)
+            if methods is None:
+                out[f"{mod_name}.{name}"] = _sig(obj, data_dir)
+            for m in methods or ():
+                out[f"{mod_name}.{name}.{m}"] = _sig(getattr(obj, m), data_dir)
+            if isinstance(obj, type):
+                out[f"{mod_name}.{name}:properties"] = sorted(
+                    k for k in dir(obj) if isinstance(getattr(obj, k, None), property) and not k.startswith("_"))
     return out

@@ -89,3 +89,17 @@ def test_registry_and_pretrained_files() -> None:
     finally:   # the case registers an embedding class: leave the registry as it was
         _registry._REGISTRY.clear()
         _registry._REGISTRY.update(saved)
+
+
+@pytest.mark.parametrize("name", sorted(REF["signatures"]))
+def test_signature(name: str) -> None:
+    got, ref = _json(cc.signatures(mx))[name], REF["signatures"][name]
+    if name.endswith("SVRGModule.fit"):
+        # plexnet's Module.fit options (progress=...) pass through **kwargs
+        assert got[-1] == ["kwargs", "VAR_KEYWORD", "<required>"]
+        got = got[:-1]
+    if name.endswith(":properties"):
+        # plexnet's DataIter base also makes provide_data/provide_label properties
+        assert set(ref) <= set(got), (name, got, ref)
+        return
+    _same(got, ref, name)
