@@ -15,6 +15,12 @@ from ...utils import split_and_load
 __all__ = ['BatchProcessor']
 
 
+def _split_batch(batch: Sequence[Any], ctx: list, batch_axis: int = 0) -> tuple[list, list]:
+    """Data and label of a ``(data, label, ...)`` batch, each split across ``ctx``."""
+    return (split_and_load(batch[0], ctx_list=ctx, batch_axis=batch_axis),
+            split_and_load(batch[1], ctx_list=ctx, batch_axis=batch_axis))
+
+
 class BatchProcessor:
     """The default training and evaluation step of :py:class:`Estimator`."""
 
@@ -23,9 +29,7 @@ class BatchProcessor:
 
     def _get_data_and_label(self, batch: Sequence[Any], ctx: list, batch_axis: int = 0) -> tuple[list, list]:
         """Split a ``(data, label, ...)`` batch across the devices in ``ctx``."""
-        data = split_and_load(batch[0], ctx_list=ctx, batch_axis=batch_axis)
-        label = split_and_load(batch[1], ctx_list=ctx, batch_axis=batch_axis)
-        return data, label
+        return _split_batch(batch, ctx, batch_axis)
 
     def evaluate_batch(self, estimator: Any, val_batch: Sequence[Any], batch_axis: int = 0) -> tuple:
         """Run ``estimator.val_net`` and ``estimator.val_loss`` on one validation batch.

@@ -208,20 +208,19 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
 
         msg = ("CheckpointHandler: Checkpoint resumed from epoch %d batch %d, continue to train for "
                % (self.trained_epoch, self.trained_batch))
-        if estimator.max_epoch:
-            if self.trained_epoch >= estimator.max_epoch - 1:
-                raise ValueError("Found checkpoint with maximum number of epoch %d reached, please specify "
+        # a run counts epochs or batches; the other limit is None. (MXNet's two refusals
+        # differ: the batch one shows the trained batch and lacks a space; kept.)
+        for unit, plural, trained, space in (("epoch", "epochs", self.trained_epoch, " "),
+                                             ("batch", "batches", self.trained_batch, "")):
+            limit = getattr(estimator, "max_" + unit)
+            if not limit:
+                continue
+            if trained >= limit - 1:
+                raise ValueError("Found checkpoint with maximum number of %s %d reached, please specify%s"
                                  "resume_from_checkpoint=False (default value) if you wan to train from scratch."
-                                 % estimator.max_epoch)
-            estimator.max_epoch -= self.trained_epoch + 1
-            msg += "%d epochs " % estimator.max_epoch
-        if estimator.max_batch:
-            if self.trained_batch >= estimator.max_batch - 1:
-                raise ValueError("Found checkpoint with maximum number of batch %d reached, please specify"
-                                 "resume_from_checkpoint=False (default value) if you wan to train from scratch."
-                                 % self.trained_batch)
-            estimator.max_batch -= self.trained_batch + 1
-            msg += "%d batches " % estimator.max_batch
+                                 % (unit, limit if unit == "epoch" else trained, space))
+            setattr(estimator, "max_" + unit, limit - trained - 1)
+            msg += "%d %s " % (limit - trained - 1, plural)
 
         path = os.path.join(self.model_dir, "%s-epoch%dbatch%d" % (self.model_prefix, self.trained_epoch,
                                                                    self.trained_batch))

@@ -17,11 +17,10 @@ from typing import Any, Sequence
 from ...data import DataLoader
 from ...loss import Loss
 from ...trainer import Trainer
-from ...utils import split_and_load
 from ....context import Context, cpu, gpu, num_gpus
 from ....metric import EvalMetric
 from ....metric import Loss as metric_loss
-from .batch_processor import BatchProcessor
+from .batch_processor import BatchProcessor, _split_batch
 from .event_handler import GradientUpdateHandler, LoggingHandler, MetricHandler, StoppingHandler, ValidationHandler
 from .events import Dispatcher, EventHandler, _check_event_handlers, sort_by_priority
 from .utils import _check_handler_metric_ref, _check_loss, _check_metrics, _suggest_metric_for_loss
@@ -187,9 +186,7 @@ class Estimator:
         return self._val_metrics
 
     def _get_data_and_label(self, batch: Sequence[Any], ctx: list[Context], batch_axis: int = 0) -> tuple:
-        data = split_and_load(batch[0], ctx_list=ctx, batch_axis=batch_axis)
-        label = split_and_load(batch[1], ctx_list=ctx, batch_axis=batch_axis)
-        return data, label
+        return _split_batch(batch, ctx, batch_axis)
 
     # ------------------------------------------------------------------ handlers
 
