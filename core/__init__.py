@@ -37,7 +37,7 @@ _LAZY = {
     "plugins": "plugins", "hookspecs": "hookspecs", "context": "context", "base": "base",
     "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon", "contrib": "contrib",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
-    "image": "image", "img": "image", "util": "util", "runtime": "runtime",
+    "image": "image", "img": "image", "util": "util", "runtime": "runtime", "log": "log",
 }
 
 _ATTRS = {"AttrScope": ("symbol.attribute", "AttrScope"),
