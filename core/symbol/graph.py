@@ -23,7 +23,7 @@ from ..base import InferTypeError, ShapeError
 from ..util import is_np_shape
 from .node import DTYPE_MX_TO_NP, Entry, Node, topo_sort
 
-__all__ = ["IndexedGraph", "infer_shapes", "infer_types", "parse_shape_attr", "parse_dtype_attr",
+__all__ = ["IndexedGraph", "infer_shapes", "infer_types", "parse_shape_attr", "parse_dtype_attr", "mutated_inputs",
            "InferTypeError", "is_complete", "merge_shapes"]
 
 
@@ -50,6 +50,8 @@ class IndexedGraph:
             if n.op is not None:
                 for e in self.inputs[i][self.nargs[i]:]:
                     mutated.add(e)
+                for k in mutated_inputs(n):
+                    mutated.add(self.inputs[i][k])
         self.var_nids = [i for i, n in enumerate(self.nodes) if n.op is None]
         self.arg_nids = [i for i in self.var_nids if self.row_ptr[i] not in mutated]
         self.aux_nids = [i for i in self.var_nids if self.row_ptr[i] in mutated]
@@ -99,6 +101,13 @@ def parse_shape_attr(s: str | None) -> tuple[int, ...] | None:
         v = (v,)
     shape = tuple(max(int(d), 0) for d in v)
     return shape or None
+
+
+def mutated_inputs(node: Node) -> list[int]:
+    """Positions of the inputs an operator node writes in place (MXNet's ``FMutateInputs``,
+    ``mutate_inputs()`` of the property): variables there are auxiliary states, as in MXNet."""
+    m = getattr(node.prop, "mutate_inputs", None) if node.op is not None else None
+    return [k for k in m() if k < len(node.inputs)] if m is not None else []
 
 
 def is_complete(s: Any) -> bool:

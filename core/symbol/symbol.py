@@ -20,7 +20,7 @@ from .. import upcalls
 from . import attribute as _attribute
 from . import name as _name
 from .arith_names import _ARITH, arith_op_name
-from .graph import IndexedGraph, infer_shapes, infer_types, is_complete
+from .graph import IndexedGraph, infer_shapes, infer_types, is_complete, mutated_inputs
 from .json_io import from_json, load_file, to_json
 from .node import DTYPE_NP_TO_MX, Entry, Node, is_hidden, op_registry, param_string, topo_sort
 
@@ -115,6 +115,8 @@ class Symbol:
                 na = n.num_args()
                 for e in n.inputs[na:]:
                     out.add(id(e[0]))
+                for k in mutated_inputs(n):
+                    out.add(id(n.inputs[k][0]))
         return out
 
     def list_arguments(self) -> list[str]:

@@ -361,3 +361,19 @@ def test_imperative_samplers_refuse_unknown_shapes_outside_np_shape():
     # NDArray parameters: shape () means one draw per element; symbols keep 0 as "infer it"
     assert mx.nd.random.normal(mx.nd.array([0, 1]), mx.nd.array([1, 1]), shape=()).shape == (2,)
     assert mx.sym.random.uniform(shape=(0, 3)).infer_shape_partial()[1] == [(0, 3)]
+
+
+def test_adamw_update_takes_mxnet_input_order_positionally():
+    # MXNet: _adamw_update(weight, grad, mean, var, rescale_grad), _mp_adamw_update(..., weight32, rescale_grad)
+    w, g, m, v = mx.nd.ones(3), mx.nd.ones(3), mx.nd.zeros(3), mx.nd.zeros(3)
+    mx.nd._internal._adamw_update(w, g, m, v, mx.nd.array([1.0]), lr=0.1, eta=1, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [0.68377024] * 3, rtol=1e-6)  # MXNet 1.9.1's numbers
+    # float32 coefficients as MXNet's kernel: 1 - 0.9f, 1 - 0.999f
+    np.testing.assert_allclose(m.asnumpy(), [0.10000002] * 3, rtol=1e-7)
+    np.testing.assert_allclose(v.asnumpy(), [0.0009999871] * 3, rtol=1e-6)
+    w16, w32, m, v = mx.nd.ones(3, dtype="float16"), mx.nd.ones(3), mx.nd.zeros(3), mx.nd.zeros(3)
+    mx.nd._internal._mp_adamw_update(w16, g.astype("float16"), m, v, w32, mx.nd.array([1.0]), lr=0.1, eta=1, out=w16)
+    np.testing.assert_allclose(w32.asnumpy(), [0.68377024] * 3, rtol=1e-6)
+    # inputs an operator writes in place are auxiliary states of a symbol, as MXNet's FMutateInputs
+    s = mx.sym.contrib.adamw_update(*[mx.sym.var(n) for n in "wgmvr"], lr=0.1, eta=1)
+    assert s.list_arguments() == ["w", "g", "r"] and s.list_auxiliary_states() == ["m", "v"]

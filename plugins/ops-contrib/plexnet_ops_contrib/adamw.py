@@ -46,27 +46,29 @@ class AdamWProp(OperatorProperty):
     mp = False
 
     def list_arguments(self):  # type: ignore[no-untyped-def]
-        return ["weight", "grad", "rescale_grad"]
+        # MXNet's input order (positional calls): the states, updated in place, before rescale_grad
+        return ["weight", "grad", "mean", "var"] + (["weight32"] if self.mp else []) + ["rescale_grad"]
 
-    def list_auxiliary_states(self):  # type: ignore[no-untyped-def]
-        return ["mean", "var", "weight32"] if self.mp else ["mean", "var"]
+    def mutate_inputs(self):  # type: ignore[no-untyped-def]
+        return [2, 3, 4] if self.mp else [2, 3]
 
     def infer_shape(self, in_shape):  # type: ignore[no-untyped-def]
+        n = len(self.list_arguments())
         w = next((s for s in in_shape[:2] if s is not None), None)
         if w is None:
-            return list(in_shape), [None], [None] * len(self.list_auxiliary_states())
+            return list(in_shape), [None], []
         w = tuple(w)
         for name, s in zip(("weight", "grad"), in_shape[:2]):
             if s is not None and tuple(s) != w:
                 from plexnet.base import ShapeError
                 raise ShapeError(f"{self.op_name}: argument {name!r} has shape {tuple(s)}, expected {w} "
                                  f"(weight={in_shape[0]}, grad={in_shape[1]})")
-        return [w, w, (1,)], [w], [w] * len(self.list_auxiliary_states())
+        return [w] * (n - 1) + [(1,)], [w], []
 
     def infer_type(self, in_type):  # type: ignore[no-untyped-def]
         t = in_type[0] if in_type[0] is not None else np.dtype(np.float32)
-        aux = [np.dtype(np.float32)] * 3 if self.mp else [t, t]
-        return [t, t, np.dtype(np.float32) if self.mp else t], [t], aux
+        f32 = np.dtype(np.float32)
+        return ([t, t, f32, f32, f32, f32] if self.mp else [t] * 5), [t], []
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):  # type: ignore[no-untyped-def]
         return []
@@ -84,9 +86,9 @@ class AdamWOp(Operator):
 
     def forward(self, ctx, in_data, req, out_data, aux_states):  # type: ignore[no-untyped-def]
         xp, p = ctx.xp, self.p
-        weight, grad, rescale = in_data
-        mean, var = aux_states[0], aux_states[1]
-        master = aux_states[2] if self.mp else weight
+        weight, grad, mean, var = in_data[:4]
+        rescale = in_data[-1]
+        master = in_data[4] if self.mp else weight
         r = float(rescale.reshape(-1)[0])
         if not math.isfinite(r) or r == 0:
             assign(out_data[0], req[0], master.astype(out_data[0].dtype))
@@ -94,10 +96,13 @@ class AdamWOp(Operator):
         g = grad.astype(master.dtype) * r
         if p.clip_gradient >= 0:
             g = xp.clip(g, -p.clip_gradient, p.clip_gradient)
-        mean *= p.beta1
-        mean += (1 - p.beta1) * g
-        var *= p.beta2
-        var += (1 - p.beta2) * g * g
+        # the coefficients in the master's dtype, as MXNet's kernel (1 - beta2 in float32 is 0.00099998713)
+        b1, b2 = master.dtype.type(p.beta1), master.dtype.type(p.beta2)
+        one = master.dtype.type(1)
+        mean *= b1
+        mean += (one - b1) * g
+        var *= b2
+        var += (one - b2) * g * g
         new = master - p.eta * (p.lr * mean / (xp.sqrt(var) + p.epsilon) + p.wd * master)
         if self.mp:
             master[...] = new
@@ -112,10 +117,10 @@ class GroupAdaGradParam(Params):
     epsilon = Field(float, default=1e-5, doc="added to the history under the root")
 
 
-class GroupAdaGradProp(AdamWProp):
+class GroupAdaGradProp(OperatorProperty):
     """Group AdaGrad step: one accumulator per row; ``history`` updated in place."""
 
-    param_cls = GroupAdaGradParam  # type: ignore[assignment]
+    param_cls = GroupAdaGradParam
 
     def list_arguments(self):  # type: ignore[no-untyped-def]
         return ["weight", "grad"]
@@ -124,13 +129,23 @@ class GroupAdaGradProp(AdamWProp):
         return ["history"]
 
     def infer_shape(self, in_shape):  # type: ignore[no-untyped-def]
-        shapes, outs, _aux = super().infer_shape(list(in_shape) + [(1,)])
-        w = shapes[0]
-        return shapes[:2], outs, [None if w is None else (w[0], 1)]
+        w = next((s for s in in_shape[:2] if s is not None), None)
+        if w is None:
+            return list(in_shape), [None], [None]
+        w = tuple(w)
+        for name, s in zip(("weight", "grad"), in_shape[:2]):
+            if s is not None and tuple(s) != w:
+                from plexnet.base import ShapeError
+                raise ShapeError(f"{self.op_name}: argument {name!r} has shape {tuple(s)}, expected {w} "
+                                 f"(weight={in_shape[0]}, grad={in_shape[1]})")
+        return [w, w], [w], [(w[0], 1)]
 
     def infer_type(self, in_type):  # type: ignore[no-untyped-def]
         t = in_type[0] if in_type[0] is not None else np.dtype(np.float32)
         return [t, t], [t], [t]
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):  # type: ignore[no-untyped-def]
+        return []
 
 
 class GroupAdaGradOp(Operator):
