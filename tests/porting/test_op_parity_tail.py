@@ -377,3 +377,10 @@ def test_adamw_update_takes_mxnet_input_order_positionally():
     # inputs an operator writes in place are auxiliary states of a symbol, as MXNet's FMutateInputs
     s = mx.sym.contrib.adamw_update(*[mx.sym.var(n) for n in "wgmvr"], lr=0.1, eta=1)
     assert s.list_arguments() == ["w", "g", "r"] and s.list_auxiliary_states() == ["m", "v"]
+
+
+def test_slice_assign_scalar_positional_order():
+    from plexnet.operator import get_operator_arguments
+    assert get_operator_arguments("_slice_assign_scalar").names == ["data", "scalar", "begin", "end", "step"]
+    out = mx.nd._internal._slice_assign_scalar(mx.nd.zeros((3, 3)), 2.0, (0, 0), (2, 2))
+    np.testing.assert_array_equal(out.asnumpy(), [[2, 2, 0], [2, 2, 0], [0, 0, 0]])

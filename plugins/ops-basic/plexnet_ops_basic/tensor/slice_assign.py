@@ -45,6 +45,7 @@ class SliceAssignProp(FnProp):
 
 class SliceAssignScalarParam(SliceParam):
     scalar = Field(float, default=0.0, doc="the value written into the slice")
+    field_order = ("scalar", "begin", "end", "step")  # MXNet's declaration (positional) order
 
 
 class SliceAssignScalarProp(FnProp):
