@@ -38,7 +38,7 @@ def test_last_batch_keep_is_padded_and_cast():
 
 def test_module_trains_from_a_dataloader():
     data = mx.sym.var("data")
-    out = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(data, num_hidden=1), name="softmax")
+    out = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(data, num_hidden=1, name="fc"), name="softmax")
     mod = mx.mod.Module(out, data_names=["data"], label_names=["softmax_label"])
     mod.fit(DataLoaderIter(_loader(8, 4, "discard")), num_epoch=1, optimizer_params={"learning_rate": 1e-4})
-    assert mod.get_params()[0]["fullyconnected0_weight"].shape == (1, 2)
+    assert mod.get_params()[0]["fc_weight"].shape == (1, 2)
