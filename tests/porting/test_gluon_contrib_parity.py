@@ -72,7 +72,8 @@ def test_conv_rnn_cell_structure(cls, gates, dims, layout):
 
 
 def test_conv_rnn_cell_default_prefix_and_deferred_channels():
-    cell = contrib.rnn.Conv1DGRUCell((0, 7), 5, 3, 3)
+    with mx.name.NameManager():
+        cell = contrib.rnn.Conv1DGRUCell((0, 7), 5, 3, 3)
     assert sorted(cell.collect_params().keys())[0].startswith("conv_gru")
     assert cell.i2h_weight.shape == (15, 0, 3)
     assert repr(cell) == "Conv1DGRUCell(None -> 15, tanh, NCW)"
@@ -103,6 +104,11 @@ def test_deformable_convolutions_match_mxnet(name, cls):
 
 
 def test_deformable_convolution_parameters():
+    with mx.name.NameManager():          # automatic prefixes count from 0 in a fresh manager
+        _deformable_convolution_parameters()
+
+
+def _deformable_convolution_parameters():
     layer = contrib.cnn.DeformableConvolution(4, kernel_size=(3, 3), in_channels=2)
     assert {k: v.shape for k, v in layer.collect_params().items()} == {
         "deformable_conv0_offset_weight": (18, 2, 3, 3), "deformable_conv0_offset_bias": (18,),
