@@ -384,3 +384,9 @@ def test_slice_assign_scalar_positional_order():
     assert get_operator_arguments("_slice_assign_scalar").names == ["data", "scalar", "begin", "end", "step"]
     out = mx.nd._internal._slice_assign_scalar(mx.nd.zeros((3, 3)), 2.0, (0, 0), (2, 2))
     np.testing.assert_array_equal(out.asnumpy(), [[2, 2, 0], [2, 2, 0], [0, 0, 0]])
+
+
+def test_wrapped_batchnorm_operators_list_their_inputs():
+    import inspect
+    for op in (mx.nd.contrib.SyncBatchNorm, mx.nd.contrib.BatchNormWithReLU):
+        assert list(inspect.signature(op).parameters)[:5] == ["data", "gamma", "beta", "moving_mean", "moving_var"]

@@ -115,6 +115,9 @@ class OnBatchNormOp(Operator):
 class BatchNormWithReLUProp(_OnBatchNorm):
     """Batch normalisation followed by ReLU (MXNet's fused operator)."""
 
+    # the inputs of the generated signature (the inner BatchNorm lists them once built)
+    signature_inputs = ("data", "gamma", "beta", "moving_mean", "moving_var")
+
     param_cls = BatchNormWithReLUParam
     relu = True
     forwarded = _OnBatchNorm.forwarded + ("axis", "cudnn_off")
@@ -126,6 +129,7 @@ class SyncBatchNormProp(_OnBatchNorm):
     param_cls = SyncBatchNormParam
     extra_kwargs = ("key",)
     var_out = True
+    signature_inputs = ("data", "gamma", "beta", "moving_mean", "moving_var")
 
     def init(self, kwargs):  # type: ignore[no-untyped-def]
         if "key" not in kwargs:
