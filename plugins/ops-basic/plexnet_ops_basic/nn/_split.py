@@ -127,13 +127,18 @@ def run2(first: Callable[[], Any], second: Callable[[], Any]) -> None:
     blas.worker_awake()          # while both run, so BLAS gives each one thread
     _tls.inside = True
     try:
-        fut = _helper().submit(second)
+        try:
+            fut = _helper().submit(second)
+        except RuntimeError:     # the interpreter is exiting: the pool takes no new work
+            fut = None
         try:
             first()
         finally:
-            err = fut.exception()
+            err = fut.exception() if fut is not None else None
         if err is not None:
             raise err
+        if fut is None:
+            second()             # here, after first: the same work, on one thread
     finally:
         _tls.inside = False
         blas.worker_asleep()

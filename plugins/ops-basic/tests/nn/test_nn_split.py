@@ -231,3 +231,18 @@ def test_backed_off_convolution_runs_on_one_blas_thread(split_on, monkeypatch):
     assert not spy and calls and sum(calls) == 0 and calls[:2] == [1, 1]
     monkeypatch.setattr(_split, "_off_until", 0.0)
     assert not _split.backed_off(np)
+
+
+def test_split_runs_inline_when_the_pool_refuses_work(monkeypatch):
+    """At interpreter exit the helper pool takes no new work (submit raises
+    RuntimeError): both halves then run on the calling thread, nothing is lost."""
+    class Closed:
+        def submit(self, fn):
+            raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+    monkeypatch.setattr(_split, "_helper", lambda: Closed())
+    ran = []
+    _split.run2(lambda: ran.append("first"), lambda: ran.append("second"))
+    assert ran == ["first", "second"]
+    got = []
+    assert sum(_split.run_items(5, lambda i, slot: got.append(i))) == 5
+    assert sorted(got) == list(range(5))
