@@ -194,9 +194,9 @@ def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
 def _like(dist: str) -> Callable[..., NDArray]:
     op = f"_random_{dist}_like"
 
-    def fn(data: NDArray | None = None, out: NDArray | None = None, name: str | None = None,
-           **kwargs: Any) -> NDArray:
-        return _op(op)(data, out=out, **kwargs)
+    def fn(data: NDArray | None = None, *args: Any, **kwargs: Any) -> NDArray:
+        # MXNet's (data, <distribution parameters>, out, name): positional values pass through
+        return _op(op)(data, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = f"{dist}_like"
     fn.__doc__ = f"Samples of the {dist.replace('_', ' ')} distribution in the shape and dtype of ``data`` ({op})."
     return fn

@@ -33,8 +33,7 @@ def _input_names_with(prop_cls: Any, over: dict[str, Any]) -> list[str] | None:
         names = list(prop.list_arguments()) + list(prop.list_auxiliary_states())
     except Exception:  # noqa: BLE001 - a property that needs real parameters to list them
         return None
-    names = [n for n in names if isinstance(n, str) and n.isidentifier()]
-    return names or None
+    return [n for n in names if isinstance(n, str) and n.isidentifier()]  # [] for an operator without inputs
 
 
 def static_input_names(prop_cls: Any) -> list[str] | None:

@@ -42,7 +42,8 @@ REQUIRED_PARAMETER = _Required()
 def _input_names(prop_cls: Any) -> list[str]:
     """The array inputs of MXNet's signature (``calling.signature_input_names``, optional
     ones included); ``["data"]`` when they cannot be worked out."""
-    return signature_input_names(prop_cls) or ["data"]
+    names = signature_input_names(prop_cls)
+    return ["data"] if names is None else names  # none: an operator that creates (zeros, random_uniform)
 
 
 def operator_signature(prop_cls: Any, namespace: str = "nd") -> inspect.Signature:

@@ -116,8 +116,9 @@ def shuffle(data: Symbol, **kwargs: Any) -> Symbol:
 def _like(dist: str) -> Callable[..., Symbol]:
     op = f"_random_{dist}_like"
 
-    def fn(data: Symbol | None = None, **kwargs: Any) -> Symbol:
-        return _op(op)(data, **kwargs) if data is not None else _op(op)(**kwargs)
+    def fn(data: Symbol | None = None, *args: Any, **kwargs: Any) -> Symbol:
+        # MXNet's (data, <distribution parameters>, name, attr, out): positional values pass through
+        return _op(op)(data, *args, **kwargs) if data is not None else _op(op)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = f"{dist}_like"
     fn.__doc__ = f"Samples of the {dist.replace('_', ' ')} distribution shaped like ``data`` ({op})."
     return fn

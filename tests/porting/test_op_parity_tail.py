@@ -390,3 +390,15 @@ def test_wrapped_batchnorm_operators_list_their_inputs():
     import inspect
     for op in (mx.nd.contrib.SyncBatchNorm, mx.nd.contrib.BatchNormWithReLU):
         assert list(inspect.signature(op).parameters)[:5] == ["data", "gamma", "beta", "moving_mean", "moving_var"]
+
+
+def test_creation_operators_have_no_data_input_and_like_samplers_take_positional_parameters():
+    import inspect
+    assert list(inspect.signature(mx.nd.uniform).parameters)[:3] == ["low", "high", "shape"]
+    assert list(inspect.signature(mx.nd.random_normal).parameters)[:3] == ["loc", "scale", "shape"]
+    assert mx.nd.uniform(0, 1, (2, 3)).shape == (2, 3)
+    x = mx.nd.zeros((2, 3))
+    assert mx.nd.random.uniform_like(x, 5, 6).asnumpy().min() >= 5  # MXNet: (data, low, high, out, name)
+    o = mx.nd.empty((2, 3))
+    assert mx.nd.random.uniform_like(x, 5, 6, o) is o
+    assert mx.sym.random.normal_like(mx.sym.var("d"), 0, 1).infer_shape(d=(2, 2))[1] == [(2, 2)]
