@@ -158,8 +158,9 @@ def _need(op: str, helper: str) -> Any:
     return fn
 
 
-def from_numpy(a: Any, zero_copy: bool = False) -> NDArray:
-    return from_numpy_view(a) if zero_copy else array(a, dtype=a.dtype)
+def from_numpy(ndarray: Any, zero_copy: bool = False) -> NDArray:
+    """An NDArray of the numpy array ``ndarray`` (``zero_copy``: sharing its memory)."""
+    return from_numpy_view(ndarray) if zero_copy else array(ndarray, dtype=ndarray.dtype)
 
 
 def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
@@ -167,8 +168,9 @@ def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) 
     return _need("Concat", "concatenate")(*arrays, dim=axis)
 
 
-def moveaxis(a: NDArray, source: int, destination: int) -> NDArray:
+def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
     """Move axis ``source`` to position ``destination`` (both in [-ndim, ndim), as MXNet)."""
+    a = tensor
     for what, ax in (("Source", source), ("Destination", destination)):
         if not -a.ndim <= ax < a.ndim:
             raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim ({a.ndim}); got {ax}")

@@ -657,8 +657,10 @@ def _shape(shape: Any) -> tuple:
     return tuple(int(d) for d in shape)
 
 
-def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An uninitialised array."""
+def empty(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: Any = None) -> NDArray:
+    """An uninitialised array (``stype``: only 'default', as plexnet arrays are dense)."""
+    if stype not in (None, "default"):
+        raise PlexnetError(f"empty: storage type {stype!r} is not supported (plexnet arrays are dense)")
     return _new(_shape(shape), ctx or current_context(), _dtype(dtype))
 
 
@@ -715,9 +717,10 @@ def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -
     return _filled(shape, 1, ctx, dtype, _fill_kwargs("ones", kw), "_ones")
 
 
-def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An array holding a copy of ``source``. As in MXNet, the dtype is ``dtype``, else
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An array holding a copy of ``source_array``. As in MXNet, the dtype is ``dtype``, else
     the source NDArray's, else float32 (also for numpy sources)."""
+    source = source_array  # MXNet's parameter name (nd.array(source_array=...))
     if isinstance(source, NDArray):
         dt = _dtype(dtype if dtype is not None else source.dtype)
         out = empty(source.shape, ctx or source.context, dt)

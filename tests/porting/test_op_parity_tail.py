@@ -402,3 +402,12 @@ def test_creation_operators_have_no_data_input_and_like_samplers_take_positional
     o = mx.nd.empty((2, 3))
     assert mx.nd.random.uniform_like(x, 5, 6, o) is o
     assert mx.sym.random.normal_like(mx.sym.var("d"), 0, 1).infer_shape(d=(2, 2))[1] == [(2, 2)]
+
+
+def test_creation_functions_take_mxnet_keyword_names():
+    assert mx.nd.array(source_array=[1, 2]).shape == (2,)
+    assert mx.nd.moveaxis(tensor=mx.nd.ones((2, 3)), source=0, destination=1).shape == (3, 2)
+    assert mx.nd.from_numpy(ndarray=np.ones(2)).shape == (2,)
+    assert mx.nd.empty((2,), stype="default").shape == (2,)
+    with pytest.raises(MXNetError, match="storage type"):
+        mx.nd.empty((2,), stype="csr")
