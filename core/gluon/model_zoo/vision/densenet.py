@@ -9,6 +9,7 @@ from typing import Any
 from ....context import Context, cpu
 from ... import nn
 from ...block import HybridBlock
+from ...contrib.nn import HybridConcurrent  # MXNet builds these with contrib.nn.HybridConcurrent (repr, isinstance)
 from ._common import DEFAULT_ROOT, Classifier, bn_conv, load_pretrained, stage, variant, with_pretrained_doc
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201"]
@@ -22,18 +23,18 @@ SPEC: dict[int, tuple[int, int, tuple[int, ...]]] = {
 }
 
 
-def _dense_layer(growth_rate: int, bn_size: int, dropout: float) -> nn.HybridConcatenate:
+def _dense_layer(growth_rate: int, bn_size: int, dropout: float) -> HybridConcurrent:
     # concat(x, new features): each layer's input is every earlier layer's output
     new = nn.HybridSequential(prefix="")
     new.add(*bn_conv(bn_size * growth_rate, 1), *bn_conv(growth_rate, 3, pad=1))
     if dropout:
         new.add(nn.Dropout(dropout))
-    out = nn.HybridConcatenate(axis=1, prefix="")
+    out = HybridConcurrent(axis=1, prefix="")
     out.add(nn.Identity(), new)
     return out
 
 
-def _dense_layers(count: int, growth_rate: int, bn_size: int, dropout: float) -> list[nn.HybridConcatenate]:
+def _dense_layers(count: int, growth_rate: int, bn_size: int, dropout: float) -> list[HybridConcurrent]:
     return [_dense_layer(growth_rate, bn_size, dropout) for _ in range(count)]
 
 

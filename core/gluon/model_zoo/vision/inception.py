@@ -12,6 +12,7 @@ from typing import Any
 from ....context import Context, cpu
 from ... import nn
 from ...block import HybridBlock
+from ...contrib.nn import HybridConcurrent  # MXNet builds these with contrib.nn.HybridConcurrent (repr, isinstance)
 from ._common import DEFAULT_ROOT, Classifier, conv_bn, load_pretrained, with_pretrained_doc
 
 __all__ = ["Inception3", "inception_v3"]
@@ -87,15 +88,15 @@ def _branch(pool: str | None, convs: tuple[Conv, ...]) -> nn.HybridSequential:
     return out
 
 
-def _mixed(prefix: str, branches: list[Branch]) -> nn.HybridConcatenate:
-    out = nn.HybridConcatenate(axis=1, prefix=prefix)
+def _mixed(prefix: str, branches: list[Branch]) -> HybridConcurrent:
+    out = HybridConcurrent(axis=1, prefix=prefix)
     with out.name_scope():
         for pool, convs, split in branches:
             if split is None:
                 out.add(_branch(pool, convs))
                 continue
             head = _branch(pool, convs)
-            parallel = nn.HybridConcatenate(axis=1, prefix="")
+            parallel = HybridConcurrent(axis=1, prefix="")
             parallel.add(*(_branch(None, (c,)) for c in split))
             branch = nn.HybridSequential(prefix="")
             branch.add(head, parallel)

@@ -8,6 +8,7 @@ from typing import Any
 from ....context import Context, cpu
 from ... import nn
 from ...block import HybridBlock
+from ...contrib.nn import HybridConcurrent  # MXNet builds these with contrib.nn.HybridConcurrent (repr, isinstance)
 from ._common import DEFAULT_ROOT, Classifier, load_pretrained, variant, with_pretrained_doc
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
@@ -31,7 +32,7 @@ def _fire(squeeze: int) -> nn.HybridSequential:
     # squeeze with 1x1, then concat(1x1 expand, 3x3 expand)
     out = nn.HybridSequential(prefix="")
     out.add(_conv_relu(squeeze, 1))
-    expand = nn.HybridConcatenate(axis=1, prefix="")
+    expand = HybridConcurrent(axis=1, prefix="")
     expand.add(_conv_relu(4 * squeeze, 1), _conv_relu(4 * squeeze, 3, 1))
     out.add(expand)
     return out
