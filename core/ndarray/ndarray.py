@@ -202,9 +202,9 @@ class NDArray:
     def copy(self) -> "NDArray":
         return self.copyto(self.context)
 
-    def as_in_context(self, ctx: Context) -> "NDArray":
-        """Self if already on ``ctx``, else a copy there."""
-        return self if self.context == ctx else self.copyto(ctx)
+    def as_in_context(self, context: Context) -> "NDArray":
+        """Self if already on ``context``, else a copy there."""
+        return self if self.context == context else self.copyto(context)
 
     def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
         dt = _dtype(dtype)

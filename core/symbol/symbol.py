@@ -524,13 +524,33 @@ class Symbol:
         return self._infer_type_impl(True, args, kwargs)
 
     # -- serialization ------------------------------------------------------------------------------
-    def tojson(self) -> str:
-        """MXNet 1.x symbol JSON (loadable by ``mx.sym.load_json`` of MXNet 1.9)."""
-        return to_json(self)
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """MXNet 1.x symbol JSON (loadable by ``mx.sym.load_json`` of MXNet 1.9); with
+        ``remove_amp_cast`` (MXNet's default) without ``amp_cast``/``amp_multicast`` nodes."""
+        return to_json(self._without_amp_cast() if remove_amp_cast else self)
 
     def save(self, fname: str, remove_amp_cast: bool = True) -> None:
         """Write ``tojson()`` to ``fname`` atomically (the old file or the new, never half)."""
-        atomic_write(fname, self.tojson())
+        atomic_write(fname, self.tojson(remove_amp_cast))
+
+    def _without_amp_cast(self) -> "Symbol":
+        """The graph with every ``amp_cast`` / ``amp_multicast`` output replaced by the
+        matching input (MXNet's RemoveAmpCast pass); ``self`` when there is none."""
+        nodes = self._topo()
+        if not any(n.op in ("amp_cast", "amp_multicast") for n in nodes):
+            return self
+        mapping: dict[int, Node] = {}
+        bypass: dict[tuple[int, int], Entry] = {}
+
+        def entry(e: Entry) -> Entry:
+            return bypass.get((id(e[0]), e[1])) or Entry(mapping[id(e[0])], e[1])
+        for n in nodes:
+            if n.op in ("amp_cast", "amp_multicast"):
+                for k, src in enumerate(n.inputs[:n.num_outputs()]):
+                    bypass[(id(n), k)] = entry(src)
+                continue
+            mapping[id(n)] = Node(n.op, n.name, dict(n.attrs), [entry(e) for e in n.inputs], n._prop)
+        return Symbol([entry(e) for e in self._outputs])
 
     def debug_str(self) -> str:
         """A readable listing of the graph (one block per operator node)."""

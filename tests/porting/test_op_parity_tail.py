@@ -411,3 +411,12 @@ def test_creation_functions_take_mxnet_keyword_names():
     assert mx.nd.empty((2,), stype="default").shape == (2,)
     with pytest.raises(MXNetError, match="storage type"):
         mx.nd.empty((2,), stype="csr")
+
+
+def test_tojson_removes_amp_casts_by_default_and_as_in_context_keyword():
+    s = mx.sym.amp_cast(mx.sym.var("x"), dtype="float16") * 2
+    assert "amp_cast" not in s.tojson() and "amp_cast" in s.tojson(remove_amp_cast=False)
+    m = mx.sym.amp_multicast(mx.sym.var("a"), mx.sym.var("b"), num_outputs=2)
+    j = (m[0] + m[1]).tojson()
+    assert "amp_multicast" not in j and mx.sym.load_json(j).list_arguments() == ["a", "b"]
+    assert mx.nd.ones(2).as_in_context(context=mx.cpu()).shape == (2,)
