@@ -49,7 +49,9 @@ def test_tcp_transport_bitwise_equals_local_store(ray_address, monkeypatch):
     try:
         assert kv._transport.plane == "tcp"
         local = mx.kv.create("local")
-        shapes = {3: (20, 10), 4: (7,), 5: (0,)}
+        # no zero-size key: outside np_shape MXNet 1.9.1 makes no zero-size array (nd.zeros((0,))
+        # is an error, and so is the optimizer state of one)
+        shapes = {3: (20, 10), 4: (7,)}
         for store in (kv, local):
             store.init(list(shapes), [mx.nd.ones(s) for s in shapes.values()])
             store.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.001))
