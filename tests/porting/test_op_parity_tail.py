@@ -420,3 +420,17 @@ def test_tojson_removes_amp_casts_by_default_and_as_in_context_keyword():
     j = (m[0] + m[1]).tojson()
     assert "amp_multicast" not in j and mx.sym.load_json(j).list_arguments() == ["a", "b"]
     assert mx.nd.ones(2).as_in_context(context=mx.cpu()).shape == (2,)
+
+
+def test_integer_scalar_operands_wrap_and_clip_compares_in_float():
+    # MXNet 1.9.1 (recorded): the scalar becomes DType(scalar) (C cast: truncated, wrapped)
+    x = mx.nd.array([1, 2, 200], dtype="uint8")
+    assert (x + 300).asnumpy().tolist() == [45, 46, 244]
+    assert (x * -1).asnumpy().tolist() == [255, 254, 56]
+    assert (x > 256).asnumpy().tolist() == [1, 1, 1]
+    assert mx.nd.maximum(x, -3).asnumpy().tolist() == [253, 253, 253]
+    assert (mx.nd.array([1, 2, 100], dtype="int8") + 200).asnumpy().tolist() == [-55, -54, 44]
+    u = mx.nd.array([0, 1, 2, 3, 4, 5, 255], dtype="uint8")
+    assert mx.nd.clip(u, -2.5, 2.5).asnumpy().tolist() == [0, 1, 2, 2, 2, 2, 2]
+    assert mx.nd.clip(u, -1, 300).asnumpy().tolist() == [0, 1, 2, 3, 4, 5, 255]
+    assert mx.nd.clip(mx.nd.array([-5, -1, 0, 3, 7], dtype="int32"), -2.5, 2.5).asnumpy().tolist() == [-2, -1, 0, 2, 2]

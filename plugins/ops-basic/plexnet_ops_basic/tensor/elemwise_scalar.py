@@ -28,7 +28,23 @@ def _cast(s: float, arr: Any) -> Any:
         return s
     if k == "b":
         return bool(s)
-    return arr.dtype.type(int(s)) if math.isfinite(s) else s
+    if not math.isfinite(s):
+        return s
+    # MXNet's DType(scalar): truncated, then wrapped into the type (uint8: 300 -> 44, -1 -> 255)
+    bits = arr.dtype.itemsize * 8
+    v = int(s) % (1 << bits)
+    if k == "i" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return arr.dtype.type(v)
+
+
+def _clip_bound(s: float, arr: Any) -> Any:
+    """A clip bound in ``arr``'s type: MXNet compares in float, so a bound past the integer
+    type's range never applies (``clip(uint8, -2.5, 2.5)`` only caps at 2)."""
+    if arr.dtype.kind in "iu" and math.isfinite(s):
+        info = np.iinfo(arr.dtype)
+        s = min(max(s, info.min), info.max)
+    return _cast(s, arr)
 
 
 def scalar_ufunc_forward(name: str, reverse: bool) -> Callable[..., None]:
@@ -154,7 +170,7 @@ def _clip_forward(src: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
     if not req:
         return
     xp, p = ctx.xp, env.kwargs
-    lo, hi = _cast(p.a_min, src), _cast(p.a_max, src)
+    lo, hi = _clip_bound(p.a_min, src), _clip_bound(p.a_max, src)
     if req == ADD:
         xp.add(ret, xp.clip(src, lo, hi), out=ret, casting="unsafe")
     elif ret.dtype == src.dtype:
