@@ -434,3 +434,9 @@ def test_integer_scalar_operands_wrap_and_clip_compares_in_float():
     assert mx.nd.clip(u, -2.5, 2.5).asnumpy().tolist() == [0, 1, 2, 2, 2, 2, 2]
     assert mx.nd.clip(u, -1, 300).asnumpy().tolist() == [0, 1, 2, 3, 4, 5, 255]
     assert mx.nd.clip(mx.nd.array([-5, -1, 0, 3, 7], dtype="int32"), -2.5, 2.5).asnumpy().tolist() == [-2, -1, 0, 2, 2]
+
+
+def test_rrelu_inference_uses_the_mean_slope_and_leaves_the_mask_zero():
+    out, mask = mx.nd.LeakyReLU(mx.nd.array([-1.0, 2.0, -3.0]), act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
+    np.testing.assert_allclose(out.asnumpy(), [-0.2, 2.0, -0.6], rtol=1e-6)
+    assert mask.asnumpy().tolist() == [0, 0, 0]  # as MXNet 1.9.1 (the mask is only drawn in training)

@@ -94,9 +94,10 @@ class LeakyReLUOp(Operator):
                 r = rng.random(x.shape, dtype=x.dtype) if x.dtype.kind == "f" and x.itemsize in (4, 8) else \
                     rng.random(x.shape)
                 mask = (r * (p.upper_bound - p.lower_bound) + p.lower_bound).astype(x.dtype, copy=False)
-            else:
-                mask = xp.full(x.shape, (p.lower_bound + p.upper_bound) / 2.0, dtype=x.dtype)
-            y = xp.where(x > 0, x, x * mask)
+                y = xp.where(x > 0, x, x * mask)
+            else:  # the mean slope; MXNet leaves the mask output unwritten (zeros)
+                y = xp.where(x > 0, x, x * x.dtype.type((p.lower_bound + p.upper_bound) / 2.0))
+                mask = xp.zeros(x.shape, dtype=x.dtype)
             if writes(req[1]):
                 xp.copyto(out_data[1], mask)
             elif req[1] == OpReqType.add:
