@@ -7,6 +7,19 @@
 ported from MXNet's Apache-2.0 sources). Not provided: ``nn.SparseEmbedding`` (row-sparse
 gradients) and ``data.text`` (WikiText downloads).
 """
-from . import cnn, data, estimator, nn, rnn
+from typing import Any
+
+from . import cnn, data, nn, rnn
 
 __all__ = ["nn", "rnn", "cnn", "data", "estimator"]
+
+
+def __getattr__(name: str) -> Any:
+    # estimator imports gluon.data's DataLoader; gluon.data (vision datasets -> model zoo ->
+    # contrib.nn) imports this package: loaded on first use, the import is not circular
+    if name == "estimator":
+        import importlib
+        mod = importlib.import_module(f"{__name__}.estimator")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
