@@ -440,3 +440,13 @@ def test_rrelu_inference_uses_the_mean_slope_and_leaves_the_mask_zero():
     out, mask = mx.nd.LeakyReLU(mx.nd.array([-1.0, 2.0, -3.0]), act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
     np.testing.assert_allclose(out.asnumpy(), [-0.2, 2.0, -0.6], rtol=1e-6)
     assert mask.asnumpy().tolist() == [0, 0, 0]  # as MXNet 1.9.1 (the mask is only drawn in training)
+
+
+def test_gather_nd_bounds_and_clip_with_crossed_bounds():
+    x = mx.nd.arange(24).reshape((2, 3, 4))
+    assert mx.nd.gather_nd(x, mx.nd.array([[-1], [0]])).asnumpy().ravel()[:2].tolist() == [12, 13]  # wraps once
+    for bad in (2, -3):  # MXNet 1.9.1: IndexError "index 2 is out of bounds for axis 0 with size 2"
+        with pytest.raises(MXNetError, match="out of bounds"):
+            mx.nd.gather_nd(x, mx.nd.array([[bad], [0]])).asnumpy()
+    # a_min > a_max: MXNet accepts it and tests x > a_max first
+    assert mx.nd.clip(mx.nd.array([0, 1, 2, 3]), 2, 1).asnumpy().tolist() == [2, 2, 1, 1]

@@ -14,7 +14,6 @@ from typing import Any, Callable
 import numpy as np
 
 from plexnet.operator import Field, Params
-from plexnet.operator.params import ParamError
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
 from ._common import ADD, fill_zero, store
@@ -159,11 +158,15 @@ SCALAR: list[tuple[str, Any, bool, tuple, tuple[str, ...]]] = [
 
 class ClipParam(Params):
     a_min = Field(float, doc="minimum value")
-    a_max = Field(float, doc="maximum value")
+    a_max = Field(float, doc="maximum value (a_min > a_max is accepted, as MXNet: see _clip)")
 
-    def __post_init__(self, op: str) -> None:
-        if self.a_min > self.a_max:
-            raise ParamError(f"{op}: argument 'a_min'={self.a_min} must not exceed 'a_max'={self.a_max}")
+
+def _clip(xp: Any, src: Any, lo: Any, hi: Any) -> Any:
+    """MXNet's ``x > a_max ? a_max : (x < a_min ? a_min : x)``: numpy's clip where
+    ``a_min <= a_max``; with ``a_min > a_max`` MXNet's order of tests decides."""
+    if lo <= hi:
+        return xp.clip(src, lo, hi)
+    return xp.where(src > hi, hi, xp.where(src < lo, lo, src)).astype(src.dtype, copy=False)
 
 
 def _clip_forward(src: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
@@ -172,11 +175,11 @@ def _clip_forward(src: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
     xp, p = ctx.xp, env.kwargs
     lo, hi = _clip_bound(p.a_min, src), _clip_bound(p.a_max, src)
     if req == ADD:
-        xp.add(ret, xp.clip(src, lo, hi), out=ret, casting="unsafe")
-    elif ret.dtype == src.dtype:
+        xp.add(ret, _clip(xp, src, lo, hi), out=ret, casting="unsafe")
+    elif ret.dtype == src.dtype and lo <= hi:
         xp.clip(src, lo, hi, out=ret)
     else:
-        xp.copyto(ret, xp.clip(src, lo, hi), casting="unsafe")
+        xp.copyto(ret, _clip(xp, src, lo, hi), casting="unsafe")
 
 
 def _clip_grad(out_grad: Any, x: Any, env: Any, in_grad: Any, req: Any, ctx: Any) -> None:

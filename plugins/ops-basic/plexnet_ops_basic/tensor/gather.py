@@ -51,6 +51,13 @@ class GatherNDProp(_IndexProp):
         return tuple(xp.mod(idx[i], data_shape[i]) for i in range(idx.shape[0]))
 
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
+        idx = _ints(xp, ins[1])
+        for i in range(idx.shape[0]):  # MXNet: -d <= index < d, else IndexError (no wrapping)
+            d = ins[0].shape[i]
+            bad = (idx[i] < -d) | (idx[i] >= d)
+            if bool(bad.any()):
+                v = int(idx[i][bad].ravel()[0])
+                raise IndexError(f"gather_nd: index {v} is out of bounds for axis {i} with size {d}")
         return [ins[0][self._key(xp, ins[0].shape, ins[1])]]
 
     def gradient(self, xp: Any, ogs: list, ins: list, outs: list, ctx: Any) -> list:
