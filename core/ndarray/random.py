@@ -20,10 +20,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine as _engine_mod
-from ..base import PlexnetError, ShapeError
+from ..base import ShapeError
 from ..context import Context, current_context
 from ..engine.base import FnProperty
 from ..operator import namespaces as _namespaces
+from ..operator.hints import missing_fluent_message
+from ..operator.registry import OperatorNotFound
 from ..resource import ResourceRequest, get as _resources
 from ..util import is_np_shape
 from . import op_function
@@ -33,13 +35,11 @@ __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "mul
            "generalized_negative_binomial", "shuffle", "randint",
            "current_context"]
 
-_PLUGIN_HINT = "install plexnet-ops-random (pip install plugins/ops-random); `plexnet plugins` lists what is installed"
-
 
 def _op(name: str) -> Callable[..., Any]:
     fn = op_function(name)
     if fn is None:
-        raise PlexnetError(f"nd.random: operator {name!r} is not registered; {_PLUGIN_HINT}")
+        raise OperatorNotFound(missing_fluent_message(f"nd.random.{name.lstrip('_')}", name))
     return fn
 
 

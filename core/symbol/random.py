@@ -11,8 +11,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..base import PlexnetError
 from ..operator import namespaces as _namespaces
+from ..operator.hints import missing_fluent_message
+from ..operator.registry import OperatorNotFound
 from . import op_function
 from .symbol import Symbol
 
@@ -24,8 +25,7 @@ __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "mul
 def _op(name: str) -> Callable[..., Symbol]:
     fn = op_function(name)
     if fn is None:
-        raise PlexnetError(f"sym.random: operator {name!r} is not registered; install plexnet-ops-random "
-                           f"(pip install plugins/ops-random)")
+        raise OperatorNotFound(missing_fluent_message(f"sym.random.{name.lstrip('_')}", name))
     return fn
 
 
