@@ -244,7 +244,9 @@ def test_trainer_stale_gradient_and_states(tmp_path) -> None:
     assert tr2.optimizer.num_update == tr.optimizer.num_update
 
 
-@pytest.mark.parametrize("name", [n for n in mx.optimizer.list_optimizers() if n != "test"])
+# "_"-names are helpers (contrib.svrg_optimization's _svrgoptimizer wraps another optimizer and
+# registers itself only once that module is imported): not standalone optimizers
+@pytest.mark.parametrize("name", [n for n in mx.optimizer.list_optimizers() if n != "test" and not n.startswith("_")])
 def test_trainer_runs_every_optimizer(name) -> None:
     net = nn.Dense(3, in_units=4)
     net.initialize()
