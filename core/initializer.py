@@ -566,3 +566,12 @@ class FusedRNN(Initializer):
             else:
                 raise ValueError("FusedRNN without init needs a global initializer (call it through one)")
         _assign(arr, host.reshape(arr.shape))
+
+
+def __getattr__(name: str) -> Any:
+    # MXNet's initializer module imports ``ndarray.load`` at its top (``mx.init.load`` is
+    # ``mx.nd.load``); here it resolves on first use, ndarray sitting above this module
+    if name == "load":
+        from .ndarray import load
+        return load
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -592,3 +592,17 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
     ``quality``: JPEG quality 1-100, or PNG compression level 0-9.
     """
     return pack(header, encode_image(img, quality, img_fmt, channel_order))
+
+
+def __getattr__(name: str) -> Any:
+    # MXNet's recordio imports OpenCV at its top (``mx.recordio.cv2``, None without it);
+    # plexnet decodes without it, so it is imported only when a script asks for it
+    if name == "cv2":
+        found: Any
+        try:
+            import cv2 as found
+        except ImportError:
+            found = None
+        globals()["cv2"] = found
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -71,3 +71,16 @@ def test_minus_one_is_the_unknown_dimension():
         assert (a + b).infer_shape_partial() == ([(-1, 3), (-1, 3)], [(-1, 3)], [])
     # legacy semantics: 0 is the unknown dimension (-1 given is read as unknown too)
     assert mx.sym.sin(mx.sym.var("d", shape=(-1, 2, 3))).infer_shape_partial() == ([(0, 2, 3)], [(0, 2, 3)], [])
+
+
+def test_init_load_and_recordio_cv2_as_mxnet():
+    """mx.init.load is nd.load and mx.recordio.cv2 is OpenCV (None without it), as
+    MXNet's modules import them at their top."""
+    assert mx.init.load is mx.nd.load
+    try:
+        import cv2
+    except ImportError:
+        cv2 = None
+    assert mx.recordio.cv2 is cv2
+    with pytest.raises(AttributeError):
+        mx.init.no_such_name
