@@ -40,8 +40,10 @@ import time
 from typing import Any
 
 from . import engine
+from .base import MXNetError
 
-__all__ = ["set_config", "set_state", "get_state", "dump", "dumps", "pause", "resume", "EngineObserver",
+__all__ = ["set_kvstore_handle", "profiler_kvstore_handle",
+           "set_config", "set_state", "get_state", "dump", "dumps", "pause", "resume", "EngineObserver",
            "ChromeTraceRecorder", "Domain", "Task", "Frame", "Event", "Counter", "Marker", "scope",
            "profiler_set_config", "profiler_set_state", "dump_profile"]
 
@@ -283,12 +285,38 @@ def _refresh() -> None:
 engine.add_observer_source(_observers)
 
 
+#: the kvstore whose servers ``profile_process='server'`` calls go to (``set_kvstore_handle``)
+profiler_kvstore_handle: Any = None
+#: command head of those calls (MXNet's ``kSetProfilerParams``); a dist kvstore's
+#: ``_send_command_to_servers`` runs the body on each server's own profiler
+SERVER_COMMAND = 5
+
+
+def set_kvstore_handle(handle: Any) -> None:
+    """The kvstore (``kv.handle``) whose servers ``profile_process='server'`` profiles."""
+    global profiler_kvstore_handle
+    profiler_kvstore_handle = handle
+
+
+def _on_servers(call: str, profile_process: str, **kwargs: Any) -> Any:
+    """``profile_process='server'``: run ``call`` on every server of the kvstore given to
+    ``set_kvstore_handle`` (each server profiles itself and writes its own file,
+    ``rank<server>_<filename>``); ``None`` for the worker's own profiler."""
+    if profile_process not in ("worker", "server"):
+        raise ValueError(f"profile_process must be 'worker' or 'server', got {profile_process!r}")
+    if profile_process == "worker":
+        return None
+    kv = profiler_kvstore_handle
+    if kv is None or not str(getattr(kv, "type", "")).startswith("dist"):
+        raise MXNetError(f"profiler.{call}(profile_process='server'): servers exist only for a dist kvstore; "
+                         f"call mx.profiler.set_kvstore_handle(kv.handle) with one first "
+                         f"(got {getattr(kv, 'type', None)!r})")
+    return kv._send_command_to_servers(SERVER_COMMAND, json.dumps({"call": call, "kwargs": kwargs}))
+
+
 def _check_process(profile_process: str) -> None:
     if profile_process not in ("worker", "server"):
         raise ValueError(f"profile_process must be 'worker' or 'server', got {profile_process!r}")
-    if profile_process == "server":
-        raise NotImplementedError("profiling kvstore servers is not supported by plexnet.profiler; profile "
-                                  "the workers (profile_process='worker')")
 
 
 def _as_bool(key: str, v: Any) -> bool:
@@ -311,12 +339,16 @@ def set_config(**kwargs: Any) -> None:
     (adds a ``memory`` counter track per device: bytes in use after each operation),
     ``profile_api``, ``aggregate_stats`` (``dumps()`` returns statistics only with it on),
     ``continuous_dump`` + ``dump_period`` (seconds: rewrite the trace file
-    periodically while running), ``profile_process`` (``'worker'``).
+    periodically while running), ``profile_process`` (``'worker'``, or ``'server'``: the
+    other options go to the servers of the kvstore given to ``set_kvstore_handle``).
     """
     unknown = sorted(set(kwargs) - set(_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"profiler.set_config: unknown option(s) {', '.join(unknown)}; "
                          f"valid: {', '.join(sorted(_CONFIG_KEYS))}")
+    if kwargs.get("profile_process") == "server":
+        _on_servers("set_config", "server", **{k: v for k, v in kwargs.items() if k != "profile_process"})
+        return
     with _prof.lock:
         for k, v in kwargs.items():
             t = _CONFIG_KEYS[k]
@@ -350,7 +382,8 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     """Start (``'run'``) or stop (``'stop'``) recording engine operations."""
     if state not in ("run", "stop"):
         raise ValueError(f"profiler state must be 'run' or 'stop', got {state!r}")
-    _check_process(profile_process)
+    if _on_servers("set_state", profile_process, state=state) is not None:
+        return
     with _prof.lock:
         if state == "run" and _prof.finished:
             _prof.recorder.clear()
@@ -372,14 +405,17 @@ def profiler_set_state(state: str = "stop") -> None:
 
 def pause(profile_process: str = "worker") -> None:
     """Stop recording without ending the session (``resume`` continues)."""
-    _check_process(profile_process)
+    if _on_servers("pause", profile_process) is not None:
+        return
     with _prof.lock:
         _prof.paused = True
     _refresh()
 
 
 def resume(profile_process: str = "worker") -> None:
-    _check_process(profile_process)
+    """Continue recording after ``pause``."""
+    if _on_servers("resume", profile_process) is not None:
+        return
     with _prof.lock:
         _prof.paused = False
     _refresh()
@@ -395,8 +431,11 @@ def _write_trace(fname: str) -> None:
 def dump(finished: bool = True, profile_process: str = "worker") -> str:
     """Write the trace collected so far to the configured file (atomically) and return
     its name. ``finished=True`` ends the session: recording stops and the next
-    ``set_state('run')`` starts a fresh trace."""
-    _check_process(profile_process)
+    ``set_state('run')`` starts a fresh trace. With ``profile_process='server'`` each
+    server writes its own file; their names are returned, comma-separated."""
+    names = _on_servers("dump", profile_process, finished=finished)
+    if names is not None:
+        return ",".join(names)
     with _prof.lock:
         fname = _prof.config["filename"]
         _write_trace(fname)

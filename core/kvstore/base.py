@@ -94,6 +94,12 @@ class KVStoreBase:
         return 0
 
     @property
+    def handle(self) -> "KVStoreBase":
+        """What MXNet scripts pass to ``mx.profiler.set_kvstore_handle`` (MXNet's C
+        handle; here the store itself)."""
+        return self
+
+    @property
     def num_workers(self) -> int:
         """Number of workers (1 for local stores)."""
         return 1
@@ -270,8 +276,10 @@ class KVStoreBase:
     def _pull_impl(self, pairs: Sequence[tuple[Any, list[Any]]], priority: int) -> None:
         raise NotImplementedError
 
-    def _send_command_to_servers(self, head: int, body: str) -> None:
-        """MXNet sends commands to its servers; local stores have none."""
+    def _send_command_to_servers(self, head: int, body: str) -> Any:
+        """Send a command to every server (MXNet's command heads;
+        ``plexnet.profiler.SERVER_COMMAND`` carries the profiler's
+        ``profile_process='server'`` calls). Local stores have no servers."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} type={self.type!r} rank={self.rank}/{self.num_workers}>"

@@ -117,7 +117,7 @@ def test_config_validation():
         profiler.set_config(bogus=1)
     with pytest.raises(ValueError):
         profiler.set_state("go")
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(profiler.MXNetError, match="set_kvstore_handle"):  # no dist kvstore given
         profiler.set_state("run", profile_process="server")
     profiler.set_config(profile_memory="false", aggregate_stats="1")
     assert profiler._prof.config["aggregate_stats"] is True

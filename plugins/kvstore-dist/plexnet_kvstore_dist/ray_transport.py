@@ -166,6 +166,13 @@ class RayServer:
     async def set_optimizer(self, config_json: str) -> None:
         await self.core.set_optimizer(config_json)
 
+    async def profiler(self, body: str) -> str:
+        """A ``profile_process='server'`` profiler call, run on this server's profiler."""
+        from .server_profiler import run
+        if not hasattr(self, "_profiler_state"):
+            self._profiler_state: dict = {}
+        return run(body, self.core.server_id, self._profiler_state)
+
     async def set_mode(self, mode: str) -> None:
         await self.core.set_mode(mode)
 

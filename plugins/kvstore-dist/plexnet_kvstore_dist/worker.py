@@ -169,6 +169,16 @@ class KVStoreDist(KVStoreBase):
         self._transport.barrier()
         self._server_optimizer = True
 
+    def _send_command_to_servers(self, head: int, body: str) -> Any:
+        """Send a command to every server: the profiler's ``profile_process='server'``
+        calls (``plexnet.profiler.SERVER_COMMAND``) run on each server's profiler and
+        return what each gave (file names for ``dump``)."""
+        from plexnet.profiler import SERVER_COMMAND
+        if head != SERVER_COMMAND:
+            raise KVStoreError(f"{self.type}: server command {head} is not one plexnet's servers take "
+                               f"(known: {SERVER_COMMAND}, the profiler's); optimizers go through set_optimizer()")
+        return self._transport.command("profiler", body)
+
     def _set_updater(self, updater: Any) -> None:
         raise KVStoreError(f"{self.type}: updates run on the servers; use set_optimizer() with a registered "
                            f"optimizer (updater functions are code and are not sent to servers)")
