@@ -534,7 +534,7 @@ class HybridBlock(Block):
             real = [a for a in flat if a is not None]
             if not real:
                 raise ValueError("All args are None and we do not support such a case.")
-            inputs = []
+            inputs: list[Any] = []
             syms = []
             cnt = 0
             for a in flat:
