@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..registry import registries
 from .contract import OpContext, Operator, OperatorProperty, OpReqType, assign
 from .params import Field, ParamError, Params, Shape
 
@@ -36,5 +37,4 @@ def __getattr__(name: str) -> Any:
 
 def get_all_registered_operators() -> list[str]:
     """Names of every registered operator (aliases included), as MXNet's function."""
-    import importlib
-    return sorted(importlib.import_module("plexnet.plugins").registries().operators)  # the layer above
+    return sorted(registries().operators)  # the process-wide registries (the plugin manager fills them)
