@@ -19,7 +19,13 @@ while the engine's BLAS policy (``plexnet.engine.blas``) gives the caller two th
 more: one awake worker on a machine that other processes do not oversubscribe. While
 the chunks run, both threads count as awake workers of that policy, so BLAS runs one
 thread each (no oversubscription), and an OpenMP library asking for the worker share
-(``threads_per_worker``) gets one thread too. ``PLEXNET_OPS_BASIC_SPLIT=0`` turns it off.
+(``threads_per_worker``) gets one thread too.
+
+**Off by default** (``PLEXNET_OPS_BASIC_SPLIT=1`` turns it on): on an idle host (load
+0.5-1, 2026-11-25 17:05) it lost to 2-thread BLAS on every step measured, alternated
+in one sitting: anchor LeNet 20.6-21.8 ms with it against 16.1-17.8 ms without, Gluon
+LeNet hybridized 18.3-19.6 against 14.7-15.6, imperative 27.6-28.5 against 22.9-23.1;
+ResNet-18 and the MLP level. It won only on the loaded shared host it was built on.
 """
 from __future__ import annotations
 
@@ -40,7 +46,7 @@ __all__ = ["ways", "run2", "run_items", "observe", "backed_off", "one_blas_threa
 
 #: below this many elements (of the largest array) a thread hand-off costs more than it gives
 MIN_ELEMENTS = int(os.environ.get("PLEXNET_OPS_BASIC_SPLIT_MIN", str(1 << 16)))
-_ENABLED = os.environ.get("PLEXNET_OPS_BASIC_SPLIT", "1") != "0"
+_ENABLED = os.environ.get("PLEXNET_OPS_BASIC_SPLIT", "0") not in ("", "0")
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
