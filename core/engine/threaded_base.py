@@ -16,7 +16,7 @@ from .base import (AsyncFn, Engine, FnProperty, Opr, SyncFn, Var, VarLists, _tls
                    prefixed_name, split_vars)
 from .lifecycle import track
 from .runner import Runner
-from .scheduler import _op_name
+from .scheduler import MAX_PENDING, _op_name
 from .var import ThreadedVar, _Op
 from .workers import Pool, start_workers, stop_workers
 
@@ -137,6 +137,8 @@ class ThreadedBase(Runner, Engine):
             op.runner = None
         if self._submit(op):
             self._run_here(op, ctx)
+        elif MAX_PENDING and self._pending > MAX_PENDING and not getattr(_tls, "depth", 0):
+            self._throttle()
 
     # -- life cycle --------------------------------------------------------------------
     def shutdown(self, timeout: float | None = None) -> None:
