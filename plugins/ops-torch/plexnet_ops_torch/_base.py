@@ -130,14 +130,22 @@ class TorchOp(Operator):
     def supports(self, ctx: Any, arrays: Sequence[Any]) -> bool:
         return ok_arrays(arrays)
 
+    def takes(self, data: Any) -> bool:
+        """Whether torch (not ops-basic) computes a call on input ``data`` (or an array of
+        its shape; None when unknown): geometry a subclass refuses runs ops-basic. Decided
+        before torch is imported, so a call that ops-basic runs never loads it."""
+        return True
+
     def forward(self, ctx, in_data, req, out_data, aux_states):
-        if not self.supports(ctx, list(in_data) + list(out_data)) or not load():
+        if not (self.supports(ctx, list(in_data) + list(out_data)) and self.takes(in_data[0]) and load()):
             return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
         sync_threads()
         self.torch_forward(ctx, in_data, req, out_data, aux_states)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        if not self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)) or not load():
+        data = in_data[0] if in_data[0] is not None else in_grad[0]   # a backward may not read the data
+        if not (self.supports(ctx, list(out_grad) + list(in_data) + list(in_grad)) and self.takes(data)
+                and load()):
             return self.xp_op.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
         sync_threads()
         self.torch_backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)

@@ -41,6 +41,9 @@ class TorchConvBase(TorchOp):
     def supports(self, ctx, arrays):
         return not self.p.channels_last() and _base.ok_arrays(arrays)
 
+    def takes(self, data: Any) -> bool:
+        return data is None or self.geometry(tuple(data.shape)) is not None
+
     def channels(self, xshape: tuple) -> int:
         """Input channels per group of the convolution."""
         return int(xshape[1]) // self.p.num_group

@@ -60,6 +60,9 @@ class TorchPoolingOp(TorchOp):
         p = self.p
         return (p.layout is None or p.layout.startswith("NC")) and _base.ok_arrays(arrays)
 
+    def takes(self, data: Any) -> bool:
+        return data is None or self.plan(tuple(data.shape)) is not None
+
     def _avg_args(self, pl: tuple) -> tuple:
         _nd, k, s, pd, ceil = pl
         if self.p.pool_type == "sum":

@@ -64,17 +64,20 @@ def test_engine_share_follows_awake_workers():
 
 
 def test_small_networks_never_import_torch():
-    """The probe finds torch without importing it; an MLP's calls stay below
-    MIN_ELEMENTS, so a fresh process training one never loads torch."""
+    """The probe finds torch without importing it, and a call is checked before torch is
+    loaded: LeNet's first layer (one input channel, a 737K-element output) and its 2x2/2
+    pooling run ops-basic, so a fresh process training them never loads torch (it used
+    to, in a worker, stalling the engine for the import)."""
     import subprocess
     import sys
     code = (
         "import sys, numpy as np, plexnet as mx\n"
         "from plexnet.plugins import registries\n"
         "x = mx.sym.Variable('data')\n"
-        "y = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Activation("
-        "mx.sym.Convolution(x, kernel=(3, 3), num_filter=4), act_type='relu'), num_hidden=3), name='sm')\n"
-        "ex = y.simple_bind(mx.cpu(), data=(2, 3, 8, 8))\n"
+        "h = mx.sym.Activation(mx.sym.Convolution(x, kernel=(5, 5), num_filter=20), act_type='tanh')\n"
+        "h = mx.sym.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type='max')\n"
+        "y = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=3), name='sm')\n"
+        "ex = y.simple_bind(mx.cpu(), data=(64, 1, 28, 28))\n"
         "ex.forward(is_train=True); ex.backward(); mx.nd.waitall()\n"
         "impl = registries().operators.select_impl('Convolution', 'cpu')\n"
         "assert impl.impl_name == 'torch', impl\n"
