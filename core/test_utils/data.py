@@ -22,6 +22,7 @@ from ..context import Context, num_gpus
 from ..io import DataIter
 from ..ndarray import NDArray, array, waitall
 from .compare import default_context, default_dtype
+from ..util import getenv, setenv  # MXNet's test_utils re-exports them
 
 __all__ = ["random_arrays", "random_uniform_arrays", "random_sample", "rand_ndarray", "rand_sparse_ndarray",
            "create_sparse_array", "create_sparse_array_zd", "shuffle_csr_column_indices", "rand_shape_2d",
@@ -202,18 +203,6 @@ def has_tvm_ops() -> bool:
 def is_op_runnable() -> bool:
     """Operators always run here (MXNet: False for TVM ops on old GPUs)."""
     return True
-
-
-def getenv(name: str) -> str | None:
-    return os.environ.get(name)
-
-
-def setenv(name: str, value: str | None) -> None:
-    """Set (``None``: unset) an environment variable for this process."""
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
 
 
 @contextmanager
