@@ -80,8 +80,8 @@ def _noop(rctx: RunContext) -> None:
     pass
 
 
-#: backpressure: a thread outside the engine that pushes while more than ``MAX_PENDING``
-#: operations are pending waits (at most ``THROTTLE_S``) until ``RESUME_PENDING`` are left.
+#: backpressure: the main thread pushing while more than ``MAX_PENDING`` operations are
+#: pending waits (at most ``THROTTLE_S``) until ``RESUME_PENDING`` are left.
 #: Unbounded run-ahead made every imperative step allocate fresh, cold arrays: a Gluon
 #: LeNet loop pushed 20 steps (~1,000 operations, ~400 MB of outputs) in 23 ms and then
 #: ran each kernel 1.5-4x slower than with the same loop bounded (page faults and cache

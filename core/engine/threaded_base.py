@@ -22,6 +22,11 @@ from .workers import Pool, start_workers, stop_workers
 
 __all__ = ["ThreadedBase"]
 
+#: backpressure holds only the main thread (the script's loop that runs ahead): a helper
+#: thread (a kvstore receiver completing a pull, a data loader) may push what the pending
+#: operations wait for, and holding it would stall them until the wait runs out
+_MAIN = threading.main_thread()
+
 _NORMAL = FnProperty.NORMAL
 _NPROPS = len(FnProperty)
 _SEQ = (tuple, list)
@@ -137,7 +142,8 @@ class ThreadedBase(Runner, Engine):
             op.runner = None
         if self._submit(op):
             self._run_here(op, ctx)
-        elif MAX_PENDING and self._pending > MAX_PENDING and not getattr(_tls, "depth", 0):
+        elif (MAX_PENDING and self._pending > MAX_PENDING and threading.current_thread() is _MAIN
+              and not getattr(_tls, "depth", 0)):
             self._throttle()
 
     # -- life cycle --------------------------------------------------------------------

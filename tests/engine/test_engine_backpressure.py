@@ -64,3 +64,25 @@ def test_pushes_from_inside_the_engine_are_never_held(teng: Any) -> None:
     assert done.wait(30)
     teng.wait_for_all()
     assert done.elapsed < scheduler.THROTTLE_S  # type: ignore[attr-defined]
+
+
+@pytest.mark.timeout(60)
+def test_helper_threads_are_never_held(teng: Any) -> None:
+    """Only the main thread is held: a helper thread (a kvstore receiver, a data loader)
+    may push what the pending operations wait for."""
+    gate = threading.Event()
+    v, w = teng.new_var(), teng.new_var()
+    teng.push_sync(lambda rc: gate.wait(30), cpu(), (), (v,))
+    took: list[float] = []
+
+    def helper() -> None:
+        t0 = time.monotonic()
+        for _ in range(3 * scheduler.MAX_PENDING):
+            teng.push_sync(lambda rc: None, cpu(), (v,), (w,))     # all behind the gate
+        took.append(time.monotonic() - t0)
+    t = threading.Thread(target=helper)
+    t.start()
+    t.join(30)
+    gate.set()
+    teng.wait_for_all()
+    assert took and took[0] < scheduler.THROTTLE_S, took
