@@ -302,8 +302,7 @@ def _on_servers(call: str, profile_process: str, **kwargs: Any) -> Any:
     """``profile_process='server'``: run ``call`` on every server of the kvstore given to
     ``set_kvstore_handle`` (each server profiles itself and writes its own file,
     ``rank<server>_<filename>``); ``None`` for the worker's own profiler."""
-    if profile_process not in ("worker", "server"):
-        raise ValueError(f"profile_process must be 'worker' or 'server', got {profile_process!r}")
+    _check_process(profile_process)
     if profile_process == "worker":
         return None
     kv = profiler_kvstore_handle

@@ -82,10 +82,10 @@ def _noop(rctx: RunContext) -> None:
 
 #: backpressure: the main thread pushing while more than ``MAX_PENDING`` operations are
 #: pending waits (at most ``THROTTLE_S``) until ``RESUME_PENDING`` are left.
-#: Unbounded run-ahead made every imperative step allocate fresh, cold arrays: a Gluon
-#: LeNet loop pushed 20 steps (~1,000 operations, ~400 MB of outputs) in 23 ms and then
-#: ran each kernel 1.5-4x slower than with the same loop bounded (page faults and cache
-#: misses on never-reused memory). ``PLEXNET_ENGINE_MAX_PENDING=0`` turns it off.
+#: Unbounded, a Gluon LeNet loop pushed 20 steps (~1,000 operations) in 23 ms and every
+#: output was a fresh array; with the storage pool primed by 25 warm-up steps the same
+#: loop took 18.0 instead of 23.7 ms per step, so cold memory is the likely cost (bounded:
+#: 18-21 ms, unbounded 24-31 ms). ``PLEXNET_ENGINE_MAX_PENDING=0`` turns it off.
 MAX_PENDING = int(os.environ.get("PLEXNET_ENGINE_MAX_PENDING", "64"))
 RESUME_PENDING = MAX_PENDING // 2
 THROTTLE_S = 0.5

@@ -129,6 +129,7 @@ class RayServer:
         self.socket: str | None = None
         self.tcp_addr: tuple[str, int] | None = None
         self.host_nonce: str | None = None
+        self.profiler_state: dict[str, Any] = {}   # the server profiler's file name (server_profiler.run)
 
     async def start_data_plane(self) -> str | None:
         if self.dp is not None:
@@ -169,9 +170,7 @@ class RayServer:
     async def profiler(self, body: str) -> str:
         """A ``profile_process='server'`` profiler call, run on this server's profiler."""
         from .server_profiler import run
-        if not hasattr(self, "_profiler_state"):
-            self._profiler_state: dict = {}
-        return run(body, self.core.server_id, self._profiler_state)
+        return run(body, self.core.server_id, self.profiler_state)
 
     async def set_mode(self, mode: str) -> None:
         await self.core.set_mode(mode)

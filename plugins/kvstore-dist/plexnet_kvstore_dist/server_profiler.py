@@ -26,25 +26,25 @@ def server_filename(name: str, server_id: int) -> str:
 
 def run(body: str, server_id: int, state: dict[str, Any]) -> str:
     """Run one profiler call (``{"call": ..., "kwargs": {...}}``) on this server's
-    profiler; ``state`` keeps whether this server's file name was set. Returns the
-    written file's name for ``dump``, else ``""``."""
+    profiler; ``state["base"]`` keeps the worker's file name. Returns the written file's
+    name for ``dump``, else ``""``."""
     msg = json.loads(body)
     call, kwargs = msg.get("call"), dict(msg.get("kwargs") or {})
     if call not in _CALLS:
         raise ValueError(f"server profiler: unknown call {call!r} (known: {', '.join(_CALLS)})")
-    if call == "set_config" or not state.get("named"):
-        base = kwargs.pop("filename", None) if call == "set_config" else None
-        name = server_filename(base or state.get("base", "profile.json"), server_id)
-        state.update(named=True, base=base or state.get("base", "profile.json"))
-        profiler.set_config(filename=name, **(kwargs if call == "set_config" else {}))
-        if call == "set_config":
-            return ""
+    if call == "set_config":
+        state["base"] = kwargs.pop("filename", state.get("base", "profile.json"))
+        profiler.set_config(filename=server_filename(state["base"], server_id), **kwargs)
+        return ""
+    if "base" not in state:      # no set_config came: the server's file still gets its prefix
+        state["base"] = "profile.json"
+        profiler.set_config(filename=server_filename(state["base"], server_id))
     if call == "set_state":
         profiler.set_state(kwargs["state"])
     elif call == "pause":
         profiler.pause()
     elif call == "resume":
         profiler.resume()
-    elif call == "dump":
+    else:
         return profiler.dump(bool(kwargs.get("finished", True)))
     return ""

@@ -25,6 +25,7 @@ from plexnet.base import ShapeError
 from plexnet.context import Context
 from plexnet.kvstore.base import KVStoreBase, KVStoreError, KVStoreKeyError, bigarray_bound
 from plexnet.kvstore.compression import quantize_2bit
+from plexnet.profiler import SERVER_COMMAND
 
 from . import config
 from .partition import Part, plan
@@ -173,7 +174,6 @@ class KVStoreDist(KVStoreBase):
         """Send a command to every server: the profiler's ``profile_process='server'``
         calls (``plexnet.profiler.SERVER_COMMAND``) run on each server's profiler and
         return what each gave (file names for ``dump``)."""
-        from plexnet.profiler import SERVER_COMMAND
         if head != SERVER_COMMAND:
             raise KVStoreError(f"{self.type}: server command {head} is not one plexnet's servers take "
                                f"(known: {SERVER_COMMAND}, the profiler's); optimizers go through set_optimizer()")

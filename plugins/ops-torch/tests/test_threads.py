@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
 import pytest
 
 from plexnet_ops_torch import _base
@@ -55,12 +54,17 @@ def test_share_is_set_once_per_thread(monkeypatch):
     assert calls == [1]
 
 
-def test_engine_share_follows_awake_workers():
+def test_engine_share_follows_awake_workers(monkeypatch):
+    """threads_per_worker: every core for one awake worker (or none), the cores shared
+    among several, at least one each; no busy-machine rule (unlike blas_threads)."""
     from plexnet.engine import blas
-    assert blas.threads_per_worker() >= 1
-    # a result computed on two workers at once stays correct with one thread each
-    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
-    assert np.allclose(torch.from_numpy(x) @ torch.from_numpy(x).T, x @ x.T, atol=1e-4)
+    monkeypatch.setattr(blas, "_ncpu", 4)
+    for awake, share in ((0, 4), (1, 4), (2, 2), (3, 1), (8, 1)):
+        monkeypatch.setattr(blas, "_awake", awake)
+        assert blas.threads_per_worker() == share, awake
+    monkeypatch.setattr(blas, "_busy_machine", lambda: True)
+    monkeypatch.setattr(blas, "_awake", 1)
+    assert blas.threads_per_worker() == 4
 
 
 def test_small_networks_never_import_torch():
