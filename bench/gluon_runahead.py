@@ -21,21 +21,34 @@ net.add(nn.Conv2D(20, 5, activation="tanh"), nn.MaxPool2D(2, 2),
         nn.Conv2D(50, 5, activation="tanh"), nn.MaxPool2D(2, 2),
         nn.Flatten(), nn.Dense(500, activation="tanh"), nn.Dense(10))
 net.initialize(mx.init.Uniform(0.07))
-if h: net.hybridize()
-X = nd.array(np.random.rand(64,1,28,28).astype('f4')); Y = nd.array(np.random.randint(0,10,64).astype('f4'))
+if h:
+    net.hybridize()
+rng = np.random.RandomState(0)
+X = nd.array(rng.rand(64, 1, 28, 28).astype("f4"))
+Y = nd.array(rng.randint(0, 10, 64).astype("f4"))
 L = gluon.loss.SoftmaxCrossEntropyLoss()
 tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+
+
 def step():
     with autograd.record():
-        l = L(net(X), Y)
-    l.backward(); tr.step(64)
-for _ in range(int(sys.argv[2]) if len(sys.argv) > 2 else 3): step()
+        loss = L(net(X), Y)
+    loss.backward()
+    tr.step(64)
+
+
+for _ in range(int(sys.argv[2]) if len(sys.argv) > 2 else 3):
+    step()
 nd.waitall()
-t=time.perf_counter(); c=time.thread_time(); marks=[]
-for i in range(20):
-    step(); marks.append((time.perf_counter()-t)*1e3)
-tpush=time.perf_counter()-t
+t = time.perf_counter()
+c = time.thread_time()
+marks = []
+for _ in range(20):
+    step()
+    marks.append((time.perf_counter() - t) * 1e3)
+tpush = time.perf_counter() - t
 nd.waitall()
-el=(time.perf_counter()-t)/20*1e3
-print("step %.2f ms; main-thread CPU %.1f ms over %.1f ms of pushing (total %.0f ms)" % (el, (time.thread_time()-c)*1e3, tpush*1e3, el*20))
+el = (time.perf_counter() - t) / 20 * 1e3
+print("step %.2f ms; main-thread CPU %.1f ms over %.1f ms of pushing (total %.0f ms)"
+      % (el, (time.thread_time() - c) * 1e3, tpush * 1e3, el * 20))
 print("push marks", [round(m) for m in marks[:6]], "...", round(marks[-1]))
