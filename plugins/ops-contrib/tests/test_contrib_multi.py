@@ -112,4 +112,5 @@ def test_multi_adamw_equals_single_steps(n: int, seed: int, clip: float) -> None
         w, g, m, v = (mx.nd.array(group[i]) for group in arrays)
         mx.nd.contrib.adamw_update(w, g, m, v, 0.7, lr=lrs[i], eta=etas[i], wd=wds[i], clip_gradient=clip, out=w)
         for got, want in zip((fused[0][i], fused[2][i], fused[3][i]), (w, m, v)):
-            np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-6, atol=1e-7)
+            # float32: the fused kernel may round in another order (seen: 2e-6 relative)
+            np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
