@@ -169,6 +169,13 @@ class ServerCore:
             self._monitor_task = asyncio.get_running_loop().create_task(self._monitor())
         return self._changed
 
+    def close(self) -> None:
+        """Stop the heartbeat/checkpoint monitor (call on the server's loop); a loop stopped
+        with the task still pending would report it destroyed at exit."""
+        task, self._monitor_task = self._monitor_task, None
+        if task is not None:
+            task.cancel()
+
     def _notify(self) -> None:
         ev = self._changed
         if ev is not None:

@@ -41,8 +41,10 @@ class LoopThread:
 
     def stop(self):
         self.call(self.plane.close)
+        self.call(self.core.close)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.t.join(5)
+        self.loop.close()
 
 
 class FakeTransport:
