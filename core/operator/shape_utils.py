@@ -1,4 +1,5 @@
-"""Shape arithmetic shared by NDArray views and the reshape operators."""
+"""Shape arithmetic shared by NDArray views, the reshape operators and the fused
+multi-tensor updates."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -7,7 +8,7 @@ import numpy as np
 
 from ..base import ShapeError
 
-__all__ = ["infer_reshape", "broadcast_shape"]
+__all__ = ["infer_reshape", "broadcast_shape", "unify_groups"]
 
 
 def infer_reshape(src: Sequence[int], target: Sequence[int], reverse: bool = False,
@@ -93,3 +94,23 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int], op: str = "broadcast") -
         else:
             raise ShapeError(f"{op}: shapes {a} and {b} cannot be broadcast together")
     return tuple(out)
+
+
+def unify_groups(op: str, group: Sequence[str], n: int, shapes: list) -> list:
+    """Shape inference of a fused multi-tensor update whose inputs come in ``n`` groups of
+    ``len(group)`` arrays named ``{name}_{i}`` (weight, grad, states...), every array of a
+    group of one shape. Fills the unknown shapes of each group in ``shapes`` (in place) from
+    its known ones and returns the ``n`` group shapes (None where the whole group is
+    unknown); a group member of another shape raises, naming it."""
+    k = len(group)
+    outs: list = []
+    for i in range(n):
+        grp = shapes[i * k:(i + 1) * k]
+        known = next((s for s in grp if s is not None), None)
+        for name, s in zip(group, grp):
+            if s is not None and s != known:
+                raise ShapeError(f"{op}: {name}_{i} has shape {s}, weight_{i}'s group has {known} "
+                                 f"(shapes {dict(zip(group, grp))})")
+        shapes[i * k:(i + 1) * k] = [known] * k
+        outs.append(known)
+    return outs

@@ -27,6 +27,7 @@ import numpy as np  # dtype arithmetic only
 from plexnet.base import ShapeError
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params, assign
 from plexnet.operator.params import ParamError
+from plexnet.operator.shape_utils import unify_groups
 
 __all__ = ["register"]
 
@@ -114,16 +115,7 @@ class MultiUpdateProp(OperatorProperty):
     def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
         k, n = len(self.group), self.n
         shapes = [tuple(s) if s is not None else None for s in in_shape]
-        outs = []
-        for i in range(n):
-            grp = shapes[i * k:(i + 1) * k]
-            known = next((s for s in grp if s is not None), None)
-            for name, s in zip(self.group, grp):
-                if s is not None and s != known:
-                    raise ShapeError(f"{self.op_name}: {name}_{i} has shape {s}, weight_{i}'s group has {known} "
-                                     f"(shapes {dict(zip(self.group, grp))})")
-            shapes[i * k:(i + 1) * k] = [known] * k
-            outs.append(known)
+        outs = unify_groups(self.op_name, self.group, n, shapes)
         if self.rescale_input:
             rs = shapes[n * k]
             if rs is not None and int(np.prod(rs)) != 1:

@@ -19,6 +19,7 @@ import numpy as np  # dtype arithmetic only
 from plexnet.base import ShapeError
 from plexnet.operator import Field, Operator, OperatorProperty, Params
 from plexnet.operator.params import ParamError
+from plexnet.operator.shape_utils import unify_groups
 from plexnet.optimizer import kernels
 
 from ._common import INPLACE, WRITE, _store, clip_field, momentum_field, rescale_field
@@ -84,16 +85,7 @@ class MultiUpdateProp(OperatorProperty):
     def infer_shape(self, in_shape: list) -> tuple[list, list, list]:
         k, n = len(self.group), self.param.num_weights
         shapes = [tuple(s) if s is not None else None for s in in_shape]
-        outs = []
-        for i in range(n):
-            grp = shapes[i * k:(i + 1) * k]
-            known = next((s for s in grp if s is not None), None)
-            for name, s in zip(self.group, grp):
-                if s is not None and s != known:
-                    raise ShapeError(f"{self.op_name}: {name}_{i} has shape {s}, weight_{i}'s group has {known} "
-                                     f"(shapes {grp})")
-            shapes[i * k:(i + 1) * k] = [known] * k
-            outs.append(known)
+        outs = unify_groups(self.op_name, self.group, n, shapes)
         if self.preloaded:
             for j, name in ((n * k, "lrs"), (n * k + 1, "wds")):
                 if shapes[j] is not None and shapes[j] != (n,):
