@@ -3,9 +3,9 @@
 ``nn`` (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle1D/2D/3D),
 ``rnn`` (convolutional RNN/LSTM/GRU cells, LSTMPCell, VariationalDropoutCell),
 ``cnn`` (DeformableConvolution, ModulatedDeformableConvolution on ops-contrib's operators)
-``data`` (IntervalSampler) and ``estimator`` (Estimator, event handlers, BatchProcessor;
-ported from MXNet's Apache-2.0 sources). Not provided: ``nn.SparseEmbedding`` (row-sparse
-gradients) and ``data.text`` (WikiText downloads).
+``data`` (IntervalSampler, text.WikiText2/103 from local files) and ``estimator``
+(Estimator, event handlers, BatchProcessor; ported from MXNet's Apache-2.0 sources).
+Not provided: ``nn.SparseEmbedding`` (row-sparse gradients).
 """
 from typing import Any
 
