@@ -7,6 +7,7 @@ Every subcommand is a ``main(argv: list[str]) -> int | None`` function, named by
     plexnet plugins [--json] [-o FILE] [-v] [--check]   what is installed, what failed and why
     plexnet demo ...                                    plexnet.demo:main
     plexnet launch ...                                  plexnet_kvstore_dist.launch:main
+    plexnet im2rec ... / plexnet rec2idx ...            plexnet.tools.im2rec:main / .rec2idx:main
 
 Conventions (``python -m plexnet`` is the same command): ``-V``/``--version``; ``--json``
 always means JSON on stdout and nothing else there; files are written through
@@ -286,6 +287,11 @@ register_subcommand("launch", "plexnet_kvstore_dist.launch:main",
                     help="launch a distributed job (dist_sync / dist_async kvstores)",
                     install_hint="install the plexnet-kvstore-dist plugin "
                                  "(pip install plexnet-kvstore-dist, or pip install plugins/kvstore-dist)")
+register_subcommand("im2rec", "plexnet.tools.im2rec:main",
+                    help="make image lists (.lst) and RecordIO databases (.rec/.idx), as MXNet's tools/im2rec.py",
+                    install_hint="pip install 'plexnet[image]' (OpenCV)")
+register_subcommand("rec2idx", "plexnet.tools.rec2idx:main",
+                    help="write the .idx index of a .rec file, as MXNet's tools/rec2idx.py")
 
 
 def _top_help(subs: dict[str, Subcommand]) -> str:

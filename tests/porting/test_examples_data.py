@@ -1,0 +1,135 @@
+"""MXNet example scripts of the data pipeline (tools/im2rec.py, tools/rec2idx.py,
+example/image-classification data iterators, Gluon data loaders, distributed training):
+behaviours found by running them against plexnet (docs/porting-examples.md)."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import plexnet as mx
+from plexnet.tools import im2rec, rec2idx
+
+cv2 = pytest.importorskip("cv2")
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+
+
+def _fixture_images():
+    spec = importlib.util.spec_from_file_location("examples_data_images", os.path.join(FIX, "examples_data_images.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.make_image_folder
+
+
+@pytest.fixture(scope="module")
+def mxnet_im2rec():
+    with open(os.path.join(FIX, "examples_data", "mxnet_im2rec.json")) as f:
+        meta = json.load(f)
+    return meta, np.load(os.path.join(FIX, "examples_data", "mxnet_im2rec.npz"))
+
+
+@pytest.mark.parametrize("case", ["split", "chunks", "flat"])
+def test_im2rec_writes_mxnets_lists_and_records(tmp_path, mxnet_im2rec, case):
+    # MXNet 1.9.1's tools/im2rec.py on the same folder (tests/fixtures/make_mxnet_im2rec_fixtures.py)
+    meta, arrays = mxnet_im2rec
+    spec = meta[case]
+    _fixture_images()(str(tmp_path / "imgs"))
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert im2rec.main(spec["list_args"] + ["data", "imgs"]) == 0
+        assert im2rec.main(spec["pack_args"] + ["data", "imgs"]) == 0
+    finally:
+        os.chdir(cwd)
+    got = sorted(f for f in os.listdir(tmp_path) if f.endswith((".lst", ".rec")))
+    assert got == sorted(spec["files"])
+    for fname, want in spec["files"].items():
+        if fname.endswith(".lst"):
+            assert (tmp_path / fname).read_text() == want, fname
+            continue
+        stem = fname[:-4]
+        rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / (stem + ".idx")), str(tmp_path / fname), "r")
+        assert rec.keys == [w["key"] for w in want]
+        for w in want:
+            header, img = mx.recordio.unpack(rec.read_idx(w["key"]))
+            assert header.id == w["id"] and np.asarray(header.label).tolist() == w["label"]
+            px = cv2.imdecode(np.frombuffer(img, np.uint8), -1)
+            np.testing.assert_array_equal(px, arrays[f"{case}/{stem}/{w['key']}"])
+        rec.close()
+
+
+def test_im2rec_pack_label_and_pass_through(tmp_path):
+    # multi-column labels: --pack-label stores all of them (an IRHeader label array), else the first
+    make = _fixture_images()
+    make(str(tmp_path / "imgs"))
+    lst = "3\t1.000000\t0.500000\t2.000000\tcat/img0.jpg\n7\t0.000000\t0.250000\t3.000000\tdog/img3.png\n"
+    for sub, extra in (("a", ["--pack-label"]), ("b", []), ("c", ["--pass-through"])):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "ml.lst").write_text(lst)
+        assert im2rec.main(extra + [str(tmp_path / sub / "ml"), str(tmp_path / "imgs")]) == 0
+    rec_a = mx.recordio.MXIndexedRecordIO(str(tmp_path / "a/ml.idx"), str(tmp_path / "a/ml.rec"), "r")
+    rec_b = mx.recordio.MXIndexedRecordIO(str(tmp_path / "b/ml.idx"), str(tmp_path / "b/ml.rec"), "r")
+    rec_c = mx.recordio.MXIndexedRecordIO(str(tmp_path / "c/ml.idx"), str(tmp_path / "c/ml.rec"), "r")
+    assert rec_a.keys == rec_b.keys == [3, 7]
+    ha, _ = mx.recordio.unpack(rec_a.read_idx(3))
+    hb, _ = mx.recordio.unpack(rec_b.read_idx(3))
+    assert ha.flag == 3 and np.asarray(ha.label).tolist() == [1.0, 0.5, 2.0] and ha.id == 3
+    assert hb.flag == 0 and hb.label == 1.0
+    hc, raw = mx.recordio.unpack(rec_c.read_idx(7))
+    assert raw == (tmp_path / "imgs/dog/img3.png").read_bytes()  # the file as is
+
+
+def test_im2rec_reports_bad_images_and_missing_lists(tmp_path, capfd):
+    make = _fixture_images()
+    make(str(tmp_path / "imgs"))
+    (tmp_path / "imgs" / "broken.jpg").write_bytes(b"not a jpeg")
+    (tmp_path / "d.lst").write_text("0\t0.000000\tbroken.jpg\n1\t0.000000\timg0.jpg\nbad line\n")
+    assert im2rec.main([str(tmp_path / "d"), str(tmp_path / "imgs"), "--num-thread", "2"]) == 0
+    out = capfd.readouterr().out
+    assert "imread read blank (None) image" in out and "lst should have at least" in out
+    rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / "d.idx"), str(tmp_path / "d.rec"), "r")
+    assert rec.keys == [1]  # the broken image is skipped
+    assert im2rec.main([str(tmp_path / "nothing"), str(tmp_path / "imgs")]) == 1
+    assert "Did not find and list file with prefix" in capfd.readouterr().out
+
+
+def test_rec2idx_offsets_are_mxnets(tmp_path, mxnet_im2rec):
+    meta, _ = mxnet_im2rec
+    sizes, offsets = meta["rec2idx"]["sizes"], meta["rec2idx"]["offsets"]
+    w = mx.recordio.MXRecordIO(str(tmp_path / "r.rec"), "w")
+    for n in sizes:
+        w.write(b"x" * n)
+    w.close()
+    assert rec2idx.main([str(tmp_path / "r.rec"), str(tmp_path / "r.idx")]) == 0
+    lines = (tmp_path / "r.idx").read_text().splitlines()
+    assert lines == [f"{i}\t{o}" for i, o in enumerate(offsets)]
+    rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / "r.idx"), str(tmp_path / "r.rec"), "r")
+    assert [len(rec.read_idx(k)) for k in rec.keys] == sizes
+    # an IndexCreator subclass with another key type, as MXNet's class allows
+    creator = rec2idx.IndexCreator(str(tmp_path / "r.rec"), str(tmp_path / "s.idx"), key_type=lambda i: f"k{i}")
+    assert creator.create_index() == len(sizes)
+    creator.close()
+    assert (tmp_path / "s.idx").read_text().splitlines()[1] == f"k1\t{offsets[1]}"
+
+
+def test_im2rec_and_rec2idx_are_commands(tmp_path):
+    # `python -m plexnet.tools.im2rec` (MXNet: python -m mxnet.tools.im2rec) and `plexnet im2rec`
+    make = _fixture_images()
+    make(str(tmp_path / "imgs"))
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    r = subprocess.run([sys.executable, "-m", "plexnet.tools.im2rec", "--list", "--recursive", "data", "imgs"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[:2] == [". 0", "cat 1"]
+    r = subprocess.run([sys.executable, "-m", "plexnet", "im2rec", "data", "imgs"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "plexnet", "rec2idx", "data.rec", "again.idx"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    n = len((tmp_path / "data.lst").read_text().splitlines())
+    assert len((tmp_path / "again.idx").read_text().splitlines()) == n == 14
