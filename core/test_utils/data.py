@@ -403,7 +403,7 @@ def get_bz2_data(data_dir: str, data_name: str, url: str, data_origin_name: str)
 
 
 def get_im2rec_path(home_env: str = "MXNET_HOME") -> str:
-    """Path of ``tools/im2rec.py`` under ``$MXNET_HOME`` (plexnet ships no copy)."""
+    """Path of ``tools/im2rec.py`` under ``$MXNET_HOME``, else plexnet's own ``plexnet/tools/im2rec.py``."""
     base = os.environ.get(home_env, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for p in (os.path.join(base, "tools", "im2rec.py"), os.path.join(base, "..", "..", "tools", "im2rec.py")):
         if os.path.isfile(p):

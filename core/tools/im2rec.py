@@ -32,8 +32,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from .. import recordio
-from ..io.decode import cv2
+from plexnet import recordio  # absolute: the file also runs as a script (test_utils.get_im2rec_path)
+from plexnet.io.decode import cv2
 
 __all__ = ["list_image", "write_list", "make_list", "read_list", "EncodeOptions", "image_encode",
            "pack_list", "parse_args", "main"]

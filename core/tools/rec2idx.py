@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from ..recordio import MXRecordIO
+from plexnet.recordio import MXRecordIO  # absolute: the file also runs as a script
 
 __all__ = ["IndexCreator", "parse_args", "main"]
 

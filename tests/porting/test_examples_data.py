@@ -133,3 +133,16 @@ def test_im2rec_and_rec2idx_are_commands(tmp_path):
     assert r.returncode == 0, r.stderr
     n = len((tmp_path / "data.lst").read_text().splitlines())
     assert len((tmp_path / "again.idx").read_text().splitlines()) == n == 14
+
+
+def test_get_im2rec_path_is_a_runnable_script(tmp_path, monkeypatch):
+    # MXNet's tests run `python <get_im2rec_path()> ...`; plexnet's file runs as a script too
+    monkeypatch.delenv("MXNET_HOME", raising=False)
+    path = mx.test_utils.get_im2rec_path()
+    assert os.path.basename(path) == "im2rec.py" and os.path.isfile(path)
+    _fixture_images()(str(tmp_path / "imgs"))
+    for args in (["--list", "data", "imgs"], ["data", "imgs"]):
+        r = subprocess.run([sys.executable, path] + args, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / "data.idx"), str(tmp_path / "data.rec"), "r")
+    assert sorted(rec.keys) == [0, 1]  # the two images at the top of the folder (not recursive)
