@@ -95,8 +95,9 @@ class MNISTIter(DataIter):
                  data_name: str = "data", label_name: str = "softmax_label",
                  prefetch_buffer: int = 4, ctx: str = "cpu", dtype: Any = None, **kwargs: Any) -> None:
         super().__init__(int(batch_size))
-        # MXNet accepts (and ignores) unknown keys; scripts pass the shape of one example
-        shape = kwargs.pop("input_shape", None) or kwargs.pop("data_shape", None)
+        # scripts pass the shape of one example; MXNet ignores it (only ``flat`` decides the
+        # shape: gluon/image_classification.py passes (1, 32, 32) and gets 28x28 images)
+        kwargs.pop("input_shape", None)
         kwargs.pop("data_shape", None)
         if kwargs:
             raise TypeError(f"MNISTIter: unknown argument(s) {sorted(kwargs)}")
@@ -116,13 +117,7 @@ class MNISTIter(DataIter):
         self.flat = bool(flat)
         # scaled once up front, like MXNet
         self._images = (imgs[order].astype(np.float32) * np.float32(1.0 / 256.0))
-        if shape is not None:  # input_shape / data_shape: the shape of one example
-            shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-            if int(np.prod(shape)) != rows * cols:
-                raise ValueError(f"MNISTIter: input_shape {shape} does not hold a {rows}x{cols} image")
-            self._images = self._images.reshape((-1,) + shape)
-        else:
-            self._images = self._images.reshape((-1, rows * cols) if self.flat else (-1, 1, rows, cols))
+        self._images = self._images.reshape((-1, rows * cols) if self.flat else (-1, 1, rows, cols))
         self._labels = labs[order].astype(np.float32)
         self.num_data = len(order)
         if self.num_data < self.batch_size:

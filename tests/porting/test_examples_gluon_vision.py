@@ -1,0 +1,38 @@
+"""MXNet 1.9.1 behaviours found by running apache/mxnet's Gluon vision / generative example
+scripts (docs/porting-examples.md, "Gluon vision and generative models")."""
+import gzip
+import struct
+
+import numpy as np
+import pytest
+
+import plexnet as mx
+
+
+def _write_mnist(tmp_path, n=8, rows=28, cols=28):
+    rng = np.random.RandomState(0)
+    img = rng.randint(0, 256, size=(n, rows, cols)).astype(np.uint8)
+    lab = (np.arange(n) % 10).astype(np.uint8)
+    ip, lp = tmp_path / "img-idx3-ubyte.gz", tmp_path / "lab-idx1-ubyte.gz"
+    with gzip.open(ip, "wb") as f:
+        f.write(struct.pack(">IIII", 2051, n, rows, cols) + img.tobytes())
+    with gzip.open(lp, "wb") as f:
+        f.write(struct.pack(">II", 2049, n) + lab.tobytes())
+    return str(ip), str(lp), img
+
+
+@pytest.mark.parametrize("kw,shape", [
+    # gluon/image_classification.py (data.mnist_iterator) passes (1, 32, 32): MXNet ignores it
+    (dict(input_shape=(1, 32, 32)), (4, 1, 28, 28)),
+    (dict(input_shape=(1, 32, 32), flat=True), (4, 784)),
+    (dict(input_shape=(784,)), (4, 1, 28, 28)),
+    (dict(data_shape=(3, 28, 28)), (4, 1, 28, 28)),
+    (dict(input_shape=(784,), flat=True), (4, 784)),
+])
+def test_mnistiter_shape_comes_from_flat_only(tmp_path, kw, shape):
+    ip, lp, img = _write_mnist(tmp_path)
+    it = mx.io.MNISTIter(image=ip, label=lp, batch_size=4, shuffle=False, **kw)
+    assert it.provide_data[0].shape == shape
+    batch = it.next()
+    assert batch.data[0].shape == shape
+    np.testing.assert_allclose(batch.data[0].asnumpy().reshape(4, 28, 28), img[:4] / 256.0, rtol=1e-6)
