@@ -126,6 +126,17 @@ def _flatten(args: Any, inout_str: str) -> tuple[list, Any]:
     return flat, fmts
 
 
+def _array_leaves(args: Any) -> list:
+    """The NDArrays and Symbols in nested lists/tuples; other leaves (a Parameter, a list of
+    indices, None) are skipped, as MXNet's ``_gather_type_ctx_info`` does for a block that is
+    not hybridized (gluon/embedding_learning passes a Parameter to a loss)."""
+    if isinstance(args, (NDArray, Symbol)):
+        return [args]
+    if isinstance(args, (list, tuple)):
+        return [leaf for a in args for leaf in _array_leaves(a)]
+    return []
+
+
 def _regroup(args: list, fmt: Any) -> tuple[Any, list]:
     if isinstance(fmt, int):
         if fmt == 0:
@@ -616,12 +627,12 @@ class HybridBlock(Block):
             flat = [x]
             has_sym, has_nd = False, True
         else:
-            flat, _ = _flatten([x, *args], "input")
+            flat = _array_leaves([x, *args])
             has_sym = any(isinstance(a, Symbol) for a in flat)
             has_nd = any(isinstance(a, NDArray) for a in flat)
         if has_sym and has_nd:
-            raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the input. Please check "
-                             "the type of the args.")
+            raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types for the input. "
+                             "Please check the type of the args.")
         if has_nd:
             if self._active:
                 return self._call_cached_op(x, *args)

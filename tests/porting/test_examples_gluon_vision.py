@@ -36,3 +36,38 @@ def test_mnistiter_shape_comes_from_flat_only(tmp_path, kw, shape):
     batch = it.next()
     assert batch.data[0].shape == shape
     np.testing.assert_allclose(batch.data[0].asnumpy().reshape(4, 28, 28), img[:4] / 256.0, rtol=1e-6)
+
+
+class _ScaledByParam(mx.gluon.HybridBlock):
+    """embedding_learning/model.py's MarginLoss: a Parameter and a list of indices as inputs."""
+
+    def hybrid_forward(self, F, x, beta_in, idx=None):
+        beta = beta_in.data()[idx] if idx is not None else beta_in
+        return F.sum(x * beta)
+
+
+def test_hybridblock_takes_non_array_inputs_when_not_hybridized():
+    # MXNet's _gather_type_ctx_info skips leaves that are neither NDArray nor Symbol
+    beta = mx.gluon.Parameter("beta", shape=(4,))
+    beta.initialize(mx.init.Constant(2.0))
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    blk = _ScaledByParam()
+    with mx.autograd.record():
+        out = blk(x, beta, mx.nd.array([0, 1, 3]))
+    out.backward()
+    assert out.asscalar() == pytest.approx(12.0)
+    np.testing.assert_allclose(beta.grad().asnumpy(), [1.0, 2.0, 0.0, 3.0])
+    assert blk(x, 0.5).asscalar() == pytest.approx(3.0)  # a float beta (MarginLoss without lr_beta)
+
+
+def test_hybridblock_input_errors_are_mxnets():
+    blk = _ScaledByParam()
+    with pytest.raises(ValueError, match="mixed NDArrays and Symbols"):
+        blk(mx.nd.ones((2,)), mx.sym.var("b"))
+    with pytest.raises(ValueError, match="there must be one NDArray or one Symbol"):
+        blk(1.0, 2.0)
+    blk.hybridize()
+    beta = mx.gluon.Parameter("beta", shape=(2,))
+    beta.initialize()
+    with pytest.raises(ValueError, match="list of Symbol or NDArray"):
+        blk(mx.nd.ones((2,)), beta)
