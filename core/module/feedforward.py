@@ -20,6 +20,8 @@ from ..context import Context, cpu
 from ..initializer import Uniform
 from ..io import DataBatch, DataIter, NDArrayIter
 from ..model import load_checkpoint, save_checkpoint
+from ..symbol import Symbol
+from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
 
@@ -64,7 +66,16 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
                  optimizer: Any = "sgd", initializer: Any = Uniform(0.01), numpy_batch_size: int = 128,
                  arg_params: dict | None = None, aux_params: dict | None = None, allow_extra_params: bool = False,
                  begin_epoch: int = 0, **kwargs: Any) -> None:
-        self.symbol = symbol
+        # MXNet 1.x: a callable is a bucketing sym_gen (bucket key -> Symbol); the symbol
+        # is then the default bucket's, made when fit sees the data
+        self.symbol: Symbol | None
+        self.sym_gen: Any
+        if isinstance(symbol, Symbol):
+            self.symbol, self.sym_gen = symbol, None
+        elif callable(symbol):
+            self.symbol, self.sym_gen = None, symbol
+        else:
+            raise TypeError(f"FeedForward: symbol must be a Symbol or a callable sym_gen, got {type(symbol).__name__}")
         if ctx is None:
             ctx = [cpu()]
         elif isinstance(ctx, Context):
@@ -80,7 +91,7 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
         self.aux_params = aux_params
         self.allow_extra_params = allow_extra_params
         self.begin_epoch = begin_epoch
-        self._pred_exec: Module | None = None
+        self._pred_exec: Module | BucketingModule | None = None
 
     # -- data ---------------------------------------------------------------------------------------
     def _init_iter(self, X: Any, y: Any, is_train: bool) -> DataIter:  # noqa: N803 - MXNet's names
@@ -100,10 +111,18 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
             raise TypeError("X must be DataIter, NDArray or numpy.ndarray")
         return X
 
-    def _module(self, it: DataIter) -> Module:
+    def _module(self, it: DataIter) -> Module | BucketingModule:
         data_names = [d[0] if isinstance(d, tuple) else d.name for d in it.provide_data]
         label_names = [d[0] if isinstance(d, tuple) else d.name for d in it.provide_label]
-        return Module(self.symbol, data_names=data_names, label_names=label_names, context=self.ctx)
+        if self.sym_gen is None:
+            return Module(self.symbol, data_names=data_names, label_names=label_names, context=self.ctx)
+        key = getattr(it, "default_bucket_key", None)
+        if key is None:
+            raise ValueError("FeedForward: a sym_gen needs a bucketing iterator (one with default_bucket_key)")
+        self.symbol = self.sym_gen(key)
+        sym_gen = self.sym_gen
+        return BucketingModule(lambda k: (sym_gen(k), data_names, label_names), default_bucket_key=key,
+                               context=self.ctx)
 
     # -- training and inference -------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, eval_data: Any = None, eval_metric: Any = "acc",  # noqa: N803
@@ -121,6 +140,12 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
         mod = self._module(data)
         if logger is not None:
             mod.logger = logger
+        # Module.fit logs "Epoch[i] Validation-..." itself; MXNet's default callback logging
+        # the same line again would print it twice
+        if isinstance(eval_end_callback, LogValidationMetricsCallback):
+            eval_end_callback = None
+        elif isinstance(eval_end_callback, (list, tuple)):
+            eval_end_callback = [c for c in eval_end_callback if not isinstance(c, LogValidationMetricsCallback)]
         params = dict(self.kwargs)
         if isinstance(self.optimizer, str) and "rescale_grad" not in params:
             params["rescale_grad"] = 1.0 / data.batch_size
@@ -133,7 +158,7 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
         self.arg_params, self.aux_params = mod.get_params()
         self._pred_exec = None
 
-    def _predictor(self, it: DataIter) -> Module:
+    def _predictor(self, it: DataIter) -> Module | BucketingModule:
         if self.arg_params is None:
             raise RuntimeError("FeedForward: the model has no parameters yet (fit or load first)")
         shapes = (tuple(tuple(d.shape) for d in it.provide_data), tuple(tuple(d.shape) for d in it.provide_label))

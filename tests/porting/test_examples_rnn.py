@@ -61,3 +61,46 @@ def test_wikitext_errors(tmp_path):
         contrib.data.text.WikiText103(str(tmp_path), "train")
     with pytest.raises(ValueError, match="segment"):
         contrib.data.text.WikiText2(_write(tmp_path), "valid")
+
+
+# -- mx.model.FeedForward with a bucketing sym_gen (example/bi-lstm-sort/lstm_sort.py) ------
+
+def _bucket_iter(batch_size=4):
+    rng = np.random.RandomState(0)
+    sents = [list(rng.randint(1, 6, size=n)) for n in [3] * 8 + [5] * 8]
+    return mx.rnn.BucketSentenceIter(sents, batch_size, buckets=[3, 5], invalid_label=0)
+
+
+def _sym_gen(seq_len):
+    data = mx.sym.Variable("data")
+    embed = mx.sym.Embedding(data, input_dim=6, output_dim=4, name="embed")
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(embed, shape=(-1, 4)), num_hidden=6, name="pred")
+    label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
+    return mx.sym.SoftmaxOutput(pred, label=label, name="softmax")
+
+
+def test_feedforward_takes_a_sym_gen(tmp_path, caplog):
+    import logging
+    it = _bucket_iter()
+    model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=2, learning_rate=0.1,
+                                 initializer=mx.init.Xavier())
+    assert model.symbol is None and model.sym_gen is _sym_gen       # MXNet's attributes
+    with caplog.at_level(logging.INFO):
+        model.fit(X=it, eval_data=_bucket_iter(), eval_metric="ce")
+    # the default bucket's symbol, trained parameters shared by both buckets
+    assert model.symbol.list_arguments() == _sym_gen(5).list_arguments()
+    assert set(model.arg_params) == {"embed_weight", "pred_weight", "pred_bias"}
+    # MXNet's default eval_end_callback logs the validation line once per epoch
+    assert sum("Validation-cross-entropy" in r.getMessage() for r in caplog.records) == 2
+    prefix = str(tmp_path / "sort")
+    model.save(prefix)
+    sym, args, _ = mx.model.load_checkpoint(prefix, 2)
+    assert sym.list_arguments() == model.symbol.list_arguments() and set(args) == set(model.arg_params)
+
+
+def test_feedforward_rejects_a_non_symbol():
+    with pytest.raises(TypeError, match="Symbol or a callable"):
+        mx.model.FeedForward(symbol=3)
+    model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=1)
+    with pytest.raises(ValueError, match="default_bucket_key"):
+        model.fit(X=mx.io.NDArrayIter(np.zeros((4, 3)), np.zeros((4, 3)), batch_size=2))
