@@ -18,7 +18,7 @@ from typing import Any
 __all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolyScheduler",
            "CosineScheduler", "from_config"]
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger()  # the root logger, as MXNet's logging.info: 'INFO:root:Update[31]: Change ...'
 _CLASSES: dict[str, type] = {}
 
 

@@ -196,9 +196,14 @@ class DefaultAugmenter:
             else:
                 y, x = y // 2, x // 2
             return self._resize(img[y:y + size, x:x + size], self.w, self.h, rng)
-        if rows < self.h or cols < self.w:
-            raise MXNetError(f"ImageRecordIter: image of {rows}x{cols} is smaller than data_shape "
-                             f"{self.h}x{self.w}; set resize= to scale it up first")
+        # MXNet 1.9.1 scales an image smaller than data_shape up, keeping its aspect ratio: first
+        # the rows to data_shape's height, then the columns to its width (sizes truncated)
+        if rows < self.h:
+            img = self._resize(img, cols * self.h // rows, self.h, rng)
+            rows, cols = img.shape[:2]
+        if cols < self.w:
+            img = self._resize(img, self.w, rows * self.w // cols, rng)
+            rows, cols = img.shape[:2]
         y, x = rows - self.h, cols - self.w
         if p.rand_crop:
             y, x = int(rng.integers(0, y + 1)), int(rng.integers(0, x + 1))

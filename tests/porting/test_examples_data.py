@@ -146,3 +146,36 @@ def test_get_im2rec_path_is_a_runnable_script(tmp_path, monkeypatch):
         assert r.returncode == 0, r.stderr
     rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / "data.idx"), str(tmp_path / "data.rec"), "r")
     assert sorted(rec.keys) == [0, 1]  # the two images at the top of the folder (not recursive)
+
+
+def test_lr_scheduler_logs_on_the_root_logger(caplog):
+    # train_cifar10.py's log shows MXNet's "INFO:root:Update[31]: Change learning rate to 1.00000e-02"
+    sched = mx.lr_scheduler.MultiFactorScheduler(step=[2], factor=0.1, base_lr=0.1)
+    with caplog.at_level("INFO"):
+        assert sched(1) == 0.1 and abs(sched(3) - 0.01) < 1e-12
+    rec = [r for r in caplog.records if "Change learning rate" in r.getMessage()]
+    assert rec and rec[0].name == "root" and rec[0].getMessage() == "Update[3]: Change learning rate to 1.00000e-02"
+
+
+@pytest.mark.parametrize("case", ["lin", "cubic", "area", "nearest", "wide", "tall", "pad"])
+def test_image_record_iter_scales_small_images_up(tmp_path, case):
+    # train_imagenet.py (min_random_scale < 1) feeds images smaller than data_shape: MXNet 1.9.1
+    # scales them up (rows, then columns, aspect kept) and crops; plexnet used to refuse them
+    from plexnet.io import decode  # OpenCV's encoder, as the fixture's
+    ref = np.load(os.path.join(FIX, "examples_data", "mxnet_small_images.npz"))
+    kw = {"lin": dict(data_shape=(3, 32, 32)), "cubic": dict(data_shape=(3, 32, 32), inter_method=2),
+          "area": dict(data_shape=(3, 32, 32), inter_method=3), "nearest": dict(data_shape=(3, 32, 32), inter_method=0),
+          "wide": dict(data_shape=(3, 16, 40)), "tall": dict(data_shape=(3, 30, 10)),
+          "pad": dict(data_shape=(3, 32, 32), pad=2, fill_value=200)}[case]
+    for k in "abcd":
+        path = str(tmp_path / f"{k}.rec")
+        rec = mx.recordio.MXRecordIO(path, "w")
+        png = decode.cv2().imencode(".png", ref["img_" + k])[1].tobytes()
+        rec.write(mx.recordio.pack(mx.recordio.IRHeader(0, 1.0, 0, 0), png))
+        rec.close()
+        it = mx.io.ImageRecordIter(path_imgrec=path, batch_size=1, **kw)
+        got = next(iter(it)).data[0].asnumpy()[0]
+        want = ref[f"{k}_{case}"]
+        assert got.shape == want.shape
+        # bicubic rounds differently by one level between OpenCV 4.8 (the fixture's) and 5
+        np.testing.assert_allclose(got, want, atol=1 if case == "cubic" else 0)
