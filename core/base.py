@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "InferTypeError",
-           "PluginError", "EngineError", "__version__", "API_VERSION", "mx_real_t", "data_dir", "data_dir_default"]
+           "PluginError", "EngineError", "__version__", "API_VERSION", "mx_real_t", "numeric_types", "integer_types",
+           "string_types", "data_dir", "data_dir_default"]
 
 __version__ = "0.1.0"
 #: Version of the plugin-facing API (hookspecs, registries, contracts). Plugins declare
@@ -16,6 +17,10 @@ __version__ = "0.1.0"
 API_VERSION = "1.0"
 #: MXNet's default real type (``mx.base.mx_real_t``), as in ``mxnet/base.py``
 mx_real_t = np.float32
+#: MXNet's ``base`` type tuples, which user code imports (gluon/style_transfer/net.py)
+numeric_types = (float, int, np.generic)
+integer_types = (int, np.int32, np.int64)
+string_types = (str,)
 
 
 class PlexnetError(Exception):

@@ -71,3 +71,12 @@ def test_hybridblock_input_errors_are_mxnets():
     beta.initialize()
     with pytest.raises(ValueError, match="list of Symbol or NDArray"):
         blk(mx.nd.ones((2,)), beta)
+
+
+def test_base_type_tuples():
+    # gluon/style_transfer/net.py: from mxnet.base import numeric_types
+    from plexnet.base import integer_types, numeric_types, string_types
+    assert all(isinstance(v, numeric_types) for v in (1, 2.5, np.float32(1), np.int8(3)))
+    assert not isinstance("1", numeric_types)
+    assert isinstance(np.int64(1), integer_types) and not isinstance(np.int8(1), integer_types)
+    assert string_types == (str,)
