@@ -179,3 +179,53 @@ def test_image_record_iter_scales_small_images_up(tmp_path, case):
         assert got.shape == want.shape
         # bicubic rounds differently by one level between OpenCV 4.8 (the fixture's) and 5
         np.testing.assert_allclose(got, want, atol=1 if case == "cubic" else 0)
+
+
+def test_launch_takes_mxnets_tools_launch_command_line(monkeypatch):
+    # MXNet users start `python tools/launch.py -n 2 --launcher local python train.py --kv-store dist_sync`
+    launch = pytest.importorskip("plexnet_kvstore_dist.launch")
+    ns = launch.parse_args(["-n", "2", "--launcher", "local", "python", "train.py", "--kv-store", "dist_sync",
+                            "--num-epochs", "1"])
+    assert ns.num_workers == 2 and ns.num_servers == 1
+    assert ns.command == ["python", "train.py", "--kv-store", "dist_sync", "--num-epochs", "1"]
+    assert launch.parse_args(["-n", "1", "--", "python", "t.py", "-n", "3"]).command == ["python", "t.py", "-n", "3"]
+    monkeypatch.setenv("PX_FROM_LAUNCHER", "7")
+    monkeypatch.delenv("PX_UNSET", raising=False)
+    ns = launch.parse_args(["-n", "2", "--env", "OMP_NUM_THREADS:3", "--env", "PX_FROM_LAUNCHER", "--env", "PX_UNSET",
+                            "--env", "A=1=2", "--env-worker", "B:x:y", "--env-server", "C:4", "python", "t.py"])
+    assert ns.env == ["OMP_NUM_THREADS=3", "PX_FROM_LAUNCHER=7", "A=1=2", "B=x:y"] and ns.env_server == ["C=4"]
+    for bad in (["--launcher", "ssh"], ["-H", "hosts"], ["--env-worker", "NOVALUE"]):
+        with pytest.raises(SystemExit) as e:
+            launch.parse_args(["-n", "2"] + bad + ["python", "t.py"])
+        assert e.value.code == 2
+
+
+_DIST_WORKER = """
+import argparse, json, os, sys
+import plexnet as mx
+p = argparse.ArgumentParser()
+p.add_argument("--kv-store", default="local")
+p.add_argument("--out")
+a = p.parse_args()
+kv = mx.kv.create(a.kv_store)
+kv.init(3, mx.nd.zeros((2,)))
+kv.push(3, mx.nd.ones((2,)) * (kv.rank + 1))
+out = mx.nd.zeros((2,))
+kv.pull(3, out=out)
+with open(os.path.join(a.out, "w%d.json" % kv.rank), "w") as f:
+    json.dump({"rank": kv.rank, "n": kv.num_workers, "v": out.asnumpy().tolist(), "env": os.environ.get("PX_W")}, f)
+"""
+
+
+@pytest.mark.timeout(170)
+def test_launch_runs_an_mxnet_style_dist_sync_job(tmp_path):
+    pytest.importorskip("ray", reason="plexnet launch needs Ray")
+    pytest.importorskip("plexnet_kvstore_dist")
+    script = tmp_path / "train.py"
+    script.write_text(_DIST_WORKER)
+    cmd = [sys.executable, "-m", "plexnet", "launch", "-n", "2", "--launcher", "local", "--env-worker", "PX_W:5",
+           sys.executable, str(script), "--kv-store", "dist_sync", "--out", str(tmp_path)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=150, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = sorted((json.loads((tmp_path / f"w{i}.json").read_text()) for i in range(2)), key=lambda d: d["rank"])
+    assert [(g["rank"], g["n"], g["v"], g["env"]) for g in got] == [(0, 2, [3.0, 3.0], "5"), (1, 2, [3.0, 3.0], "5")]

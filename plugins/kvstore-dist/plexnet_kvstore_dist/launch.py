@@ -5,6 +5,13 @@
     plexnet launch -n WORKERS -s SERVERS [--address RAY_ADDRESS] [--env K=V ...]
                    [--checkpoint-dir DIR] [--timeout SECONDS] -- python train.py ...
 
+MXNet's ``tools/launch.py`` command line works as is (``plexnet launch -n 2 --launcher local
+python train.py --kv-store dist_sync``): the command starts at the first positional argument
+(``--`` is optional), ``--launcher local`` is the only launcher (other hosts join through a Ray
+cluster, ``--address``), ``--env NAME`` / ``--env NAME:VALUE`` / ``--env-worker NAME:VALUE`` set
+worker environment and ``--env-server NAME:VALUE`` the servers'. ``-s`` defaults to 1 server
+shard (MXNet starts as many servers as workers).
+
 Starts Ray (a private local instance on 127.0.0.1 without dashboard, in its own temp
 dir, unless ``--address`` names a running cluster), creates the server actors, and
 runs WORKERS copies of the command as local processes. Each worker sees its rank in
@@ -56,17 +63,41 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--grace", type=float, default=30.0,
                    help="seconds the other workers get to exit after one failed (default 30)")
     p.add_argument("--quiet", action="store_true", help="no launcher messages")
-    p.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    # MXNet's tools/launch.py options
+    p.add_argument("--launcher", default="local", choices=["local", "ssh", "mpi", "sge", "yarn"],
+                   help="MXNet's launcher choice: only 'local' (join other hosts with --address)")
+    p.add_argument("-H", "--hostfile", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--sync-dst-dir", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--env-worker", action="append", default=[], metavar="K:V", help="worker environment (MXNet)")
+    p.add_argument("--env-server", action="append", default=[], metavar="K:V", help="server environment (MXNet)")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     ns = p.parse_args(opts)
     ns.command = ns.rest + cmd
     if not ns.command:
         p.error("no worker command given: plexnet launch -n 2 -s 1 -- python train.py")
     if ns.num_workers < 1 or ns.num_servers < 1:
         p.error("need at least one worker and one server")
-    for kv in ns.env:
-        if "=" not in kv:
-            p.error(f"--env expects K=V, got {kv!r}")
+    if ns.launcher != "local" or ns.hostfile:
+        what = f"--launcher {ns.launcher}" if ns.launcher != "local" else "--hostfile"
+        p.error(f"{what}: plexnet launch runs the workers on this host; to use other hosts start a Ray "
+                f"cluster there (ray start) and pass --address")
+    ns.env = [_env_pair(p, kv, "--env", allow_name=True) for kv in ns.env]
+    ns.env = [kv for kv in ns.env if kv is not None] + [_env_pair(p, kv, "--env-worker") for kv in ns.env_worker]
+    ns.env_server = [_env_pair(p, kv, "--env-server") for kv in ns.env_server]
     return ns
+
+
+def _env_pair(p: argparse.ArgumentParser, kv: str, opt: str, allow_name: bool = False) -> str | None:
+    """``K=V`` from ``K=V`` or MXNet's ``K:V``; with ``allow_name`` a bare ``K`` passes the
+    launcher's own value (``None`` when it has none)."""
+    if "=" in kv:
+        return kv
+    if ":" in kv:
+        return kv.replace(":", "=", 1)
+    if allow_name and kv:
+        return f"{kv}={os.environ[kv]}" if kv in os.environ else None
+    p.error(f"{opt} expects K=V (or MXNet's K:V), got {kv!r}")
+    return None
 
 
 def _say(args: argparse.Namespace, msg: str) -> None:
@@ -80,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in extra.items():  # servers read the same settings as workers
         if k.startswith(("PLEXNET_", "MXNET_")):
             os.environ[k] = v
+    for kv in args.env_server:  # before Ray starts: the servers inherit the launcher's environment
+        k, v = kv.split("=", 1)
+        os.environ[k] = v
     if args.checkpoint_dir:
         os.environ["PLEXNET_KVSTORE_CHECKPOINT_DIR"] = os.path.abspath(args.checkpoint_dir)
     if args.timeout:
