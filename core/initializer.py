@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import warnings
 from math import sqrt
 from typing import Any, Callable, Sequence
 
@@ -145,6 +146,9 @@ class Initializer:
             raise TypeError(f"initializer: name must be a string or InitDesc, got {desc!r}")
         legacy = not isinstance(desc, InitDesc)
         if legacy:
+            warnings.warn("Calling initializer with init(str, NDArray) has been deprecated. "
+                          "please use init(mx.init.InitDesc(...), NDArray) instead.", DeprecationWarning,
+                          stacklevel=2)
             desc = InitDesc(desc)
         if desc.global_init is None:
             desc.global_init = self

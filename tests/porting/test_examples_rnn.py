@@ -104,3 +104,23 @@ def test_feedforward_rejects_a_non_symbol():
     model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=1)
     with pytest.raises(ValueError, match="default_bucket_key"):
         model.fit(X=mx.io.NDArrayIter(np.zeros((4, 3)), np.zeros((4, 3)), batch_size=2))
+
+
+# -- init(name, arr) with a plain name (example/cnn_text_classification/text_cnn.py) --------
+
+def test_initializer_with_a_plain_name_warns_as_mxnet():
+    arr = mx.nd.zeros((3, 2))
+    with pytest.warns(DeprecationWarning, match=r"init\(str, NDArray\) has been deprecated"):
+        mx.init.Uniform(0.1)("cls_weight", arr)
+    assert 0 < np.abs(arr.asnumpy()).max() <= 0.1
+    bias = mx.nd.ones((2,))
+    with pytest.warns(DeprecationWarning):
+        mx.init.Uniform(0.1)("cls_bias", bias)          # the name rules still apply: bias -> 0
+    assert bias.asnumpy().tolist() == [0, 0]
+
+
+def test_initializer_with_an_init_desc_does_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mx.init.Uniform(0.1)(mx.init.InitDesc("cls_weight"), mx.nd.zeros((3, 2)))
