@@ -134,9 +134,11 @@ class DataIter:
         """Data of the current batch (list of NDArrays)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement getdata()")
 
-    def getlabel(self) -> list[Any]:
-        """Label of the current batch (list of NDArrays)."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement getlabel()")
+    def getlabel(self) -> list[Any] | None:
+        """Label of the current batch (list of NDArrays); None here, as MXNet's base class, for
+        iterators without labels that define only ``iter_next``/``getdata`` (gan/dcgan.py's
+        ``RandIter``)."""
+        return None
 
     def getindex(self) -> Any:
         """Example indices of the current batch (numpy array) or None."""

@@ -80,3 +80,29 @@ def test_base_type_tuples():
     assert not isinstance("1", numeric_types)
     assert isinstance(np.int64(1), integer_types) and not isinstance(np.int8(1), integer_types)
     assert string_types == (str,)
+
+
+def test_dataiter_without_getlabel_yields_label_none():
+    # gan/dcgan.py's RandIter defines iter_next/getdata only; MXNet's base getlabel returns None
+    class RandIter(mx.io.DataIter):
+        def __init__(self, batch_size, ndim):
+            self.batch_size = batch_size
+            self.ndim = ndim
+            self.provide_data = [("rand", (batch_size, ndim, 1, 1))]
+            self.provide_label = []
+
+        def iter_next(self):
+            return True
+
+        def getdata(self):
+            return [mx.random.normal(0, 1.0, shape=(self.batch_size, self.ndim, 1, 1))]
+
+    batch = RandIter(4, 3).next()
+    assert batch.label is None
+    assert batch.data[0].shape == (4, 3, 1, 1)
+    mod = mx.mod.Module(mx.sym.FullyConnected(mx.sym.var("rand"), num_hidden=2, name="fc"),
+                        data_names=("rand",), label_names=None)
+    mod.bind(data_shapes=[("rand", (4, 3, 1, 1))])
+    mod.init_params()
+    mod.forward(batch, is_train=False)
+    assert mod.get_outputs()[0].shape == (4, 2)
