@@ -229,3 +229,23 @@ def test_launch_runs_an_mxnet_style_dist_sync_job(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     got = sorted((json.loads((tmp_path / f"w{i}.json").read_text()) for i in range(2)), key=lambda d: d["rank"])
     assert [(g["rank"], g["n"], g["v"], g["env"]) for g in got] == [(0, 2, [3.0, 3.0], "5"), (1, 2, [3.0, 3.0], "5")]
+
+
+@pytest.mark.timeout(120)
+def test_kvstore_dist_alias_is_dist_sync():
+    # example/distributed_training/cifar10_dist.py and mnist_dist.py call kv.create('dist'):
+    # MXNet takes any name containing "dist" (sync unless "_async", "device" sums on the devices)
+    pytest.importorskip("ray", reason="the dist kvstore needs Ray")
+    worker = pytest.importorskip("plexnet_kvstore_dist.worker")
+    assert {"dist", "dist_sync_device", "dist_device_async"} <= set(mx.kv.list_types())
+    assert set(worker.DIST_TYPES) <= set(mx.kv.list_types())
+    kv = mx.kv.create("dist")  # no launcher: a one-worker job with private servers
+    try:
+        assert (kv.type, kv.rank, kv.num_workers) == ("dist", 0, 1)
+        kv.init("w", mx.nd.zeros((3,)))
+        kv.push("w", [mx.nd.ones((3,)), mx.nd.ones((3,)) * 2])  # summed, then stored (no optimizer)
+        out = mx.nd.zeros((3,))
+        kv.pull("w", out=out)
+        np.testing.assert_array_equal(out.asnumpy(), [3, 3, 3])
+    finally:
+        kv.close()

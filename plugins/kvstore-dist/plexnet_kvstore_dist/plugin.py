@@ -11,7 +11,9 @@ from plexnet import hookimpl
 
 PLEXNET_API_VERSION = "1.0"
 
-DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_async")
+# MXNet accepts any name with "dist" (sync unless "_async"; "device": sum on the devices);
+# these are the spellings its scripts use (cifar10_dist.py: kv.create('dist'))
+DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_async", "dist", "dist_sync_device", "dist_device_async")
 
 
 def create_dist(name: str) -> Any:

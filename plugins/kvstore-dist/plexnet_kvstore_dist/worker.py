@@ -32,7 +32,9 @@ from .partition import Part, plan
 
 __all__ = ["KVStoreDist", "DIST_TYPES"]
 
-DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_async")
+# MXNet accepts any name with "dist" (sync unless "_async"; "device": sum on the devices);
+# these are the spellings its scripts use (cifar10_dist.py: kv.create('dist'))
+DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_async", "dist", "dist_sync_device", "dist_device_async")
 _CPU = ("cpu", "cpu_pinned", "cpu_shared")
 _CPU0 = Context("cpu", 0)
 
@@ -83,7 +85,7 @@ class KVStoreDist(KVStoreBase):
         if name not in DIST_TYPES:
             raise ValueError(f"unknown dist kvstore type {name!r}; choose one of {DIST_TYPES}")
         super().__init__(name)
-        self._sync = name != "dist_async"
+        self._sync = "_async" not in name
         self._device = "device" in name
         self._transport = transport if transport is not None else _connect("sync" if self._sync else "async")
         self._keys: dict[Any, _Key] = {}
