@@ -95,9 +95,11 @@ class Segment:
                 except Exception as e:  # noqa: BLE001
                     raise _node_error(phase, names[i], e) from e
                 on_complete()
+        # self.reads holds only what the segment reads from before it (see _seg); one it
+        # also writes goes in both lists, so the engine skips the segment when that variable
+        # is poisoned instead of curing it (executor memory units hold several entries)
         ws = list(dict.fromkeys(self.writes))
-        wset = set(map(id, ws))
-        rs = [v for v in dict.fromkeys(self.reads) if id(v) not in wset]
+        rs = list(dict.fromkeys(self.reads))
         label = f"{phase}:{names[0]}" + (f"..{names[-1]}" if len(names) > 1 else "")
         self.opr = engine.new_operator(run, rs, ws, name=label)
         return self.opr
@@ -131,9 +133,12 @@ def make_segments(items: Sequence[tuple], enabled: bool, max_nodes: int) -> list
 
 
 def _seg(items: list[tuple], is_async: bool = False) -> Segment:
+    # reads: the variables a node reads before an earlier node of the segment wrote them
     reads: list[Any] = []
     writes: list[Any] = []
+    written: set[int] = set()
     for it in items:
-        reads.extend(it[2])
+        reads.extend(v for v in it[2] if id(v) not in written)
         writes.extend(it[3])
+        written.update(map(id, it[3]))
     return Segment([it[0] for it in items], [it[1] for it in items], reads, writes, is_async)
