@@ -12,12 +12,14 @@ killed (SIGKILL) is noticed as soon as it dies, and the error names it.
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
 import random
 import signal
 import traceback
+import weakref
 from multiprocessing import resource_tracker, shared_memory
 from typing import Any, Callable
 
@@ -210,6 +212,18 @@ def _worker_loop(dataset: Any, batchify_fn: Callable, tasks: Any, results: Any, 
         segments.close()
 
 
+#: pools not closed yet: closed at interpreter exit, before multiprocessing's own exit hook
+#: (registered earlier, so run later) terminates the daemonic workers, which would leave
+#: their shared blocks to the resource tracker ("leaked shared_memory objects" warning)
+_LIVE_POOLS: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_pools() -> None:
+    for pool in list(_LIVE_POOLS):
+        pool.close()
+
+
 class WorkerPool:
     """``num_workers`` forked processes serving ``(key, indices)`` tasks."""
 
@@ -240,6 +254,7 @@ class WorkerPool:
             self.pending.append(set())
         self._next = 0
         self.closed = False
+        _LIVE_POOLS.add(self)
 
     @property
     def pids(self) -> list[int]:
