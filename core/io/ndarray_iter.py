@@ -84,14 +84,16 @@ class NDArrayIter(DataIter):
         self._axis = DataDesc.get_batch_axis(layout)
         if self._axis < 0:
             raise ValueError(f"NDArrayIter: layout {layout!r} has no batch axis 'N'")
-        self.data = _init_data(data, allow_empty=False, default_name=data_name)
-        self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        # host copies, never permuted; ``data``/``label`` give MXNet's NDArray view of them
+        self._data = _init_data(data, allow_empty=False, default_name=data_name)
+        self._label = _init_data(label, allow_empty=True, default_name=label_name)
+        self._nd_view: tuple[np.ndarray, dict] | None = None
         sizes = {k: v.shape[self._axis] if v.ndim > self._axis else None
-                 for k, v in self.data + self.label}
+                 for k, v in self._data + self._label}
         if any(s is None for s in sizes.values()):
             raise ValueError(f"NDArrayIter: every input needs a batch axis {self._axis} "
                              f"(layout {layout!r}); shapes: "
-                             f"{ {k: v.shape for k, v in self.data + self.label} }")
+                             f"{ {k: v.shape for k, v in self._data + self._label} }")
         # MXNet counts the examples of the first data array; longer labels are only read up
         # to that count (MXNet's own tests rely on it), shorter ones cannot be batched
         self.num_data = next(iter(sizes.values()))
@@ -114,8 +116,53 @@ class NDArrayIter(DataIter):
         self.cursor = -self.batch_size
         self._cache: np.ndarray | None = None  # roll_over: rows kept for the next epoch
         self.reset()
-        self.data_list = [x[1] for x in self.data] + [x[1] for x in self.label]
-        self.num_source = len(self.data_list)
+        self._perm0 = self._perm  # MXNet's data_list keeps the arrays as they were after __init__
+        self.num_source = len(self._data) + len(self._label)
+
+    # -- MXNet's attributes: [(name, NDArray)] in the current (shuffled) order ----------------
+    def _view(self, which: str, perm: np.ndarray | None = None) -> list[tuple[str, Any]]:
+        perm = self._perm if perm is None else perm
+        if self._nd_view is None or self._nd_view[0] is not perm:
+            self._nd_view = (perm, {})
+        cache = self._nd_view[1]
+        if which not in cache:
+            items = self._data if which == "data" else self._label
+            cache[which] = [(k, to_ndarray(np.ascontiguousarray(np.take(v, perm, axis=self._axis)), owned=True))
+                            for k, v in items]
+        return list(cache[which])
+
+    def _assign(self, which: str, items: Any) -> None:
+        host = [(str(k), _to_host(v, str(k))) for k, v in items]
+        if which == "data":
+            self._data = host
+        else:
+            self._label = host
+        self._perm = self._perm0 = np.arange(self.num_data)  # the assigned arrays are in their own order
+        self._nd_view = None
+
+    @property
+    def data(self) -> list[tuple[str, Any]]:
+        """``[(name, NDArray)]`` of the data arrays, in the current (shuffled) order, as MXNet's."""
+        return self._view("data")
+
+    @data.setter
+    def data(self, items: Any) -> None:
+        self._assign("data", items)
+
+    @property
+    def label(self) -> list[tuple[str, Any]]:
+        """``[(name, NDArray)]`` of the label arrays, in the current (shuffled) order, as MXNet's."""
+        return self._view("label")
+
+    @label.setter
+    def label(self, items: Any) -> None:
+        self._assign("label", items)
+
+    @property
+    def data_list(self) -> list[Any]:
+        """The data then the label NDArrays in their order after construction (MXNet's
+        ``data_list``, which later shuffles do not update)."""
+        return [v for _, v in self._view("data", self._perm0)] + [v for _, v in self._view("label", self._perm0)]
 
     # -- descriptions -----------------------------------------------------------------------
     def _descs(self, items: list[tuple[str, np.ndarray]]) -> list[DataDesc]:
@@ -125,11 +172,11 @@ class NDArrayIter(DataIter):
 
     @property
     def provide_data(self) -> list[DataDesc]:
-        return self._descs(self.data)
+        return self._descs(self._data)
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        return self._descs(self.label)
+        return self._descs(self._label)
 
     # -- iteration --------------------------------------------------------------------------
     def hard_reset(self) -> None:
@@ -164,7 +211,7 @@ class NDArrayIter(DataIter):
         pad = self.getpad()
         if self.last_batch_handle == "roll_over" and self.cursor < 0:
             self._cache = None
-        return DataBatch(data=self._gather(self.data, rows), label=self._gather(self.label, rows),
+        return DataBatch(data=self._gather(self._data, rows), label=self._gather(self._label, rows),
                          pad=pad, index=None)
 
     def _batch_rows(self) -> np.ndarray:
@@ -192,10 +239,10 @@ class NDArrayIter(DataIter):
         return out
 
     def getdata(self) -> list[Any]:
-        return self._gather(self.data, self._batch_rows())
+        return self._gather(self._data, self._batch_rows())
 
     def getlabel(self) -> list[Any]:
-        return self._gather(self.label, self._batch_rows())
+        return self._gather(self._label, self._batch_rows())
 
     def getpad(self) -> int:
         if self.last_batch_handle == "pad" and self.cursor + self.batch_size > self.num_data:

@@ -124,3 +124,30 @@ def test_initializer_with_an_init_desc_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mx.init.Uniform(0.1)(mx.init.InitDesc("cls_weight"), mx.nd.zeros((3, 2)))
+
+
+# -- NDArrayIter.data / .label / .data_list (example/multivariate_time_series/src/lstnet.py) --
+
+def test_ndarrayiter_data_and_label_are_named_ndarrays_in_shuffled_order():
+    np.random.seed(3)
+    it = mx.io.NDArrayIter(np.arange(12).reshape(6, 2), np.arange(6), batch_size=4, shuffle=True)
+    (dname, d), = it.data
+    (lname, lab), = it.label
+    assert (dname, lname) == ("data", "softmax_label")
+    assert isinstance(lab, mx.nd.NDArray) and lab.dtype == np.float32
+    # MXNet 1.9.1 (seed 3): the arrays are kept in the shuffled order the batches come in
+    assert lab.asnumpy().tolist() == [3, 5, 4, 1, 0, 2]
+    assert d.asnumpy()[:, 0].tolist() == [6, 10, 8, 2, 0, 4]
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[3, 5, 4, 1], [0, 2, 3, 5]]
+    it.reset()
+    assert it.label[0][1].asnumpy().tolist() == [4, 3, 2, 0, 5, 1]
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[4, 3, 2, 0], [5, 1, 4, 3]]
+    # data_list keeps the arrays as they were after construction, as MXNet's
+    assert it.num_source == 2 and it.data_list[1].asnumpy().tolist() == [3, 5, 4, 1, 0, 2]
+
+
+def test_ndarrayiter_label_assignment():
+    it = mx.io.NDArrayIter(np.zeros((4, 2)), np.zeros(4), batch_size=2)
+    it.label = [("softmax_label", mx.nd.array([1, 2, 3, 4]))]
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[1, 2], [3, 4]]
+    assert it.label[0][1].asnumpy().tolist() == [1, 2, 3, 4]
