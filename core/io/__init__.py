@@ -18,6 +18,7 @@ from .image_record_iter import ImageRecordInt8Iter, ImageRecordIter, ImageRecord
 from .mnist_iter import MNISTIter
 from .mxdataiter import MXDataIter
 from .ndarray_iter import NDArrayIter
+from .ndarray_iter import _init_data  # noqa: F401 - MXNet's mx.io._init_data, which scripts call
 from .partition import partition_indices, partition_range
 from .prefetch import PrefetchingIter
 

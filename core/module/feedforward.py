@@ -10,6 +10,8 @@ data (batched by ``numpy_batch_size``, shuffled for training), predicts with
 from __future__ import annotations
 
 import logging
+import time
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,8 +20,8 @@ from .. import metric as _metric
 from ..callback import LogValidationMetricsCallback
 from ..context import Context, cpu
 from ..initializer import Uniform
-from ..io import DataBatch, DataIter, NDArrayIter
-from ..model import load_checkpoint, save_checkpoint
+from ..io import DataIter, NDArrayIter
+from ..model import BatchEndParam, load_checkpoint, save_checkpoint
 from ..symbol import Symbol
 from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
@@ -35,28 +37,14 @@ except ImportError:  # pragma: no cover - depends on the environment
     SKLEARN_INSTALLED = False
 
 
-class _EpochSize(DataIter):
-    """``epoch_size`` batches per epoch, continuing the underlying iterator across
-    epochs (rewinding it when it runs out), as MXNet's FeedForward."""
+def _as_list(x: Any) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
-    def __init__(self, it: DataIter, epoch_size: int) -> None:
-        super().__init__(it.batch_size)
-        self._it, self._n, self._i = it, int(epoch_size), 0
-        self.provide_data = it.provide_data
-        self.provide_label = it.provide_label
 
-    def reset(self) -> None:
-        self._i = 0
-
-    def next(self) -> DataBatch:
-        if self._i >= self._n:
-            raise StopIteration
-        self._i += 1
-        try:
-            return self._it.next()
-        except StopIteration:
-            self._it.reset()
-            return self._it.next()
+def _callbacks(callbacks: Any, param: BatchEndParam) -> None:
+    if callbacks is not None:
+        for cb in _as_list(callbacks):
+            cb(param)
 
 
 class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
@@ -66,6 +54,8 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
                  optimizer: Any = "sgd", initializer: Any = Uniform(0.01), numpy_batch_size: int = 128,
                  arg_params: dict | None = None, aux_params: dict | None = None, allow_extra_params: bool = False,
                  begin_epoch: int = 0, **kwargs: Any) -> None:
+        warnings.warn("plexnet.model.FeedForward has been deprecated. Please use plexnet.mod.Module instead.",
+                      DeprecationWarning, stacklevel=2)
         # MXNet 1.x: a callable is a bucketing sym_gen (bucket key -> Symbol); the symbol
         # is then the default bucket's, made when fit sees the data
         self.symbol: Symbol | None
@@ -130,31 +120,78 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
             logger: Any = None, work_load_list: Sequence[float] | None = None, monitor: Any = None,
             eval_end_callback: Any = LogValidationMetricsCallback(), eval_batch_end_callback: Any = None) -> None:
         """Train for ``num_epoch`` epochs (``X``: a ``DataIter`` or numpy data with labels
-        ``y``; ``eval_data``: an iterator or an ``(X, y)`` pair)."""
+        ``y``; ``eval_data``: an iterator or an ``(X, y)`` pair).
+
+        The loop is MXNet's ``_train_multi_device`` on a ``Module``: the same log lines
+        (``Start training with [cpu(0)]``, ``Epoch[i] Resetting Data Iterator``,
+        ``Epoch[i] Time cost``; validation through ``eval_end_callback``, no ``Train-``
+        line), ``nbatch`` counted from 1 in ``batch_end_callback`` and ``epoch_size``
+        batches per epoch continuing the iterator across epochs."""
         if self.num_epoch is None:
             raise ValueError("FeedForward.fit needs num_epoch")
         data = self._init_iter(X, y, is_train=True)
         if isinstance(eval_data, (tuple, list)) and len(eval_data) == 2:
             eval_data = self._init_iter(eval_data[0], eval_data[1], is_train=False)
-        train = _EpochSize(data, self.epoch_size) if self.epoch_size else data
+        logger = logger if logger is not None else logging
+        if not isinstance(eval_metric, _metric.EvalMetric):
+            eval_metric = _metric.create(eval_metric)
         mod = self._module(data)
-        if logger is not None:
-            mod.logger = logger
-        # Module.fit logs "Epoch[i] Validation-..." itself; MXNet's default callback logging
-        # the same line again would print it twice
-        if isinstance(eval_end_callback, LogValidationMetricsCallback):
-            eval_end_callback = None
-        elif isinstance(eval_end_callback, (list, tuple)):
-            eval_end_callback = [c for c in eval_end_callback if not isinstance(c, LogValidationMetricsCallback)]
+        mod.logger = logger
+        mod.bind(data_shapes=data.provide_data, label_shapes=data.provide_label or None, for_training=True)
+        if monitor is not None:
+            mod.install_monitor(monitor)
+        mod.init_params(initializer=self.initializer, arg_params=self.arg_params, aux_params=self.aux_params,
+                        allow_missing=True, allow_extra=self.allow_extra_params)
         params = dict(self.kwargs)
         if isinstance(self.optimizer, str) and "rescale_grad" not in params:
             params["rescale_grad"] = 1.0 / data.batch_size
-        mod.fit(train, eval_data=eval_data, eval_metric=eval_metric, epoch_end_callback=epoch_end_callback,
-                batch_end_callback=batch_end_callback, kvstore=kvstore, optimizer=self.optimizer,
-                optimizer_params=params if isinstance(self.optimizer, str) else (),
-                eval_end_callback=eval_end_callback, eval_batch_end_callback=eval_batch_end_callback,
-                initializer=self.initializer, arg_params=self.arg_params, aux_params=self.aux_params,
-                allow_missing=True, begin_epoch=self.begin_epoch, num_epoch=self.num_epoch, monitor=monitor)
+        mod.init_optimizer(kvstore=kvstore, optimizer=self.optimizer,
+                           optimizer_params=params if isinstance(self.optimizer, str) else ())
+        logger.info("Start training with %s", str(self.ctx))
+        data.reset()
+        for epoch in range(self.begin_epoch, self.num_epoch):
+            tic = time.time()
+            eval_metric.reset()
+            nbatch = 0
+            while True:
+                do_reset = True
+                for data_batch in data:
+                    if monitor is not None:
+                        monitor.tic()
+                    mod.forward_backward(data_batch)
+                    mod.update()
+                    if monitor is not None:
+                        monitor.toc_print()
+                    mod.update_metric(eval_metric, data_batch.label)
+                    nbatch += 1
+                    _callbacks(batch_end_callback, BatchEndParam(epoch=epoch, nbatch=nbatch,
+                                                                 eval_metric=eval_metric, locals=locals()))
+                    if self.epoch_size is not None and nbatch >= self.epoch_size:
+                        do_reset = False
+                        break
+                if do_reset:
+                    logger.info("Epoch[%d] Resetting Data Iterator", epoch)
+                    data.reset()
+                if self.epoch_size is None or nbatch >= self.epoch_size:
+                    break
+            logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+            self.arg_params, self.aux_params = mod.get_params()
+            if epoch_end_callback is not None:
+                for cb in _as_list(epoch_end_callback):
+                    cb(epoch, self.symbol, self.arg_params, self.aux_params)
+            if eval_data:
+                eval_metric.reset()
+                eval_data.reset()
+                total_num_batch = 0
+                for i, eval_batch in enumerate(eval_data):
+                    mod.forward(eval_batch, is_train=False)
+                    mod.update_metric(eval_metric, eval_batch.label)
+                    _callbacks(eval_batch_end_callback, BatchEndParam(epoch=epoch, nbatch=i,
+                                                                      eval_metric=eval_metric, locals=locals()))
+                    total_num_batch += 1
+                _callbacks(eval_end_callback, BatchEndParam(epoch=epoch, nbatch=total_num_batch,
+                                                            eval_metric=eval_metric, locals=locals()))
+                eval_data.reset()
         self.arg_params, self.aux_params = mod.get_params()
         self._pred_exec = None
 

@@ -1,0 +1,106 @@
+"""Regression tests from running MXNet 1.x's symbolic/Module example scripts against plexnet
+(docs/porting-examples.md, "Symbolic API and Module"). Each test pins one deviation found
+there; MXNet 1.9.1's behaviour was checked with the reference install."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import plexnet as mx
+from plexnet.plugins import registries
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(autouse=True)
+def _needs_ops():
+    if any(n not in registries().operators for n in ("FullyConnected", "SoftmaxOutput", "SVMOutput")):
+        pytest.skip("needs plexnet-ops-basic")
+
+
+def _mlp(out: str = "softmax"):
+    data = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=16, name="fc1"), act_type="relu")
+    fc = mx.sym.FullyConnected(h, num_hidden=2, name="fc2")
+    if out == "svm":
+        return mx.sym.SVMOutput(fc, name="svm")
+    return mx.sym.SoftmaxOutput(fc, name="softmax")
+
+
+def _xy(n=120, seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.uniform(-1, 1, (n, 4)).astype("float32")
+    return x, ((x[:, 0] - x[:, 1]) > 0).astype("float32")
+
+
+# -- mx.model.FeedForward logs as MXNet's _train_multi_device (example/numpy-ops, svm_mnist) -------
+
+def test_feedforward_fit_logs_as_mxnet(caplog):
+    x, y = _xy()
+    with pytest.warns(DeprecationWarning, match="FeedForward has been deprecated"):
+        model = mx.model.FeedForward(_mlp(), ctx=mx.cpu(0), num_epoch=2, learning_rate=0.5,
+                                     initializer=mx.init.Xavier())
+    seen = []
+    with caplog.at_level(logging.INFO):
+        model.fit(mx.io.NDArrayIter(x, y, 20), eval_data=mx.io.NDArrayIter(x, y, 20),
+                  batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)))
+    msgs = [r.getMessage() for r in caplog.records]
+    assert msgs[0] == "Start training with [cpu(0)]"
+    for e in (0, 1):
+        i = msgs.index(f"Epoch[{e}] Resetting Data Iterator")
+        assert msgs[i + 1].startswith(f"Epoch[{e}] Time cost=")
+        assert msgs[i + 2].startswith(f"Epoch[{e}] Validation-accuracy=")
+    # MXNet's FeedForward logs neither the training metric nor a throughput line
+    assert not any("Train-" in m or "Speed=" in m for m in msgs)
+    # nbatch counts from 1 in the batch callback (Module.fit counts from 0)
+    assert seen[:2] == [(0, 1), (0, 2)] and seen[5] == (0, 6) and seen[6] == (1, 1)
+    assert model.score(mx.io.NDArrayIter(x, y, 20)) > 0.9
+
+
+def test_feedforward_epoch_size_continues_the_iterator(caplog):
+    x, y = _xy(100)
+    model = mx.model.FeedForward(_mlp(), num_epoch=3, epoch_size=3, learning_rate=0.5)
+    it = mx.io.NDArrayIter(x, y, 20)   # 5 batches; epochs of 3 batches: reset inside epoch 1
+    seen = []
+    with caplog.at_level(logging.INFO):
+        model.fit(it, batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)))
+    msgs = [r.getMessage() for r in caplog.records]
+    assert [m for m in msgs if "Resetting" in m] == ["Epoch[1] Resetting Data Iterator"]
+    assert seen == [(e, n) for e in range(3) for n in (1, 2, 3)]
+
+
+def test_feedforward_custom_logger_and_epoch_end_callback():
+    x, y = _xy(60)
+    logger = logging.getLogger("plexnet-test-ff")
+    records = []
+
+    class _H(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    logger.addHandler(_H())
+    logger.setLevel(logging.INFO)
+    ends = []
+    model = mx.model.FeedForward(_mlp(), num_epoch=2, learning_rate=0.5)
+    model.fit(x, y, logger=logger, epoch_end_callback=lambda e, s, a, b: ends.append((e, sorted(a))))
+    assert records[0].startswith("Start training with")
+    assert [e for e, _ in ends] == [0, 1]
+    assert ends[0][1] == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
+
+
+# -- mx.io._init_data: svm_mnist.py renames the label of an NDArrayIter --------------------------
+
+def test_io_init_data_renames_an_iterators_label():
+    x, y = _xy(80)
+    pairs = mx.io._init_data(y, allow_empty=True, default_name="svm_label")
+    assert [k for k, _ in pairs] == ["svm_label"]
+    assert mx.io._init_data([x, x], allow_empty=False, default_name="d")[1][0] == "_1_d"
+    assert mx.io._init_data(None, allow_empty=True, default_name="d") == []
+    it = mx.io.NDArrayIter(x, y, batch_size=20)
+    it.label = pairs
+    assert [d.name for d in it.provide_label] == ["svm_label"]
+    mod = mx.mod.Module(_mlp("svm"), label_names=["svm_label"])
+    mod.fit(it, num_epoch=4, optimizer_params={"learning_rate": 0.3}, initializer=mx.init.Xavier())
+    assert mod.score(it, "acc")[0][1] > 0.85
