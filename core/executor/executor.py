@@ -19,6 +19,7 @@ from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..ndarray.chunk import Chunk, alloc_chunk
 from ..ndarray.ndarray import NDArray
 from ..operator.contract import OpReqType
+from ..resource import ResourceRequest
 from ..resource import get as _resources
 from .bulk import bulk_settings, env_flag, env_int, make_segments
 from .calls import _bwd_call, _fwd_async_call, _fwd_call, _sum_call, _zeros_call
@@ -201,6 +202,7 @@ class Executor:
         shapes = self._shapes
         self._ops: dict[int, Any] = {}
         self._workspace: list[Any] = []
+        self._temp_requests = 0
 
         def op_of(fnid: int, prop: Any) -> Any:
             op = self._ops.get(fnid)
@@ -218,7 +220,9 @@ class Executor:
         fwd_items: dict[bool, list] = {True: [], False: []}
         for xn in xg.forward:
             in_shapes = [shapes[e] for e in xn.in_data]
-            requested = [res_mgr.request(ctx, r) for r in xn.prop.forward_resource(in_shapes)]
+            wants = xn.prop.forward_resource(in_shapes)
+            self._temp_requests += sum(1 for r in wants if r.type == ResourceRequest.kTempSpace)
+            requested = [res_mgr.request(ctx, r) for r in wants]
             op = op_of(xn.fnid, xn.prop)
             ins = [raw[e] for e in xn.in_data]
             outs = [raw[e] for e in xn.out_data]
@@ -237,7 +241,9 @@ class Executor:
         for xn in xg.backward:
             if xn.kind == "backward":
                 in_shapes = [shapes[e] for e in self._g.inputs[xn.fnid][:len(xn.in_data)]]
-                requested = [res_mgr.request(ctx, r) for r in xn.prop.backward_resource(in_shapes)]
+                wants = xn.prop.backward_resource(in_shapes)
+                self._temp_requests += sum(1 for r in wants if r.type == ResourceRequest.kTempSpace)
+                requested = [res_mgr.request(ctx, r) for r in wants]
                 op = op_of(xn.fnid, xn.prop)
                 pick = (lambda es: [None if e is None else raw[e] for e in es])
                 og, ind, outd = pick(xn.out_grad), pick(xn.in_data), pick(xn.out_data)
@@ -557,8 +563,6 @@ class Executor:
                 ip = f" inplace<-{xg.entries[plan.inplace_of[e]].name}" if plan.inplace_of[e] >= 0 else ""
                 outs.append(f"{ent.name}{list(ent.shape)}:{req.name}@{where}{ip}")
             lines.append(f"  [{step}] {xn.kind} {xn.name}: " + ", ".join(outs))
-        mb = 1 << 20
-        lines.append(f"Total {r['planned_bytes'] // mb} MB allocated")
         lines.append(f"Planned memory: {r['planned_bytes']} bytes in {r['num_blocks']} unit(s) ({r['strategy']} "
                      f"strategy); naive total {r['naive_bytes']} bytes (ratio {r['ratio']:.3f}); peak of live values "
                      f"{r['peak_live_bytes']} bytes; {r['num_inplace']} in-place")
@@ -567,6 +571,10 @@ class Executor:
         lines.append(f"Engine operations: forward {r['forward_segments']} segment(s) for {r['forward_nodes']} "
                      f"nodes, backward {r['backward_segments']} segment(s) for {r['backward_nodes']} nodes "
                      f"(bulk {'on' if self._bulk else 'off'})")
+        # MXNet's last two lines: scripts read the memory figure as split("\n")[-3]
+        # (example/memcost)
+        lines.append(f"Total {r['planned_bytes'] // (1 << 20)} MB allocated")
+        lines.append(f"Total {self._temp_requests} TempSpace resource requested")
         return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:

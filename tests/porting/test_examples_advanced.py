@@ -67,3 +67,19 @@ def test_custom_op_error_reaches_the_outputs_through_shared_memory(is_train):
     out = ex.outputs[0].asnumpy()
     assert out.shape == (2, 3) and np.isfinite(out).all()
     assert _FailOnce.calls == 2
+
+
+@pytest.mark.parametrize("grad_req", ["write", "null"])
+def test_debug_str_ends_like_mxnet(grad_req):
+    # example/memcost prints debug_str().split('\n')[-3]: MXNet's "Total N MB allocated";
+    # the last line is MXNet's "Total N TempSpace resource requested"
+    data = mx.sym.Variable("data")
+    conv = mx.sym.Convolution(data, num_filter=4, kernel=(3, 3), name="conv")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(conv, num_hidden=3, name="fc"), name="softmax")
+    ex = net.simple_bind(mx.cpu(), data=(2, 3, 8, 8), grad_req=grad_req)
+    lines = ex.debug_str().split("\n")
+    assert lines[-1] == ""
+    mb = ex.memory_report()["planned_bytes"] // (1 << 20)
+    assert lines[-3] == f"Total {mb} MB allocated"
+    assert lines[-2].startswith("Total ") and lines[-2].endswith(" TempSpace resource requested")
+    assert int(lines[-2].split()[1]) >= 0
