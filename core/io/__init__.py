@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import DataBatch, DataDesc, DataIter, ResizeIter
+from .base import DataBatch, DataDesc, DataIter, ResizeIter, to_ndarray
 from .csv_iter import CSVIter
 from .image_det_record_iter import ImageDetRecordIter
 from .image_record_iter import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
 from .mnist_iter import MNISTIter
 from .mxdataiter import MXDataIter
 from .ndarray_iter import NDArrayIter
-from .ndarray_iter import _init_data  # noqa: F401 - MXNet's mx.io._init_data, which scripts call
+from .ndarray_iter import _init_data as _init_host_data
 from .partition import partition_indices, partition_range
 from .prefetch import PrefetchingIter
 
@@ -30,6 +30,13 @@ __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "CSVIter", "MNIST
            "ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter", "PrefetchingIter", "ResizeIter",
            "partition_range", "partition_indices", "list_data_iters", "ImageRecordIter_v1",
            "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "MXDataIter"]
+
+
+def _init_data(data: Any, allow_empty: bool, default_name: str) -> list[tuple[str, Any]]:
+    """MXNet's ``mx.io._init_data``: ``[(name, NDArray)]`` sorted by name (a single array is
+    named ``default_name``, a list ``_0_<name>, _1_<name>, ...``). Scripts call it to rename an
+    ``NDArrayIter``'s label (example/svm_mnist)."""
+    return [(k, to_ndarray(v, owned=True)) for k, v in _init_host_data(data, allow_empty, default_name)]
 
 
 def list_data_iters() -> list[str]:

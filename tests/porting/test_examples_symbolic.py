@@ -95,7 +95,8 @@ def test_feedforward_custom_logger_and_epoch_end_callback():
 def test_io_init_data_renames_an_iterators_label():
     x, y = _xy(80)
     pairs = mx.io._init_data(y, allow_empty=True, default_name="svm_label")
-    assert [k for k, _ in pairs] == ["svm_label"]
+    assert [k for k, _ in pairs] == ["svm_label"] and isinstance(pairs[0][1], mx.nd.NDArray)
+    np.testing.assert_array_equal(pairs[0][1].asnumpy(), y)
     assert mx.io._init_data([x, x], allow_empty=False, default_name="d")[1][0] == "_1_d"
     assert mx.io._init_data(None, allow_empty=True, default_name="d") == []
     it = mx.io.NDArrayIter(x, y, batch_size=20)
