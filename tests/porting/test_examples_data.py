@@ -200,57 +200,6 @@ def test_launch_takes_mxnets_tools_launch_command_line(monkeypatch):
         assert e.value.code == 2
 
 
-_DIST_WORKER = """
-import argparse, json, os, sys
-import plexnet as mx
-p = argparse.ArgumentParser()
-p.add_argument("--kv-store", default="local")
-p.add_argument("--out")
-a = p.parse_args()
-kv = mx.kv.create(a.kv_store)
-kv.init(3, mx.nd.zeros((2,)))
-kv.push(3, mx.nd.ones((2,)) * (kv.rank + 1))
-out = mx.nd.zeros((2,))
-kv.pull(3, out=out)
-with open(os.path.join(a.out, "w%d.json" % kv.rank), "w") as f:
-    json.dump({"rank": kv.rank, "n": kv.num_workers, "v": out.asnumpy().tolist(), "env": os.environ.get("PX_W")}, f)
-"""
-
-
-@pytest.mark.timeout(170)
-def test_launch_runs_an_mxnet_style_dist_sync_job(tmp_path):
-    pytest.importorskip("ray", reason="plexnet launch needs Ray")
-    pytest.importorskip("plexnet_kvstore_dist")
-    script = tmp_path / "train.py"
-    script.write_text(_DIST_WORKER)
-    cmd = [sys.executable, "-m", "plexnet", "launch", "-n", "2", "--launcher", "local", "--env-worker", "PX_W:5",
-           sys.executable, str(script), "--kv-store", "dist_sync", "--out", str(tmp_path)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=150, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-3000:]
-    got = sorted((json.loads((tmp_path / f"w{i}.json").read_text()) for i in range(2)), key=lambda d: d["rank"])
-    assert [(g["rank"], g["n"], g["v"], g["env"]) for g in got] == [(0, 2, [3.0, 3.0], "5"), (1, 2, [3.0, 3.0], "5")]
-
-
-@pytest.mark.timeout(120)
-def test_kvstore_dist_alias_is_dist_sync():
-    # example/distributed_training/cifar10_dist.py and mnist_dist.py call kv.create('dist'):
-    # MXNet takes any name containing "dist" (sync unless "_async", "device" sums on the devices)
-    pytest.importorskip("ray", reason="the dist kvstore needs Ray")
-    worker = pytest.importorskip("plexnet_kvstore_dist.worker")
-    assert {"dist", "dist_sync_device", "dist_device_async"} <= set(mx.kv.list_types())
-    assert set(worker.DIST_TYPES) <= set(mx.kv.list_types())
-    kv = mx.kv.create("dist")  # no launcher: a one-worker job with private servers
-    try:
-        assert (kv.type, kv.rank, kv.num_workers) == ("dist", 0, 1)
-        kv.init("w", mx.nd.zeros((3,)))
-        kv.push("w", [mx.nd.ones((3,)), mx.nd.ones((3,)) * 2])  # summed, then stored (no optimizer)
-        out = mx.nd.zeros((3,))
-        kv.pull("w", out=out)
-        np.testing.assert_array_equal(out.asnumpy(), [3, 3, 3])
-    finally:
-        kv.close()
-
-
 def test_dataloader_workers_leave_no_shared_memory_at_exit(tmp_path):
     # example/gluon/image_classification.py keeps its DataLoader(num_workers=...) alive until
     # exit: Python then printed "resource_tracker: There appear to be N leaked shared_memory
