@@ -4,7 +4,6 @@ each batch's ``bucket_key``, for ``BucketingModule``)."""
 from __future__ import annotations
 
 import bisect
-import logging
 import random
 from typing import Any, Sequence
 
@@ -75,8 +74,8 @@ class BucketSentenceIter(DataIter):
             data[buck].append(buff)
         buckets = [b for i, b in enumerate(buckets) if valid[i]]
         self.data = [np.asarray(d, dtype=dtype) for d in data if d]
-        if ndiscard:
-            logging.warning("discarded %d sentences longer than the largest bucket.", ndiscard)
+        # MXNet 1.9.1 prints this to stdout on every construction, 0 included
+        print("WARNING: discarded %d sentences longer than the largest bucket." % ndiscard)
         self.batch_size = batch_size
         self.buckets = buckets
         self.data_name = data_name

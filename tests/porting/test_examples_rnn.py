@@ -151,3 +151,12 @@ def test_ndarrayiter_label_assignment():
     it.label = [("softmax_label", mx.nd.array([1, 2, 3, 4]))]
     assert [b.label[0].asnumpy().tolist() for b in it] == [[1, 2], [3, 4]]
     assert it.label[0][1].asnumpy().tolist() == [1, 2, 3, 4]
+
+
+# -- mx.rnn.BucketSentenceIter's discard notice (example/rnn/bucketing/*.py) ------------------
+
+def test_bucket_sentence_iter_prints_the_discard_count_as_mxnet(capsys):
+    mx.rnn.BucketSentenceIter([[1, 2, 3], [1, 2]], 1, buckets=[3], invalid_label=0)
+    assert capsys.readouterr().out == "WARNING: discarded 0 sentences longer than the largest bucket.\n"
+    mx.rnn.BucketSentenceIter([[1, 2, 3, 4], [1, 2]], 1, buckets=[3], invalid_label=0)
+    assert "discarded 1 sentences" in capsys.readouterr().out
