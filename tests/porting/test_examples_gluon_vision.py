@@ -106,3 +106,77 @@ def test_dataiter_without_getlabel_yields_label_none():
     mod.init_params()
     mod.forward(batch, is_train=False)
     assert mod.get_outputs()[0].shape == (4, 2)
+
+
+class _GuidedReluOp(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], mx.nd.maximum(in_data[0], mx.nd.zeros_like(in_data[0])))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        dy = out_grad[0]
+        self.assign(in_grad[0], req[0], mx.nd.maximum(dy, mx.nd.zeros_like(dy)) * out_data[0].__gt__(0))
+
+
+@mx.operator.register("gv_guided_relu")
+class _GuidedReluProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(True)
+
+    def infer_shape(self, in_shapes):
+        return (in_shapes[0],), (in_shapes[0],), ()
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _GuidedReluOp()
+
+
+class _CaptureConv(mx.gluon.HybridBlock):
+    """cnn_visualization/gradcam.py's Conv2D: attach_grad on its output while recording."""
+    captured = None
+    capture = True
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.conv = mx.gluon.nn.Conv2D(4, kernel_size=3, padding=1)
+
+    def hybrid_forward(self, F, x):
+        out = self.conv(x)
+        if _CaptureConv.capture:
+            out.attach_grad()
+            _CaptureConv.captured = out
+        return out
+
+
+class _Relu(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return F.Custom(x, op_type="gv_guided_relu")
+
+
+def test_gradcam_guided_backprop_and_captured_gradient_match_numpy():
+    # gradcam_demo.py's mechanics: a Custom op inside HybridBlocks, an intermediate output
+    # with attach_grad() during record, backward(one_hot, train_mode=False)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(_CaptureConv(), _Relu(), mx.gluon.nn.Dense(5))
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(0).randn(1, 2, 5, 5))
+    head = mx.nd.one_hot(mx.nd.array([3]), 5)
+    _CaptureConv.capture = True                                 # get_conv_out_grad
+    with mx.autograd.record(train_mode=False):
+        out = net(x)
+    out.backward(head, train_mode=False)
+    w = net[0].conv.weight.data().asnumpy()
+    c = _CaptureConv.captured.asnumpy()[0]                      # conv output (4, 5, 5)
+    r = np.maximum(c, 0)
+    d_r = net[2].weight.data().asnumpy()[3].reshape(4, 5, 5)
+    d_c = np.maximum(d_r, 0) * (r > 0)                          # guided ReLU backward
+    np.testing.assert_allclose(_CaptureConv.captured.grad.asnumpy()[0], d_c, rtol=1e-5, atol=1e-6)
+    _CaptureConv.capture = False                                # get_image_grad
+    x.attach_grad()
+    with mx.autograd.record(train_mode=False):
+        out = net(x)
+    out.backward(head, train_mode=False)
+    dxp = np.zeros((2, 7, 7))
+    for o in range(4):
+        for i in range(5):
+            for j in range(5):
+                dxp[:, i:i + 3, j:j + 3] += d_c[o, i, j] * w[o]
+    np.testing.assert_allclose(x.grad.asnumpy()[0], dxp[:, 1:-1, 1:-1], rtol=1e-4, atol=1e-6)
