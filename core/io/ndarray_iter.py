@@ -20,7 +20,7 @@ def _to_host(v: Any, name: str) -> np.ndarray:
     if hasattr(v, "tocsr") or type(v).__module__.startswith("scipy.sparse"):
         raise TypeError(f"NDArrayIter: sparse input {name!r} is not supported; densify it first")
     try:
-        return np.ascontiguousarray(np.asarray(v, dtype=np.float32))
+        return np.array(v, dtype=np.float32, order="C")  # a copy: data_list views write into it
     except (TypeError, ValueError) as e:
         raise TypeError(f"Invalid type '{type(v).__name__}' for {name}, should be NDArray, "
                         f"numpy.ndarray or array-like") from e
@@ -88,6 +88,7 @@ class NDArrayIter(DataIter):
         self._data = _init_data(data, allow_empty=False, default_name=data_name)
         self._label = _init_data(label, allow_empty=True, default_name=label_name)
         self._nd_view: tuple[np.ndarray, dict] | None = None
+        self._views: list[Any] = []  # zero-copy NDArrays over the host arrays (see _view)
         sizes = {k: v.shape[self._axis] if v.ndim > self._axis else None
                  for k, v in self._data + self._label}
         if any(s is None for s in sizes.values()):
@@ -116,6 +117,12 @@ class NDArrayIter(DataIter):
         self.cursor = -self.batch_size
         self._cache: np.ndarray | None = None  # roll_over: rows kept for the next epoch
         self.reset()
+        if self.shuffle:
+            # MXNet shuffles the arrays themselves here; doing it once lets data_list (and
+            # data/label until the next shuffle) be the very arrays the batches come from
+            self._data = [(k, np.ascontiguousarray(np.take(v, self._perm, axis=self._axis))) for k, v in self._data]
+            self._label = [(k, np.ascontiguousarray(np.take(v, self._perm, axis=self._axis))) for k, v in self._label]
+            self._perm = np.arange(self.num_data)
         self._perm0 = self._perm  # MXNet's data_list keeps the arrays as they were after __init__
         self.num_source = len(self._data) + len(self._label)
 
@@ -127,8 +134,16 @@ class NDArrayIter(DataIter):
         cache = self._nd_view[1]
         if which not in cache:
             items = self._data if which == "data" else self._label
-            cache[which] = [(k, to_ndarray(np.ascontiguousarray(np.take(v, perm, axis=self._axis)), owned=True))
-                            for k, v in items]
+            if perm is self._perm0:
+                # the arrays in their post-construction order are the ones batches are cut
+                # from: hand out zero-copy views, so writes through them reach the batches
+                # (example/dec rewrites data_list[1][:] = targets between iterations)
+                views = [(k, to_ndarray(v, owned=True)) for k, v in items]
+                self._views.extend(a for _, a in views)
+                cache[which] = views
+            else:
+                cache[which] = [(k, to_ndarray(np.ascontiguousarray(np.take(v, perm, axis=self._axis)), owned=True))
+                                for k, v in items]
         return list(cache[which])
 
     def _assign(self, which: str, items: Any) -> None:
@@ -139,6 +154,7 @@ class NDArrayIter(DataIter):
             self._label = host
         self._perm = self._perm0 = np.arange(self.num_data)  # the assigned arrays are in their own order
         self._nd_view = None
+        self._views = []
 
     @property
     def data(self) -> list[tuple[str, Any]]:
@@ -229,6 +245,8 @@ class NDArrayIter(DataIter):
         return self._perm[cur:min(cur + bs, n)]
 
     def _gather(self, items: list[tuple[str, np.ndarray]], rows: np.ndarray) -> list[Any]:
+        for a in self._views:  # pending writes through data_list / data / label land first
+            a.wait_to_read()
         out = []
         for _, v in items:
             if self._axis == 0:

@@ -83,3 +83,37 @@ def test_debug_str_ends_like_mxnet(grad_req):
     assert lines[-3] == f"Total {mb} MB allocated"
     assert lines[-2].startswith("Total ") and lines[-2].endswith(" TempSpace resource requested")
     assert int(lines[-2].split()[1]) >= 0
+
+
+def test_ndarrayiter_data_list_writes_reach_the_batches():
+    # example/deep-embedded-clustering rewrites train_iter.data_list[1][:] (its targets)
+    # between iterations; plexnet handed out copies, so DEC trained on zero targets and
+    # collapsed. Values as MXNet 1.9.1 gives them (roll_over keeps the tail for the next
+    # epoch; the user's numpy input is copied, not aliased).
+    X = np.arange(12, dtype=np.float32).reshape(6, 2)
+    it = mx.io.NDArrayIter({"data": X}, {"label": np.zeros((6, 3))}, batch_size=4, shuffle=False,
+                           last_batch_handle="roll_over")
+    assert len(it.data_list) == 2 and it.data_list[0] is it.data[0][1]
+    it.data_list[1][:] = np.arange(18).reshape(6, 3)
+    assert it.next().label[0].asnumpy().ravel().tolist() == list(range(12))
+    it.data_list[0][:] = -1
+    with pytest.raises(StopIteration):
+        it.next()
+    it.reset()
+    b = it.next()
+    assert b.data[0].asnumpy().ravel().tolist() == [-1.0] * 8
+    assert b.label[0].asnumpy().ravel().tolist() == [12, 13, 14, 15, 16, 17, 0, 1, 2, 3, 4, 5]
+    X[:] = 7
+    it.reset()
+    assert it.next().data[0].asnumpy().ravel().tolist() == [-1.0] * 8
+
+
+def test_ndarrayiter_shuffled_data_list_is_the_batch_source_until_the_next_shuffle():
+    rs = np.random.RandomState(0)
+    np.random.seed(3)
+    it = mx.io.NDArrayIter(rs.rand(8, 2).astype(np.float32), np.arange(8), batch_size=8, shuffle=True)
+    order = it.data_list[1].asnumpy().copy()
+    assert sorted(order.tolist()) == list(range(8))
+    it.data_list[1][:] = order * 10
+    b = it.next()   # no reset since construction: the same arrays, in the same order
+    assert b.label[0].asnumpy().tolist() == (order * 10).tolist()
