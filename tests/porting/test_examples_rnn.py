@@ -82,8 +82,9 @@ def _sym_gen(seq_len):
 def test_feedforward_takes_a_sym_gen(tmp_path, caplog):
     import logging
     it = _bucket_iter()
-    model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=2, learning_rate=0.1,
-                                 initializer=mx.init.Xavier())
+    with pytest.warns(DeprecationWarning, match="FeedForward has been deprecated"):  # as MXNet
+        model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=2, learning_rate=0.1,
+                                     initializer=mx.init.Xavier())
     assert model.symbol is None and model.sym_gen is _sym_gen       # MXNet's attributes
     with caplog.at_level(logging.INFO):
         model.fit(X=it, eval_data=_bucket_iter(), eval_metric="ce")
@@ -99,9 +100,10 @@ def test_feedforward_takes_a_sym_gen(tmp_path, caplog):
 
 
 def test_feedforward_rejects_a_non_symbol():
-    with pytest.raises(TypeError, match="Symbol or a callable"):
+    with pytest.raises(TypeError, match="Symbol or a callable"), pytest.warns(DeprecationWarning):
         mx.model.FeedForward(symbol=3)
-    model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=1)
+    with pytest.warns(DeprecationWarning):
+        model = mx.model.FeedForward(symbol=_sym_gen, num_epoch=1)
     with pytest.raises(ValueError, match="default_bucket_key"):
         model.fit(X=mx.io.NDArrayIter(np.zeros((4, 3)), np.zeros((4, 3)), batch_size=2))
 
