@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from plexnet import recordio  # absolute: the file also runs as a script (test_utils.get_im2rec_path)
 from plexnet.io.decode import cv2
@@ -195,6 +195,7 @@ def pack_list(opts: EncodeOptions, lst_path: str, working_dir: str, num_thread: 
                                         os.path.join(working_dir, stem + ".rec"), "w")
     items = list(read_list(lst_path))
     pool = None
+    records: Iterable[bytes | None]
     if num_thread > 1:
         pool = multiprocessing.get_context("spawn").Pool(num_thread)
         records = pool.imap(_encode_indexed, ((opts, item) for item in items), chunksize=16)
