@@ -482,8 +482,9 @@ def _attr_dict(symbol: Any) -> dict:
 
 
 def _prepare_group2ctxs(group2ctxs: Any, n: int) -> list[dict | None]:
-    """MXNet's ``_prepare_group2ctxs``: a dict applies to every context; a list gives one
-    dict per context."""
+    """MXNet's ``_prepare_group2ctxs``: a dict applies to every context, each of its
+    values a context or a list of one context or of one per context
+    (example/model-parallel); a list gives one dict per context."""
     if group2ctxs is None:
         return [None] * n
     if isinstance(group2ctxs, list):
@@ -491,5 +492,15 @@ def _prepare_group2ctxs(group2ctxs: Any, n: int) -> list[dict | None]:
             raise ValueError(f"group2ctxs: a list needs one dict per context ({n}), got {len(group2ctxs)}")
         return list(group2ctxs)
     if isinstance(group2ctxs, dict):
-        return [group2ctxs] * n
+        out: list[dict | None] = [{} for _ in range(n)]
+        for group, v in group2ctxs.items():
+            ctxs = list(v) if isinstance(v, (list, tuple)) else [v] * n
+            if len(ctxs) == 1:
+                ctxs = ctxs * n
+            if len(ctxs) != n:
+                raise ValueError(f"group2ctxs[{group!r}]: a list needs 1 or {n} contexts (one per context of "
+                                 f"the module), got {len(ctxs)}")
+            for i, c in enumerate(ctxs):
+                out[i][group] = c  # type: ignore[index]
+        return out
     raise TypeError(f"group2ctxs must be a dict or a list of dicts, got {type(group2ctxs).__name__}")

@@ -117,3 +117,22 @@ def test_ndarrayiter_shuffled_data_list_is_the_batch_source_until_the_next_shuff
     it.data_list[1][:] = order * 10
     b = it.next()   # no reset since construction: the same arrays, in the same order
     assert b.label[0].asnumpy().tolist() == (order * 10).tolist()
+
+
+def test_module_group2ctxs_values_may_be_lists_of_contexts():
+    # example/model-parallel/matrix_factorization: group2ctxs={'dev1': cpu(), 'dev2': [cpu(0), cpu(1)]}
+    # with two contexts; a list value gives one context per executor (MXNet's _prepare_group2ctxs)
+    with mx.AttrScope(ctx_group="dev1"):
+        x = mx.sym.Embedding(mx.sym.Variable("user"), input_dim=10, output_dim=4, name="emb")
+    with mx.AttrScope(ctx_group="dev2"):
+        y = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(x, num_hidden=1, name="fc"),
+                                          mx.sym.Variable("score"))
+    g2c = {"dev1": mx.cpu(), "dev2": [mx.cpu(0), mx.cpu(1)]}
+    mod = mx.mod.Module(y, data_names=["user"], label_names=["score"], context=[mx.cpu()] * 2, group2ctxs=g2c)
+    assert mod._group2ctxs == [{"dev1": mx.cpu(), "dev2": mx.cpu(0)}, {"dev1": mx.cpu(), "dev2": mx.cpu(1)}]
+    it = mx.io.NDArrayIter({"user": np.arange(8) % 10}, {"score": np.ones(8)}, batch_size=4)
+    mod.fit(it, num_epoch=2, optimizer_params={"learning_rate": 0.1}, eval_metric="mse")
+    assert mod.score(it, "mse")[0][1] < 1.0
+    with pytest.raises(ValueError, match="dev2"):
+        mx.mod.Module(y, data_names=["user"], label_names=["score"], context=[mx.cpu()] * 2,
+                      group2ctxs={"dev2": [mx.cpu(0), mx.cpu(1), mx.cpu(2)]})
