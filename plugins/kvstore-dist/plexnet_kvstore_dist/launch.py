@@ -7,7 +7,8 @@
 
 MXNet's ``tools/launch.py`` command line works as is (``plexnet launch -n 2 --launcher local
 python train.py --kv-store dist_sync``): the command starts at the first positional argument
-(``--`` is optional), ``--launcher local`` is the only launcher (other hosts join through a Ray
+(``--`` is optional; a single argument holding a whole command line runs through the shell,
+as MXNet's local launcher runs every command), ``--launcher local`` is the only launcher (other hosts join through a Ray
 cluster, ``--address``), ``--env NAME`` / ``--env NAME:VALUE`` / ``--env-worker NAME:VALUE`` set
 worker environment and ``--env-server NAME:VALUE`` the servers'. ``-s`` defaults to 1 server
 shard (MXNet starts as many servers as workers).
@@ -187,7 +188,12 @@ def main(argv: list[str] | None = None) -> int:
                 "DMLC_WORKER_ID": str(rank), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
                 "PLEXNET_RAY_TEMP_DIR": temp_dir or "",
             })
-            procs.append(subprocess.Popen(args.command, env=env))
+            # MXNet's local launcher runs ' '.join(command) through the shell: one quoted
+            # command line ("python train.py --kv-store dist_sync") is run the same way
+            if len(args.command) == 1 and any(c.isspace() for c in args.command[0]):
+                procs.append(subprocess.Popen(args.command[0], shell=True, env=env))
+            else:
+                procs.append(subprocess.Popen(args.command, env=env))
         status = _monitor(args, procs, servers, stopping, temp_dir)
     finally:
         for p in procs:

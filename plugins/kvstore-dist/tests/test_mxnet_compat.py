@@ -60,3 +60,16 @@ def test_launch_takes_mxnets_command_line(tmp_path, ray_address, kvtype):
     got = sorted((json.loads((tmp_path / f"w{i}.json").read_text()) for i in range(2)), key=lambda d: d["rank"])
     assert [(g["rank"], g["n"], g["type"], g["v"], g["env"]) for g in got] == [
         (0, 2, kvtype, [3.0, 3.0], "5"), (1, 2, kvtype, [3.0, 3.0], "5")]
+
+
+def test_launch_runs_one_quoted_command_line_through_the_shell(tmp_path, ray_address):
+    # example/image-classification/benchmark.py passes ' '.join(args) as one argument
+    script = tmp_path / "train.py"
+    script.write_text(_WORKER)
+    line = f"PX_W=7 {sys.executable} {script} --kv-store dist_sync --out {tmp_path}"
+    cmd = [sys.executable, "-m", "plexnet", "launch", "-n", "2", "--launcher", "local", "--quiet",
+           "--address", ray_address, line]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = [json.loads((tmp_path / f"w{i}.json").read_text()) for i in range(2)]
+    assert sorted((g["rank"], g["v"], g["env"]) for g in got) == [(0, [3.0, 3.0], "7"), (1, [3.0, 3.0], "7")]
