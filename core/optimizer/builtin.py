@@ -74,6 +74,10 @@ class NAG(Optimizer):
                      dict(p, momentum=self.momentum))
 
 
+SGD._mp_update_owner = SGD
+NAG._mp_update_owner = NAG
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba), MXNet ``adam_update`` with bias correction folded into the
     rate::

@@ -153,6 +153,9 @@ class LARS(Optimizer):
                           use_lars=use_lars))
 
 
+LARS._mp_update_owner = LARS
+
+
 class LBSGD(Optimizer):
     """Large-batch SGD: gradients are accumulated over ``batch_scale`` updates and
     applied with a warm-up multiplier of the rate (``linear``, ``power2``, ``sqrt``) or a
@@ -289,6 +292,9 @@ def _dcasgd(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float, 
         upd = mom
     prev[...] = w
     w += upd
+
+
+LAMB._mp_update_owner = LAMB
 
 
 class DCASGD(Optimizer):

@@ -166,14 +166,22 @@ class Optimizer:
                           UserWarning, stacklevel=2)
         return self.create_state(index, weight)
 
+    #: MXNet 1.9.1's SGD, NAG, LARS and LAMB run their own update from
+    #: ``update_multi_precision`` (their ``_update_impl``), so the Updater never calls an
+    #: ``update`` that a subclass of theirs overrides (example/dsd's SparseSGD runs, without
+    #: pruning, in MXNet). Those classes name themselves here; ``None``: ``self.update``.
+    _mp_update_owner: type | None = None
+
     def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
+        owner = self._mp_update_owner
+        update = self.update if owner is None else owner.update.__get__(self)
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
             inner, master = state if self._mp_state_first else state[::-1]
             grad32 = _astype(grad, np.float32)
-            self.update(index, master, grad32, inner)
+            update(index, master, grad32, inner)
             _assign(weight, master)
         else:
-            self.update(index, weight, grad, state)
+            update(index, weight, grad, state)
 
     # -- learning rate and weight decay ------------------------------------------------------------
     @property
@@ -490,7 +498,7 @@ class _LaunchBatch:
     @staticmethod
     def open(opt: Optimizer, items: list) -> "_LaunchBatch | None":
         """A batch made current for ``items`` when they qualify, else None."""
-        if len(items) < 2 or type(opt).update not in PURE_LAUNCH_UPDATES \
+        if len(items) < 2 or (opt._mp_update_owner or type(opt)).update not in PURE_LAUNCH_UPDATES \
                 or type(opt).update_multi_precision is not Optimizer.update_multi_precision \
                 or _batch.__dict__.get("cur") is not None:
             return None

@@ -105,3 +105,58 @@ def test_io_init_data_renames_an_iterators_label():
     mod = mx.mod.Module(_mlp("svm"), label_names=["svm_label"])
     mod.fit(it, num_epoch=4, optimizer_params={"learning_rate": 0.3}, initializer=mx.init.Xavier())
     assert mod.score(it, "acc")[0][1] > 0.85
+
+
+# -- SGD-family update_multi_precision runs the class's own update (example/dsd/sparse_sgd.py) -----
+
+@pytest.mark.parametrize("base", ["SGD", "NAG", "LARS", "LAMB"])
+def test_sgd_family_updater_ignores_an_update_override_as_mxnet(base):
+    """MXNet 1.9.1: SGD/NAG/LARS/LAMB.update_multi_precision call their _update_impl, so an
+    ``update`` overridden in a subclass (DSD's SparseSGD, which indexes a list with the
+    parameter name) is never reached through the Updater; a direct call still reaches it."""
+    calls = []
+
+    class Sub(getattr(mx.optimizer, base)):
+        def update(self, index, weight, grad, state):
+            calls.append(index)
+            raise AssertionError("not reached through the Updater in MXNet 1.9.1")
+
+    opt = Sub(learning_rate=0.1)
+    upd = mx.optimizer.get_updater(opt)
+    w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
+    upd("fc_weight", g, w)
+    assert calls == [] and w.asnumpy()[0] < 1.0     # the base update ran
+    with pytest.raises(AssertionError):
+        opt.update(0, w, g, None)
+    assert calls == [0]
+
+
+def test_sparse_sgd_subclass_trains_on_two_devices():
+    calls = []
+
+    @mx.optimizer.register
+    class SparseSGDLike(mx.optimizer.SGD):
+        def update(self, index, weight, grad, state):  # pragma: no cover - must not run
+            calls.append(index)
+            self.masks[index] = None   # MXNet would fail here too: index is the parameter name
+
+    x, y = _xy(80)
+    mod = mx.mod.Module(_mlp(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.fit(mx.io.NDArrayIter(x, y, 20), num_epoch=3, optimizer="sparsesgdlike",
+            optimizer_params={"learning_rate": 0.5, "momentum": 0.9}, initializer=mx.init.Xavier())
+    assert calls == []
+    assert mod.score(mx.io.NDArrayIter(x, y, 20), "acc")[0][1] > 0.85
+
+
+def test_adam_subclass_update_is_called():
+    """Optimizers without their own update_multi_precision in MXNet call ``self.update``."""
+    calls = []
+
+    class Mine(mx.optimizer.Adam):
+        def update(self, index, weight, grad, state):
+            calls.append(index)
+            super().update(index, weight, grad, state)
+
+    upd = mx.optimizer.get_updater(Mine(learning_rate=0.1))
+    upd(3, mx.nd.ones((2,)), mx.nd.ones((2,)))
+    assert calls == [3]
