@@ -37,6 +37,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from typing import Any
 
 from . import engine
@@ -368,7 +369,9 @@ def set_config(**kwargs: Any) -> None:
 
 
 def profiler_set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
-    """Deprecated MXNet spelling of ``set_config``."""
+    """Deprecated MXNet spelling of ``set_config`` (warns as MXNet does)."""
+    warnings.warn("profiler.profiler_set_config() is deprecated. Please use profiler.set_config() instead",
+                  stacklevel=2)
     set_config(**{f"profile_{mode}": True, "filename": filename})
 
 
@@ -398,7 +401,9 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
 
 
 def profiler_set_state(state: str = "stop") -> None:
-    """Deprecated MXNet spelling of ``set_state``."""
+    """Deprecated MXNet spelling of ``set_state`` (warns as MXNet does)."""
+    warnings.warn("profiler.profiler_set_state() is deprecated. Please use profiler.set_state() instead",
+                  stacklevel=2)
     set_state(state)
 
 
@@ -447,7 +452,8 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
 
 
 def dump_profile() -> str:
-    """Deprecated MXNet spelling of ``dump``."""
+    """Deprecated MXNet spelling of ``dump`` (warns as MXNet does)."""
+    warnings.warn("profiler.dump_profile() is deprecated. Please use profiler.dump() instead", stacklevel=2)
     return dump(True)
 
 

@@ -449,7 +449,7 @@ class NDArray:
     def __getattr__(self, name: str) -> Any:
         # nd-level operators as methods: a.sum(axis=1), a.transpose(), a.clip(0, 1) ...
         if name.startswith("_"):
-            raise AttributeError(name)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
         fn = _op_function(name)
         if fn is None:
             from ..operator.hints import missing_method_message

@@ -347,7 +347,7 @@ class Symbol(InferenceMixin):
     def __getattr__(self, name: str) -> Any:
         # operators as methods: s.reshape(shape=...), s.sum(axis=1), s.flatten() ...
         if name.startswith("_"):
-            raise AttributeError(name)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
         fn = _op_function(_METHOD_ALIASES.get(name, name))
         if fn is None:
             from ..operator.hints import missing_method_message

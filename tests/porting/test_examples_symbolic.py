@@ -160,3 +160,26 @@ def test_adam_subclass_update_is_called():
     upd = mx.optimizer.get_updater(Mine(learning_rate=0.1))
     upd(3, mx.nd.ones((2,)), mx.nd.ones((2,)))
     assert calls == [3]
+
+
+# -- example/profiler: the deprecated profiler spellings warn; private NDArray names ---------------
+
+def test_deprecated_profiler_spellings_warn_as_mxnet(tmp_path):
+    f = str(tmp_path / "p.json")
+    with pytest.warns(UserWarning, match=r"profiler_set_config\(\) is deprecated"):
+        mx.profiler.profiler_set_config(mode="all", filename=f)
+    with pytest.warns(UserWarning, match=r"profiler_set_state\(\) is deprecated"):
+        mx.profiler.profiler_set_state("run")
+    (mx.nd.ones((2, 2)) * 2).wait_to_read()
+    with pytest.warns(UserWarning, match=r"profiler_set_state\(\) is deprecated"):
+        mx.profiler.profiler_set_state("stop")
+    with pytest.warns(UserWarning, match=r"dump_profile\(\) is deprecated"):
+        mx.profiler.dump_profile()
+
+
+def test_missing_private_attribute_names_the_class():
+    # profiler_ndarray.py calls NDArray._copy_slice_to, which MXNet 1.9.1 no longer has
+    with pytest.raises(AttributeError, match=r"'NDArray' object has no attribute '_copy_slice_to'"):
+        mx.nd.zeros((2, 2))._copy_slice_to(1, 0, 1, mx.nd.zeros((2, 1)))
+    with pytest.raises(AttributeError, match=r"'Symbol' object has no attribute '_nothing'"):
+        mx.sym.Variable("x")._nothing
