@@ -356,8 +356,9 @@ class Executor:
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Run the backward pass. ``out_grads`` (one per output, or one NDArray) are the
-        head gradients; where omitted, ones are used (loss operators such as
-        SoftmaxOutput do not read them)."""
+        head gradients; without ``out_grads``, ones are used (loss operators such as
+        SoftmaxOutput do not read them). A list must give one for every output that is
+        not a loss up to its last such output, as MXNet requires."""
         if not self._training:
             # bound without gradients (grad_req 'null' everywhere): MXNet's backward is a no-op
             # (a Module with no parameters and inputs_need_grad=False calls it)
@@ -377,6 +378,13 @@ class Executor:
                     raise ShapeError(f"backward: out_grad {pos} has shape {tuple(gr.shape)}, output "
                                      f"{self._out_names[pos]!r} has {h.shape}")
                 h[:] = gr
+            missing = [pos for pos in heads if pos >= len(out_grads) or out_grads[pos] is None]
+            if missing:
+                # MXNet raises here; plexnet used to run on with the previous call's values
+                raise PlexnetError(f"backward: output {self._out_names[missing[0]]!r} (position {missing[0]}) is "
+                                   f"not a loss, so it needs a head gradient; got {len(out_grads)} out_grads for "
+                                   f"{len(self.outputs)} outputs (MXNet: \"Because the last operator is not Loss "
+                                   f"function, head_gradient is required when calling backward\")")
             self._head_ones = False
         elif not self._head_ones:
             for h in heads.values():

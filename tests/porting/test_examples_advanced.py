@@ -136,3 +136,30 @@ def test_module_group2ctxs_values_may_be_lists_of_contexts():
     with pytest.raises(ValueError, match="dev2"):
         mx.mod.Module(y, data_names=["user"], label_names=["score"], context=[mx.cpu()] * 2,
                       group2ctxs={"dev2": [mx.cpu(0), mx.cpu(1), mx.cpu(2)]})
+
+
+def test_backward_needs_a_head_gradient_for_every_non_loss_output_given_a_list():
+    # example/reinforcement-learning/a3c passes out_grads for its policy and entropy heads;
+    # a shorter list used to run on with the previous call's head gradients. MXNet 1.9.1
+    # raises for a missing one (values checked with the mxvenv).
+    x = mx.sym.Variable("x")
+    ex = mx.sym.Group([mx.sym.softmax(x, name="a"), mx.sym.sigmoid(x, name="b")]).simple_bind(mx.cpu(), x=(1, 3))
+    ex.arg_dict["x"][:] = np.array([[1.0, 2.0, 3.0]])
+    ex.forward(is_train=True)
+    g, h = mx.nd.array([[1.0, 0.0, 0.0]]), mx.nd.array([[0.0, 0.0, 5.0]])
+    ex.backward([g, h])
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), [[0.0819, -0.022, 0.166]], atol=1e-4)
+    with pytest.raises(mx.base.MXNetError, match="'b_output'.*head gradient"):
+        ex.backward([g])
+    with pytest.raises(mx.base.MXNetError, match="head gradient"):
+        ex.backward([])
+    # a loss output needs none: Group([softmax, SoftmaxOutput]) takes one out_grad
+    ex2 = mx.sym.Group([mx.sym.softmax(x), mx.sym.SoftmaxOutput(x, name="p")]).simple_bind(mx.cpu(), x=(1, 3))
+    ex2.forward(is_train=True)
+    ex2.backward([mx.nd.ones((1, 3))])
+    np.testing.assert_allclose(ex2.grad_dict["x"].asnumpy(), [[-2 / 3, 1 / 3, 1 / 3]], atol=1e-3)
+    # MXNet raises for an omitted head gradient of a non-loss output whatever its position
+    ex3 = mx.sym.Group([mx.sym.SoftmaxOutput(x, name="q"), mx.sym.softmax(x)]).simple_bind(mx.cpu(), x=(1, 3))
+    ex3.forward(is_train=True)
+    with pytest.raises(mx.base.MXNetError):
+        ex3.backward([mx.nd.ones((1, 3))])
