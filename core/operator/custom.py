@@ -18,7 +18,8 @@ surface at the next wait point, naming the custom op.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,7 +34,7 @@ __all__ = ["CustomOp", "CustomOpProp", "register", "get_custom_prop", "CustomPro
 _REQ_NAMES = {OpReqType.null: "null", OpReqType.write: "write", OpReqType.inplace: "inplace",
               OpReqType.add: "add"}
 _custom_props: dict[str, type] = {}
-_pool: ThreadPoolExecutor | None = None
+_pool: "_Workers | None" = None
 
 
 class CustomOp:
@@ -185,11 +186,30 @@ class CustomProperty(OperatorProperty):
         return CustomOperator(self.op_type, self.user.create_operator(ctx, [list(s) for s in shapes], types))
 
 
-def _executor() -> ThreadPoolExecutor:
+class _Workers:
+    """The custom-op threads. Not a ``concurrent.futures`` pool: that one refuses work once
+    the interpreter starts exiting (before ``atexit`` handlers run), so an engine finishing
+    a script's pending Custom backward at exit failed; daemon threads keep serving until
+    the engine's exit handler has drained its operations."""
+
+    def __init__(self, n: int) -> None:
+        self._q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        for i in range(n):
+            threading.Thread(target=self._serve, name=f"plexnet-custom-op_{i}", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._q.get()()
+
+    def submit(self, job: Any) -> None:
+        self._q.put(job)
+
+
+def _executor() -> _Workers:
     global _pool
     if _pool is None:
         n = int(os.environ.get("PLEXNET_CUSTOM_OP_NUM_THREADS", os.environ.get("MXNET_CUSTOM_OP_NUM_THREADS", "1")))
-        _pool = ThreadPoolExecutor(max(1, n), thread_name_prefix="plexnet-custom-op")
+        _pool = _Workers(max(1, n))
     return _pool
 
 

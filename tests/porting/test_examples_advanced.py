@@ -163,3 +163,48 @@ def test_backward_needs_a_head_gradient_for_every_non_loss_output_given_a_list()
     ex3.forward(is_train=True)
     with pytest.raises(mx.base.MXNetError):
         ex3.backward([mx.nd.ones((1, 3))])
+
+
+_PENDING_CUSTOM_AT_EXIT = r"""
+import time
+import numpy as np
+import plexnet as mx
+
+class Slow(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0])
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        time.sleep(0.3)
+        self.assign(in_grad[0], req[0], out_grad[0] * 2)
+
+@mx.operator.register("examples_advanced_slow")
+class SlowProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+    def list_arguments(self): return ["data"]
+    def list_outputs(self): return ["out"]
+    def infer_shape(self, in_shape): return in_shape, [in_shape[0]]
+    def create_operator(self, ctx, shapes, dtypes): return Slow()
+
+x = mx.sym.Variable("x")
+y = mx.sym.FullyConnected(mx.sym.Custom(x, op_type="examples_advanced_slow"), num_hidden=2, name="fc")
+ex = y.simple_bind(mx.cpu(), x=(2, 3))
+for _ in range(2):
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((2, 2)))
+print("end of script")   # the last backward is still pending: the engine finishes it at exit
+"""
+
+
+def test_custom_op_work_pending_at_exit_is_finished(tmp_path):
+    # example/reinforcement-learning/dqn ends right after a backward through its DQNOutput
+    # Custom op; the custom-op pool (concurrent.futures) refused work once the interpreter
+    # began exiting, so the script failed at exit ("cannot schedule new futures after
+    # shutdown", status 1). MXNet finishes pending work at shutdown.
+    import subprocess
+    import sys
+    script = tmp_path / "pending.py"
+    script.write_text(_PENDING_CUSTOM_AT_EXIT)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "end of script" in r.stdout and "failed" not in r.stderr
