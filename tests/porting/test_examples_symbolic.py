@@ -3,7 +3,10 @@
 there; MXNet 1.9.1's behaviour was checked with the reference install."""
 from __future__ import annotations
 
+import json
 import logging
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,3 +186,38 @@ def test_missing_private_attribute_names_the_class():
         mx.nd.zeros((2, 2))._copy_slice_to(1, 0, 1, mx.nd.zeros((2, 1)))
     with pytest.raises(AttributeError, match=r"'Symbol' object has no attribute '_nothing'"):
         mx.sym.Variable("x")._nothing
+
+
+# -- the image-classification builders' patterns against MXNet 1.9.1's numbers ------------------
+
+_FIX = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _nets():
+    sys.path.insert(0, str(_FIX))
+    try:
+        import example_symbol_nets
+    finally:
+        sys.path.pop(0)
+    return example_symbol_nets
+
+
+@pytest.mark.parametrize("name", ["mobile", "inception", "alexlike", "dense", "resid_scale", "stn"])
+def test_example_style_symbols_match_mxnet(name):
+    """Depthwise convs, branch concats with 1x7/7x1 kernels, LRN, growing concats, BatchNorm
+    on the data, scaled residuals, SpatialTransformer: names, shapes, node counts, float64
+    outputs and gradient norms as MXNet 1.9.1 computed them (make_mxnet_example_symbol_fixtures.py)."""
+    if name == "stn" and "SpatialTransformer" not in registries().operators:
+        pytest.skip("needs SpatialTransformer")
+    want = json.loads((_FIX / "mxnet_example_symbols.json").read_text())[name]
+    nets = _nets()
+    got = nets.run(mx, name)
+    for key in ("arguments", "auxiliary_states", "outputs", "arg_shapes", "out_shapes", "aux_shapes", "nodes"):
+        assert got[key] == want[key], key
+    tol = 1e-4 if name in nets.FLOAT32 else 1e-9
+    np.testing.assert_allclose(got["infer_output"], want["infer_output"], rtol=tol, atol=tol)
+    if "grad_norms" in want:
+        np.testing.assert_allclose(got["train_output"], want["train_output"], rtol=tol, atol=tol)
+        assert sorted(got["grad_norms"]) == sorted(want["grad_norms"])
+        for k, v in want["grad_norms"].items():
+            assert got["grad_norms"][k] == pytest.approx(v, rel=1e-7, abs=1e-9), k
