@@ -221,3 +221,18 @@ def test_example_style_symbols_match_mxnet(name):
         assert sorted(got["grad_norms"]) == sorted(want["grad_norms"])
         for k, v in want["grad_norms"].items():
             assert got["grad_norms"][k] == pytest.approx(v, rel=1e-7, abs=1e-9), k
+
+
+def test_spatial_transformer_identity_and_grid_generator_round_as_mxnet():
+    """At the identity transform every sampling point lies on a pixel; the loc gradient is
+    then decided by the grid's last bit. The grids are built as MXNet builds them
+    (SpatialTransformer in double, GridGenerator in the data type), so the gradients
+    (float64) and the grid (float32) equal MXNet 1.9.1's exactly."""
+    for op in ("SpatialTransformer", "GridGenerator"):
+        if op not in registries().operators:
+            pytest.skip(f"needs {op}")
+    want = json.loads((_FIX / "mxnet_example_symbols.json").read_text())["stn_identity"]
+    got = _nets().stn_identity(mx)
+    assert sorted(got) == sorted(want)
+    for k, v in want.items():
+        np.testing.assert_allclose(np.array(got[k]), np.array(v), rtol=1e-12, atol=1e-12, err_msg=k)

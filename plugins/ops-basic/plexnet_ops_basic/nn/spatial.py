@@ -75,13 +75,24 @@ class GridGeneratorParam(Params):
     target_shape = Field(Shape, default=Shape((0, 0)), doc="(H, W) of the grid (affine)")
 
 
-def _base_grid(xp: Any, h: int, w: int, dtype: Any) -> Any:
-    """``(3, H*W)``: normalised x, y and ones of every target pixel."""
-    xs = xp.linspace(-1.0, 1.0, w, dtype=np.float64) if w > 1 else xp.full((w,), -1.0)
-    ys = xp.linspace(-1.0, 1.0, h, dtype=np.float64) if h > 1 else xp.full((h,), -1.0)
+def _base_grid(xp: Any, h: int, w: int, dtype: Any, in_dtype: bool = False) -> Any:
+    """``(3, H*W)``: normalised x, y and ones of every target pixel, rounded as MXNet's:
+    SpatialTransformer computes ``-1.0 + (2.0 * k) / (n - 1)`` in double, GridGenerator
+    (``in_dtype``) ``-1 + k * (2 / (n - 1))`` in the data type. At the identity transform
+    every sampling point lies on a pixel, where bilinear sampling has a kink: the last bit
+    decides the side, and with it the gradient with respect to the transform."""
+    def axis(n: int) -> Any:
+        if n <= 1:
+            return xp.full((n,), -1.0, dtype=dtype)
+        k = xp.arange(n, dtype=np.float64)
+        if in_dtype:
+            t = np.dtype(dtype).type  # numpy scalars: also valid operands for CuPy arrays
+            return t(-1.0) + k.astype(dtype) * t(2.0 / (n - 1))
+        return (-1.0 + (k * 2.0) / (n - 1)).astype(dtype)
+    xs, ys = axis(w), axis(h)
     gx = xp.broadcast_to(xs.reshape(1, w), (h, w)).reshape(-1)
     gy = xp.broadcast_to(ys.reshape(h, 1), (h, w)).reshape(-1)
-    return xp.stack([gx, gy, xp.ones(h * w)]).astype(dtype)
+    return xp.stack([gx, gy, xp.ones(h * w, dtype=dtype)]).astype(dtype)
 
 
 class GridGeneratorProp(FnProp):
@@ -107,7 +118,7 @@ class GridGeneratorProp(FnProp):
         x = ins[0]
         if self.param.transform_type == "affine":
             h, w = tuple(self.param.target_shape)
-            base = _base_grid(xp, h, w, x.dtype)
+            base = _base_grid(xp, h, w, x.dtype, in_dtype=True)
             return [(x.reshape(-1, 2, 3) @ base).reshape(x.shape[0], 2, h, w)]
         n, _, h, w = x.shape
         jj = xp.arange(w, dtype=x.dtype).reshape(1, w)
@@ -120,7 +131,7 @@ class GridGeneratorProp(FnProp):
         g, x = ogs[0], ins[0]
         if self.param.transform_type == "affine":
             h, w = tuple(self.param.target_shape)
-            base = _base_grid(xp, h, w, g.dtype)
+            base = _base_grid(xp, h, w, g.dtype, in_dtype=True)
             return [(g.reshape(-1, 2, h * w) @ base.T).reshape(x.shape)]
         h, w = x.shape[2], x.shape[3]
         return [xp.stack([g[:, 0] / ((w - 1) / 2.0), g[:, 1] / ((h - 1) / 2.0)], axis=1)]
