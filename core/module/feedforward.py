@@ -195,13 +195,22 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
         self.arg_params, self.aux_params = mod.get_params()
         self._pred_exec = None
 
-    def _predictor(self, it: DataIter) -> Module | BucketingModule:
+    def _predictor(self, it: DataIter, labels: bool = True) -> Module | BucketingModule:
         if self.arg_params is None:
             raise RuntimeError("FeedForward: the model has no parameters yet (fit or load first)")
-        shapes = (tuple(tuple(d.shape) for d in it.provide_data), tuple(tuple(d.shape) for d in it.provide_label))
+        shapes = (tuple(tuple(d.shape) for d in it.provide_data),
+                  tuple(tuple(d.shape) for d in it.provide_label) if labels else None)
         if self._pred_exec is None or getattr(self, "_pred_shapes", None) != shapes:
             mod = self._module(it)
-            mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label or None, for_training=False)
+            if labels:
+                mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label or None, for_training=False)
+            else:
+                # predict, as MXNet's _init_predictor: data shapes only. An iterator's label
+                # may not fit the loss (CSVIter without label_csv gives (batch,) for a
+                # (batch, 600) output; example/kaggle-ndsb2); the loss infers its own
+                with warnings.catch_warnings():  # Module's "label_shapes don't match label_names"
+                    warnings.simplefilter("ignore", UserWarning)
+                    mod.bind(data_shapes=it.provide_data, label_shapes=None, for_training=False)
             mod.set_params(self.arg_params, self.aux_params or {}, allow_missing=False,
                            allow_extra=self.allow_extra_params)
             self._pred_exec, self._pred_shapes = mod, shapes
@@ -214,7 +223,7 @@ class FeedForward(BASE_ESTIMATOR):  # type: ignore[misc,valid-type]
         it = self._init_iter(X, None, is_train=False)
         if reset:
             it.reset()
-        mod = self._predictor(it)
+        mod = self._predictor(it, labels=False)
         outs: list[list[np.ndarray]] = []
         data_list: list[list[np.ndarray]] = []
         label_list: list[list[np.ndarray]] = []

@@ -208,3 +208,22 @@ def test_custom_op_work_pending_at_exit_is_finished(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "end of script" in r.stdout and "failed" not in r.stderr
+
+
+def test_feedforward_predict_binds_data_only(tmp_path):
+    # example/kaggle-ndsb2: a CSVIter without label_csv provides a (batch,) label, which
+    # does not fit the (batch, 600) LogisticRegressionOutput; MXNet's FeedForward.predict
+    # binds the data shapes only and lets the loss infer its label shape
+    rs = np.random.RandomState(0)
+    np.savetxt(tmp_path / "x.csv", rs.rand(6, 12), delimiter=",")
+    np.savetxt(tmp_path / "y.csv", (rs.rand(6, 5) > 0.5).astype(float), delimiter=",")
+    net = mx.sym.LogisticRegressionOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=5),
+                                          name="softmax")
+    train = mx.io.CSVIter(data_csv=str(tmp_path / "x.csv"), data_shape=(3, 4),
+                          label_csv=str(tmp_path / "y.csv"), label_shape=(5,), batch_size=3)
+    model = mx.model.FeedForward(symbol=net, ctx=[mx.cpu()], num_epoch=2, learning_rate=0.1)
+    model.fit(X=train)
+    test = mx.io.CSVIter(data_csv=str(tmp_path / "x.csv"), data_shape=(3, 4), batch_size=1)
+    assert test.provide_label[0].shape == (1,)
+    prob = model.predict(test)
+    assert prob.shape == (6, 5) and ((prob > 0) & (prob < 1)).all()
