@@ -62,7 +62,18 @@ def test_custom_and_composite_embeddings(files):
         text.embedding.CustomEmbedding(bad, "\t")
 
 
-def test_registry_of_pretrained_embeddings():
+@pytest.fixture
+def restored_registry():
+    """The embedding registry as it was before the test (a class registered here would
+    leak into later tests that list the registry)."""
+    from plexnet.contrib.text import _registry
+    saved = {k: dict(v) for k, v in _registry._REGISTRY.items()}
+    yield
+    _registry._REGISTRY.clear()
+    _registry._REGISTRY.update(saved)
+
+
+def test_registry_of_pretrained_embeddings(restored_registry):
     assert sorted(text.embedding.get_pretrained_file_names()) == ["fasttext", "glove"]
     assert "glove.6B.50d.txt" in text.embedding.get_pretrained_file_names("glove")
 
