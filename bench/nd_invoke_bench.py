@@ -3,7 +3,9 @@
     python bench/nd_invoke_bench.py [--lib plexnet|mxnet] [--n 2000] [--rounds 7]
 
 Small arrays so that the kernels cost little and the figure is the front end's:
-FullyConnected (8x16 @ 16->8), Convolution (1x1x6x6, 2 filters 3x3), softmax (8x8),
+FullyConnected (8x16 @ 16->8), Convolution (1x1x6x6, 2 filters 3x3), Pooling (max 2x2
+stride 2 on 1x2x6x6), BatchNorm (1x2x6x6; inference statistics outside ``--record``,
+batch statistics inside), softmax (8x8),
 Activation relu (8x8), and ``x * y`` (8x8, the SimpleOp fast path); for plexnet also an
 operator whose forward does nothing (two 8x8 inputs: the generic path alone). Best of ``rounds``
 blocks of ``n`` calls each (the machine is shared: best-of-N), microseconds per call,
@@ -30,9 +32,13 @@ def costs(lib: str, n: int, rounds: int, record: bool = False) -> dict:
     cw = nd.ones((2, 1, 3, 3))
     cb = nd.zeros((2,))
     s = nd.ones((8, 8))
+    pim = nd.ones((1, 2, 6, 6))
+    gamma, beta, mmean, mvar = nd.ones((2,)), nd.zeros((2,)), nd.zeros((2,)), nd.ones((2,))
     cases = {
         "FullyConnected": lambda: nd.FullyConnected(x, w, b, num_hidden=8),
         "Convolution": lambda: nd.Convolution(img, cw, cb, kernel=(3, 3), num_filter=2),
+        "Pooling": lambda: nd.Pooling(pim, kernel=(2, 2), stride=(2, 2), pool_type="max"),
+        "BatchNorm": lambda: nd.BatchNorm(pim, gamma, beta, mmean, mvar),
         "softmax": lambda: nd.softmax(s, axis=-1),
         "Activation": lambda: nd.Activation(s, act_type="relu"),
         "elementwise x*y": lambda: s * s,
@@ -40,7 +46,7 @@ def costs(lib: str, n: int, rounds: int, record: bool = False) -> dict:
     if lib == "plexnet":
         cases["no-op operator"] = _noop(mx, s)
     if record:
-        for a in (x, w, b, img, cw, cb, s):
+        for a in (x, w, b, img, cw, cb, s, pim, gamma, beta):
             a.attach_grad()
     res = {}
     for k, f in cases.items():

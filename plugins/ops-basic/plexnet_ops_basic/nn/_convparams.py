@@ -2,7 +2,6 @@
 Convolution and Deconvolution."""
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, ParamError, Params, Shape
@@ -70,6 +69,10 @@ class ConvOpBase(Operator):
             raise unsupported_layout(self.kind, param)
         self.p = param
         self._geoms: dict = {}
+        # (data shape, item size, backward, at_least) -> _chunks' list: the operator is
+        # reused call after call (one per parameters and context), so this is per-call
+        # work done once
+        self._plans: dict = {}
 
     def make_geom(self, dshape: tuple) -> ConvGeom:
         raise NotImplementedError
@@ -82,7 +85,14 @@ class ConvOpBase(Operator):
 
     def _chunks(self, x: Any, backward: bool, at_least: int = 1) -> list:
         """(start, stop, geometry) batch slices keeping temporaries within ``workspace``,
-        at least ``at_least`` of them where the batch allows."""
+        at least ``at_least`` of them where the batch allows (cached per shape)."""
+        key = (x.shape, x.itemsize, backward, at_least)
+        chunks = self._plans.get(key)
+        if chunks is None:
+            chunks = self._plans[key] = self._make_chunks(x, backward, at_least)
+        return chunks
+
+    def _make_chunks(self, x: Any, backward: bool, at_least: int) -> list:
         g = self.geom(tuple(x.shape))
         nb = batch_chunk(g, x.itemsize, self.p.workspace, backward)
         if at_least > 1:
@@ -103,7 +113,11 @@ class ConvOpBase(Operator):
                 return run_items(len(chunks), lambda i, slot: fn(*chunks[i], res if slot == 0 else HelperSpace(),
                                                                  slot))
         chunks = self._chunks(x, backward)
-        with one_blas_thread() if backed_off(xp) else contextlib.nullcontext():
+        if backed_off(xp):
+            with one_blas_thread():
+                for s, e, g in chunks:
+                    fn(s, e, g, res, 0)
+        else:
             for s, e, g in chunks:
                 fn(s, e, g, res, 0)
         return [len(chunks), 0]
