@@ -8,7 +8,7 @@ from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Param
 from plexnet.resource import ResourceRequest
 
 from ._common import shape_assign, writes
-from ._convcore import ConvGeom, batch_chunk, bias_grad
+from ._convcore import SMALL_WORKSPACE, ConvGeom, batch_chunk, bias_grad
 from ._split import HelperSpace, backed_off, one_blas_thread, run_items, ways
 
 #: batch chunks at least, when the chunks are shared with the helper thread (load balance)
@@ -180,11 +180,29 @@ class ConvPropBase(OperatorProperty):
             shape_assign(op, shapes, 2, names, (p.num_filter,))
         return shapes, [self.out_shape(d)], []
 
+    def geom(self, d: tuple) -> ConvGeom | None:
+        """The kernels' geometry for data shape ``d`` (workspace sizing); None: unknown."""
+        return None
+
+    def _temp_space(self, in_shape) -> list:
+        """The temp space, unless every temporary of forward and backward (any dtype up
+        to 8 bytes) fits in ``SMALL_WORKSPACE``: the kernels then allocate their own, and
+        the call neither looks the resource up nor serialises on its variable. Cached per
+        data shape (the tape asks at every backward)."""
+        d = in_shape[0] if in_shape else None
+        key = None if d is None else tuple(d)
+        cache = self.__dict__.setdefault("_temp_space_cache", {})
+        small = cache.get(key)
+        if small is None:
+            g = self.geom(tuple(int(v) for v in d)) if d is not None and all(d) else None
+            small = cache[key] = g is not None and g.per_sample_elems(True) * g.N * 8 <= SMALL_WORKSPACE
+        return [] if small else [ResourceRequest(ResourceRequest.kTempSpace)]
+
     def forward_resource(self, in_shape):
-        return [ResourceRequest(ResourceRequest.kTempSpace)]
+        return self._temp_space(in_shape)
 
     def backward_resource(self, in_shape):
-        return [ResourceRequest(ResourceRequest.kTempSpace)]
+        return self._temp_space(in_shape)
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         return [out_grad[0], in_data[0], in_data[1]]

@@ -67,6 +67,9 @@ class ConvolutionProp(ConvPropBase):
                                  f"input: data shape {d}, pad {tuple(p.pad)}")
         return conv_geom(p, d).out_shape
 
+    def geom(self, d):
+        return conv_geom(self.param, d) if len(d) == len(self.param.kernel) + 2 else None
+
     def refine_partial_inputs(self, in_vals, out_known):
         """MXNet's incomplete inference: the data's batch from a known output, and a spatial
         size where that axis' stride is 1 (``out + dilated kernel - 1 - 2 pad``)."""

@@ -119,6 +119,9 @@ class DeconvolutionProp(ConvPropBase):
             raise ShapeError(f"{op}: output spatial shape {out_sp} is empty (data shape {d}, pad {tuple(p.pad)})")
         return (d[0], p.num_filter) + out_sp
 
+    def geom(self, d):
+        return deconv_geom(self.param, d) if len(d) == len(self.param.kernel) + 2 else None
+
 
 def register(registry):
     registry.register_property("Deconvolution", DeconvolutionProp)
