@@ -15,7 +15,9 @@ from ..operator import namespaces as _namespaces
 from ..operator.hints import missing_fluent_message, providing_distribution
 from ..operator.registry import OperatorNotFound, OpFunctionCache
 from .attribute import AttrScope
+from ..base import PlexnetError
 from .name import NameManager, Prefix
+from .name import current as _name_current
 from .node import Entry, Node
 from .symbol import Group, Symbol, Variable, create, load, load_json, plug_operator_functions, var
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
@@ -87,11 +89,40 @@ def op_function(name: str) -> Any | None:
 plug_operator_functions(op_function)
 
 
+#: MXNet's CachedOpConfig flags, which ``_CachedOp`` accepts besides ``subgraph``
+_CACHED_OP_FLAGS = frozenset({"static_alloc", "static_shape", "inline_limit", "forward_bulk_size",
+                              "backward_bulk_size", "data_indices", "param_indices", "is_dynamic"})
+
+
+def _cached_op(*args: Symbol, subgraph: str = "", name: str | None = None, **flags: Any) -> Symbol:
+    """``sym._internal._CachedOp(*inputs, subgraph=json)``: the graph in ``subgraph`` applied to
+    ``inputs`` (in the graph's ``list_inputs()`` order; missing trailing ones become variables
+    ``<node>_<input>`` as for any operator). plexnet inlines the graph (as
+    ``autograd.get_symbol`` does) where MXNet keeps one ``_CachedOp`` node: values, gradients
+    and the arguments/auxiliary states of the result are the same; output names differ."""
+    unknown = sorted(set(flags) - _CACHED_OP_FLAGS)
+    if unknown:
+        raise PlexnetError(f"_CachedOp: cannot find argument {unknown[0]!r}; possible arguments: subgraph, "
+                           f"{', '.join(sorted(_CACHED_OP_FLAGS))}")
+    if not subgraph:
+        raise PlexnetError("_CachedOp: the subgraph argument (the graph's JSON) is required")
+    g = load_json(subgraph)
+    names = g.list_inputs()
+    if len(args) > len(names) or not all(isinstance(a, Symbol) for a in args):
+        raise PlexnetError(f"_CachedOp: the subgraph takes {len(names)} input symbols ({', '.join(names)}), "
+                           f"got {len(args)} inputs of types {[type(a).__name__ for a in args]}")
+    node = _name_current().get(name, "_cachedop")
+    inputs = list(args) + [Variable(f"{node}_{n}") for n in names[len(args):]]
+    return g(**dict(zip(names, inputs)))
+
+
 class _Internal:
     """``sym._internal``: MXNet scripts reach operators such as ``_plus`` or
     ``_PlusScalar`` through it."""
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_CachedOp":
+            return _cached_op
         fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
         if fn is None:
             if providing_distribution(name) is not None:
