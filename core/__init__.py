@@ -38,6 +38,7 @@ _LAZY = {
     "backends": "backends", "registry": "registry", "autograd": "autograd", "gluon": "gluon", "contrib": "contrib",
     "name": "symbol.name", "attribute": "symbol.attribute", "datasets": "datasets", "demo": "demo",
     "image": "image", "img": "image", "util": "util", "runtime": "runtime", "log": "log",
+    "libinfo": "libinfo",
 }
 
 _ATTRS = {"AttrScope": ("symbol.attribute", "AttrScope"),

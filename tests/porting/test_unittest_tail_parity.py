@@ -66,3 +66,27 @@ def test_cached_op_symbol_missing_inputs_and_bad_flags():
         mx.sym._internal._CachedOp(*[mx.sym.var(n) for n in "xyz"], subgraph=c.tojson())
     with pytest.raises(mx.base.MXNetError, match="subgraph argument"):
         mx.sym._internal._CachedOp(mx.sym.var("x"))
+
+
+def test_libinfo_module(monkeypatch, tmp_path):
+    # test_libinfo.py: `from mxnet import libinfo`; plexnet has no native library or headers,
+    # so the lookups fail as MXNet's do when nothing is found, unless the env points somewhere.
+    from plexnet import libinfo
+    assert mx.libinfo is libinfo and libinfo.__version__ == mx.__version__
+    for var in ("MXNET_LIBRARY_PATH", "MXNET_INCLUDE_PATH", "MXNET_CONF_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(RuntimeError, match="Cannot find the MXNet include path"):
+        libinfo.find_include_path()
+    with pytest.raises(RuntimeError, match="Cannot find the MXNet library"):
+        libinfo.find_lib_path()
+    with pytest.raises(RuntimeError, match="Cannot find the TVM op config"):
+        libinfo.find_conf_path()
+    lib = tmp_path / "libmxnet.so"
+    lib.write_bytes(b"")
+    monkeypatch.setenv("MXNET_LIBRARY_PATH", str(lib))
+    monkeypatch.setenv("MXNET_INCLUDE_PATH", str(tmp_path))
+    assert libinfo.find_lib_path() == [str(lib)]
+    assert libinfo.find_include_path() == str(tmp_path)
+    monkeypatch.setenv("MXNET_INCLUDE_PATH", "relative/dir")  # missing: warned and ignored
+    with pytest.raises(RuntimeError):
+        libinfo.find_include_path()
