@@ -11,6 +11,8 @@ operator whose forward does nothing (two 8x8 inputs: the generic path alone). Be
 blocks of ``n`` calls each (the machine is shared: best-of-N), microseconds per call,
 with ``wait_to_read`` only at the end of each block: ``[wall, calling thread's CPU]``
 (the second is the front end's own cost; the kernels run on engine workers).
+``--backward``: each call is ``record(); y = op(...); y.backward()`` with the inputs'
+gradients attached (forward, tape and backward per call), for the operators with a gradient.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import json
 import time
 
 
-def costs(lib: str, n: int, rounds: int, record: bool = False) -> dict:
+def costs(lib: str, n: int, rounds: int, record: bool = False, backward: bool = False) -> dict:
     if lib == "mxnet":
         import mxnet as mx
     else:
@@ -45,7 +47,10 @@ def costs(lib: str, n: int, rounds: int, record: bool = False) -> dict:
     }
     if lib == "plexnet":
         cases["no-op operator"] = _noop(mx, s)
-    if record:
+    if backward:
+        cases = {k: _fwd_bwd(mx, f) for k, f in cases.items()
+                 if k in ("FullyConnected", "Convolution", "Pooling", "BatchNorm", "softmax", "Activation")}
+    if record or backward:
         for a in (x, w, b, img, cw, cb, s, pim, gamma, beta):
             a.attach_grad()
     res = {}
@@ -66,6 +71,15 @@ def costs(lib: str, n: int, rounds: int, record: bool = False) -> dict:
         res[k] = (round(best, 2), round(bestc, 2))
     nd.waitall()
     return res
+
+
+def _fwd_bwd(mx, f):
+    def call():
+        with mx.autograd.record():
+            r = f()
+        r.backward()
+        return r
+    return call
 
 
 def _noop(mx, s):
@@ -100,8 +114,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--record", action="store_true", help="inside autograd.record() with inputs attached")
+    ap.add_argument("--backward", action="store_true", help="forward + backward per call (see above)")
     a = ap.parse_args()
-    print(json.dumps(costs(a.lib, a.n, a.rounds, a.record)))
+    print(json.dumps(costs(a.lib, a.n, a.rounds, a.record, a.backward)))
 
 
 if __name__ == "__main__":

@@ -43,12 +43,18 @@ def _sum_products(xp, a, b, ax):
 class BatchNormOp(Operator):
     def __init__(self, param: BatchNormParam) -> None:
         self.p = param
+        self._geoms: dict = {}  # data shape -> _geom (the operator is reused call after call)
 
     def _geom(self, x):
-        ax = self.p.axis % x.ndim
-        axes = tuple(i for i in range(x.ndim) if i != ax)
-        bshape = tuple(x.shape[i] if i == ax else 1 for i in range(x.ndim))
-        return ax, axes, bshape
+        """``(channel axis, reduced axes, broadcast shape of a per-channel vector, elements
+        per channel)`` for ``x``'s shape (cached)."""
+        g = self._geoms.get(x.shape)
+        if g is None:
+            ax = self.p.axis % x.ndim
+            axes = tuple(i for i in range(x.ndim) if i != ax)
+            bshape = tuple(x.shape[i] if i == ax else 1 for i in range(x.ndim))
+            g = self._geoms[x.shape] = (ax, axes, bshape, x.size // max(x.shape[ax], 1))
+        return g
 
     def _batch_stats(self, ctx):
         return ctx.is_train and not self.p.use_global_stats
@@ -58,14 +64,18 @@ class BatchNormOp(Operator):
         p = self.p
         x, gamma, beta = in_data
         mm, mv = aux_states
-        ax, axes, bshape = self._geom(x)
+        ax, axes, bshape, m = self._geom(x)
         # centre straight into the output where it is written (no temporary, no copy)
         direct = writes(req[0]) and not xp.may_share_memory(out_data[0], x)
         xc = out_data[0] if direct else xp.empty_like(x)
         if self._batch_stats(ctx):
-            mean = x.mean(axis=axes)
+            if x.dtype.itemsize >= 4:  # what mean() does, without its Python wrapper
+                mean = x.sum(axis=axes)
+                mean /= m
+            else:  # mean() sums half floats in float32
+                mean = x.mean(axis=axes)
             xp.subtract(x, mean.reshape(bshape), out=xc)
-            var = _sum_products(xp, xc, xc, ax) / (x.size // x.shape[ax])
+            var = _sum_products(xp, xc, xc, ax) / m
             mm *= p.momentum
             mm += (1 - p.momentum) * mean
             mv *= p.momentum
@@ -88,7 +98,7 @@ class BatchNormOp(Operator):
         p = self.p
         x, gamma = in_data[0], in_data[1]
         dy = out_grad[0]
-        ax, axes, bshape = self._geom(x)
+        ax, axes, bshape, m = self._geom(x)
         if self._batch_stats(ctx):
             mean, invstd = out_data[1], out_data[2]
         else:
@@ -108,7 +118,6 @@ class BatchNormOp(Operator):
                 dx = xp.empty_like(dy)
             xp.multiply(dy, k.reshape(bshape).astype(dy.dtype, copy=False), out=dx)
             if self._batch_stats(ctx):
-                m = x.size // x.shape[ax]
                 xhat *= (k * dgamma / m).reshape(bshape).astype(dy.dtype, copy=False)
                 dx -= xhat
                 dx -= (k * dbeta / m).reshape(bshape).astype(dy.dtype, copy=False)

@@ -105,15 +105,19 @@ class PoolGeom:
         self.out_shape = self.dshape[:2] + self.out_sp
         self.offsets = list(itertools.product(*[range(k) for k in self.kernel]))
         self._div = {}
+        # the indices every call uses, built once per shape (per-call cost of small pools)
+        self._windows = {off: (slice(None), slice(None)) + tuple(slice(a, a + s * (o - 1) + 1, s)
+                                                                 for a, s, o in zip(off, self.stride, self.out_sp))
+                         for off in self.offsets}
+        self._inner = (slice(None), slice(None)) + tuple(slice(pd, pd + i) for pd, i in zip(self.pad, self.in_sp))
 
     def window(self, off):
         """Index selecting, in the padded buffer, the elements at window offset ``off``."""
-        return (slice(None), slice(None)) + tuple(slice(a, a + s * (o - 1) + 1, s)
-                                                  for a, s, o in zip(off, self.stride, self.out_sp))
+        return self._windows[off]
 
     def inner(self):
         """Index of the real input inside the padded buffer."""
-        return (slice(None), slice(None)) + tuple(slice(pd, pd + i) for pd, i in zip(self.pad, self.in_sp))
+        return self._inner
 
     def divisor(self, xp, include_pad: bool, dtype, run_ctx=None):
         """Per-output divisor of avg pooling (as MXNet: clipped to the padded or the real input).
