@@ -129,21 +129,40 @@ class _Capsule:
         return self.device
 
 
+class _WritableView:
+    """The ``__array_interface__`` of a read-only DLPack import, marked writable; keeps the
+    import (and so the exporter's memory) alive as the view's base."""
+
+    def __init__(self, a: Any) -> None:
+        self._import = a
+        self.__array_interface__ = dict(a.__array_interface__, data=(a.__array_interface__["data"][0], False))
+
+
+def _host_import(obj: Any) -> Any:
+    """``np.from_dlpack(obj)``. numpy 1.x imports every DLPack tensor read-only (the legacy
+    protocol has no read-only flag; numpy 2 reads DLPack 1.0's), where MXNet, PyTorch and
+    CuPy treat it as writable: on numpy 1.x the import is made writable."""
+    import numpy as np
+    a = np.from_dlpack(obj)
+    if not a.flags.writeable and a.size and int(np.__version__.split(".")[0]) < 2:
+        a = np.asarray(_WritableView(a))
+    return a
+
+
 def from_dlpack(obj: Any) -> NDArray:
     """Zero-copy NDArray from a DLPack-capable object (numpy, CuPy, PyTorch) or a DLPack
     capsule (MXNet's ``to_dlpack_for_read/write`` give capsules)."""
-    import numpy as np
     from ..context import Context
     if type(obj).__name__ == "PyCapsule":
         try:  # a host tensor; numpy refuses a device one without consuming the capsule
-            return from_numpy_view(np.from_dlpack(_Capsule(obj, (1, 0))), Context("cpu", 0))
+            return from_numpy_view(_host_import(_Capsule(obj, (1, 0))), Context("cpu", 0))
         except (BufferError, RuntimeError, ValueError, TypeError):
             from ..backends import get_backend
             arr = get_backend("gpu").xp.from_dlpack(_Capsule(obj, (2, 0)))
             return from_numpy_view(arr, Context("gpu", int(arr.device.id)))
     dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
     if int(dev_type) == 1:
-        return from_numpy_view(np.from_dlpack(obj), Context("cpu", 0))
+        return from_numpy_view(_host_import(obj), Context("cpu", 0))
     from ..backends import get_backend
     be = get_backend("gpu")
     arr = be.xp.from_dlpack(obj)
