@@ -90,3 +90,21 @@ def test_libinfo_module(monkeypatch, tmp_path):
     monkeypatch.setenv("MXNET_INCLUDE_PATH", "relative/dir")  # missing: warned and ignored
     with pytest.raises(RuntimeError):
         libinfo.find_include_path()
+
+
+def test_bipartite_matching_zero_size_under_np_shape():
+    # test_smoke.test_18927 (MXNet issue 18927; 1.9.1 aborts there, 2.0 returns empty/-1 markers)
+    with mx.np_shape(True):
+        arr = mx.nd.zeros((0, 2))
+        arr_grad = mx.nd.zeros((0, 2))
+        mx.autograd.mark_variables([arr], [arr_grad])
+        with mx.autograd.record():
+            rows, cols = mx.nd.contrib.bipartite_matching(arr, threshold=0.1)
+        rows.backward()
+        assert rows.shape == (0,) and cols.shape == (2,)
+        assert (cols.asnumpy() == -1).all()
+        rows, cols = mx.nd.contrib.bipartite_matching(mx.nd.zeros((3, 0, 2)), threshold=0.1)
+        assert rows.shape == (3, 0) and cols.shape == (3, 2) and (cols.asnumpy() == -1).all()
+    s = mx.nd.array([[0.5, 0.6], [0.1, 0.9]])
+    rows, cols = mx.nd.contrib.bipartite_matching(s, threshold=0.2)
+    assert rows.asnumpy().tolist() == [0, 1] and cols.asnumpy().tolist() == [0, 1]

@@ -256,7 +256,8 @@ class BipartiteMatchingProp(FnProp):
     def forward(self, xp, ins):  # type: ignore[no-untyped-def]
         p, s = self.param, ins[0]
         r, c = s.shape[-2], s.shape[-1]
-        flat = np.asarray(s.get() if hasattr(s, "get") else s).reshape(-1, r * c)
+        # the batch count explicitly: reshape(-1, 0) is ambiguous for a zero-size matrix
+        flat = np.asarray(s.get() if hasattr(s, "get") else s).reshape(int(np.prod(s.shape[:-2])), r * c)
         rows = np.full((flat.shape[0], r), -1, dtype=s.dtype)
         cols = np.full((flat.shape[0], c), -1, dtype=s.dtype)
         for b in range(flat.shape[0]):
