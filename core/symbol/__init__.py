@@ -98,8 +98,9 @@ def _cached_op(*args: Symbol, subgraph: str = "", name: str | None = None, **fla
     """``sym._internal._CachedOp(*inputs, subgraph=json)``: the graph in ``subgraph`` applied to
     ``inputs`` (in the graph's ``list_inputs()`` order; missing trailing ones become variables
     ``<node>_<input>`` as for any operator). plexnet inlines the graph (as
-    ``autograd.get_symbol`` does) where MXNet keeps one ``_CachedOp`` node: values, gradients
-    and the arguments/auxiliary states of the result are the same; output names differ."""
+    ``autograd.get_symbol`` does) where MXNet keeps one ``_CachedOp`` node; the inlined operators
+    are named ``<node>_<name>``, so values, gradients, arguments, auxiliary states and output
+    names are MXNet's."""
     unknown = sorted(set(flags) - _CACHED_OP_FLAGS)
     if unknown:
         raise PlexnetError(f"_CachedOp: cannot find argument {unknown[0]!r}; possible arguments: subgraph, "
@@ -112,6 +113,9 @@ def _cached_op(*args: Symbol, subgraph: str = "", name: str | None = None, **fla
         raise PlexnetError(f"_CachedOp: the subgraph takes {len(names)} input symbols ({', '.join(names)}), "
                            f"got {len(args)} inputs of types {[type(a).__name__ for a in args]}")
     node = _name_current().get(name, "_cachedop")
+    for n in g._topo():  # MXNet's outputs are "<node>_<subgraph output>": prefix the inlined operators
+        if n.op is not None:
+            n.name = f"{node}_{n.name}"
     inputs = list(args) + [Variable(f"{node}_{n}") for n in names[len(args):]]
     return g(**dict(zip(names, inputs)))
 

@@ -33,10 +33,11 @@ def test_cached_op_symbol_matches_its_graph():
 
 def test_cached_op_symbol_keeps_auxiliary_states():
     d = mx.sym.BatchNorm(mx.sym.var("data"), fix_gamma=False, output_mean_var=True, name="bn")
-    y = mx.sym._internal._CachedOp(*[mx.sym.var(n) for n in d.list_inputs()], subgraph=d.tojson())
+    y = mx.sym._internal._CachedOp(*[mx.sym.var(n) for n in d.list_inputs()], subgraph=d.tojson(), name="sub")
     assert y.list_arguments() == ["data", "bn_gamma", "bn_beta"]
     assert y.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
-    assert len(y.list_outputs()) == 3
+    # MXNet names the outputs "<_CachedOp node>_<subgraph output>"
+    assert y.list_outputs() == ["sub_bn_output", "sub_bn_mean", "sub_bn_var"]
     rng = np.random.RandomState(1)
     ins = {"data": mx.nd.array(rng.randn(4, 3)), "bn_gamma": mx.nd.ones((3,)), "bn_beta": mx.nd.zeros((3,))}
     aux1 = {"bn_moving_mean": mx.nd.zeros((3,)), "bn_moving_var": mx.nd.ones((3,))}
@@ -58,6 +59,7 @@ def test_cached_op_symbol_missing_inputs_and_bad_flags():
         z = mx.sym._internal._CachedOp(mx.sym.var("x"), subgraph=c.tojson())
     # as any operator: a missing input becomes the variable <node>_<input>
     assert z.list_arguments() == ["x", "_cachedop0_b"]
+    assert z.list_outputs() == ["_cachedop0_" + c.list_outputs()[0]]  # e.g. _cachedop0__mul0_output
     z2 = mx.sym._internal._CachedOp(mx.sym.var("x"), subgraph=c.tojson(), name="sub", static_alloc=True)
     assert z2.list_arguments() == ["x", "sub_b"]
     with pytest.raises(mx.base.MXNetError, match="cannot find argument 'foo'"):
