@@ -19,6 +19,7 @@ allocates statically.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, Sequence
 
@@ -29,9 +30,10 @@ from ..executor import Executor
 from ..ndarray import NDArray
 from ..ndarray import ndarray as _nd
 from ..operator.params import Field, ParamError, Params, Shape
+from ..symbol import load_json
 from .cached import CachedNode, _Bound, _copy, free_bound
 
-__all__ = ["CachedOp", "CachedOpConfig"]
+__all__ = ["CachedOp", "CachedOpConfig", "cached_op_call"]
 
 
 class CachedOpConfig(Params):
@@ -161,3 +163,18 @@ def _outputs(results: Sequence[NDArray], out: Any, ctx: Any) -> list[NDArray]:
         else:
             o.copyto(t)
     return targets
+
+
+@functools.lru_cache(maxsize=32)
+def _subgraph_op(subgraph: str, flags: tuple) -> CachedOp:
+    return CachedOp(load_json(subgraph), flags)
+
+
+def cached_op_call(*args: NDArray, subgraph: str = "", out: Any = None, name: Any = None, **flags: Any) -> Any:
+    """``nd._internal._CachedOp(*arrays, subgraph=json, **flags)``: MXNet's ``_CachedOp`` operator
+    run imperatively, i.e. ``CachedOp(load_json(subgraph), flags)(*arrays)`` (inputs in the
+    graph's ``list_inputs()`` order). The CachedOp of each (graph, flags) is kept for later calls."""
+    if not subgraph:
+        raise PlexnetError("_CachedOp: the subgraph argument (the graph's JSON) is required")
+    key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in flags.items()))
+    return _subgraph_op(subgraph, key)(*args, out=out)

@@ -76,6 +76,9 @@ class _Internal:
     def __getattr__(self, name: str) -> Any:
         if name in _PY_INTERNALS and op_function(name) is None:
             return _PY_INTERNALS[name]
+        if name == "_CachedOp":  # a Symbol run imperatively: the CachedOp a layer above
+            import importlib
+            return importlib.import_module("plexnet.gluon.cached_op").cached_op_call
         fn = op_function(name) or (op_function(name[1:]) if name.startswith("_") else None)
         if fn is None:
             if providing_distribution(name) is not None:

@@ -110,3 +110,21 @@ def test_bipartite_matching_zero_size_under_np_shape():
     s = mx.nd.array([[0.5, 0.6], [0.1, 0.9]])
     rows, cols = mx.nd.contrib.bipartite_matching(s, threshold=0.2)
     assert rows.asnumpy().tolist() == [0, 1] and cols.asnumpy().tolist() == [0, 1]
+
+
+def test_cached_op_imperative():
+    # MXNet also runs _CachedOp imperatively: nd._internal._CachedOp(*arrays, subgraph=json)
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    js = (a * b + 1).tojson()
+    r = mx.nd._internal._CachedOp(mx.nd.ones((2,)), mx.nd.ones((2,)) * 3, subgraph=js)
+    assert r.asnumpy().tolist() == [4.0, 4.0]
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd._internal._CachedOp(x, mx.nd.array([3.0, 5.0]), subgraph=js, static_alloc=True)
+    y.backward()
+    assert y.asnumpy().tolist() == [4.0, 11.0] and x.grad.asnumpy().tolist() == [3.0, 5.0]
+    with pytest.raises(mx.base.MXNetError, match="foo"):
+        mx.nd._internal._CachedOp(x, x, subgraph=js, foo=1)
+    with pytest.raises(mx.base.MXNetError, match="subgraph argument"):
+        mx.nd._internal._CachedOp(x, x)
