@@ -102,6 +102,15 @@ class ConvOpBase(Operator):
         return [(s, min(s + nb, g.N), self.geom((min(s + nb, g.N) - s,) + tuple(x.shape[1:])))
                 for s in range(0, g.N, nb)]
 
+    def single(self, xp: Any, x: Any, elements: int, backward: bool) -> ConvGeom | None:
+        """The geometry where ``for_chunks`` would run one chunk on this thread with the
+        BLAS as it is (the caller then runs the kernel itself: no closure, no slices),
+        else None."""
+        if ways(xp, x.shape[0], elements) == 2 or backed_off(xp):
+            return None
+        chunks = self._chunks(x, backward)
+        return chunks[0][2] if len(chunks) == 1 else None
+
     def for_chunks(self, xp: Any, x: Any, elements: int, backward: bool, res: Any, fn: Any) -> list:
         """``fn(start, stop, geometry, resource, slot)`` for each batch chunk of ``x``: on
         this thread (slot 0), or shared with ``_split``'s helper thread (slot 1, its own

@@ -33,9 +33,14 @@ class ConvolutionOp(ConvOpBase):
     def forward(self, ctx, in_data, req, out_data, aux_states):
         x, w = in_data[0], in_data[1]
         b = None if self.p.no_bias else in_data[2]
-        y = out_data[0]
-        self.for_chunks(ctx.xp, x, max(x.size, y.size), False, ctx.requested[0] if ctx.requested else None,
-                        lambda s, e, g, res, slot: conv_forward(ctx.xp, g, x[s:e], w, b, y[s:e], req[0], res))
+        y, xp = out_data[0], ctx.xp
+        res = ctx.requested[0] if ctx.requested else None
+        g = self.single(xp, x, max(x.size, y.size), False)
+        if g is not None:
+            conv_forward(xp, g, x, w, b, y, req[0], res)
+            return
+        self.for_chunks(xp, x, max(x.size, y.size), False, res,
+                        lambda s, e, g, r, slot: conv_forward(xp, g, x[s:e], w, b, y[s:e], req[0], r))
 
     def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
         conv_backward(xp, g, x, w, dy, dx, dx_req, dw, dw_req, None, OpReqType.null, res)
