@@ -151,10 +151,20 @@ def test_snapshot_is_current_where_cupy_is_importable(tmp_path):
 
 
 # -- views and memory ----------------------------------------------------------------------------
+def test_numpy_exceptions_resolve_on_numpy_1_and_2():
+    # numpy 2 moved them to np.exceptions (numpy >= 1.25); numpy 1.23/1.24 have them at the top
+    for name in ("AxisError", "ComplexWarning", "TooHardError", "VisibleDeprecationWarning"):
+        exc = getattr(cp, name)
+        assert issubclass(exc, Warning if name.endswith("Warning") else Exception)
+    with pytest.raises(cp.AxisError):
+        cp.zeros((2, 3)).sum(axis=5)
+    assert cp.zeros((2, 3, 4)).mT.shape == (2, 4, 3)
+
+
 def test_views_share_memory():
     a = cp.zeros((4, 6), dtype=np.float32)
     views = [a[1], a[:, 2:4], a.T, a.reshape(6, 4), a.view(np.int32), a[::2, ::3],
-             cp.lib.stride_tricks.as_strided(a, (2, 2), (24, 4)), a.ravel(), cp.expand_dims(a, 0)]
+             cp.lib.stride_tricks.as_strided(a, (2, 2), (24, 4)), a.ravel(), cp.expand_dims(a, 0), a.mT]
     for v in views:
         assert cp.may_share_memory(v, a) and v.data.mem is a.data.mem
     a[1] = 3

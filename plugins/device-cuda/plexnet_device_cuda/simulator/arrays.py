@@ -188,7 +188,7 @@ class ndarray:
 
     @property
     def mT(self) -> "ndarray":
-        return wrap(self._a.mT, self._m)
+        return wrap(np.swapaxes(self._a, -1, -2), self._m)  # ndarray.mT is numpy 2 only
 
     @property
     def real(self) -> "ndarray":

@@ -149,7 +149,7 @@ def _resolve_top(name: str, ent: dict) -> Any:
         return make_function(f"cupy.{name}", name, npobj, ent.get("params"))
     if kind in ("scalar_type", "constant", "exception"):
         if npobj is None and kind == "exception":
-            npobj = getattr(np.exceptions, name, None)
+            npobj = getattr(getattr(np, "exceptions", np), name, None)  # np.exceptions: numpy >= 1.25
         return npobj
     return None  # classes, objects and modules not listed as special are not simulated
 
