@@ -1,6 +1,7 @@
 """``plexnet.contrib``: MXNet 1.x's ``mx.contrib`` namespace: the legacy
 ``contrib.autograd`` API, ``contrib.io.DataLoaderIter`` (a gluon DataLoader as a DataIter),
-``contrib.text`` (vocabulary and token embeddings), ``contrib.svrg_optimization`` (SVRGModule), and
+``contrib.text`` (vocabulary and token embeddings), ``contrib.amp`` (automatic mixed
+precision), ``contrib.tensorboard`` (LogMetricsCallback), ``contrib.svrg_optimization`` (SVRGModule), and
 ``contrib.ndarray`` / ``contrib.symbol`` (aliases ``contrib.nd`` /
 ``contrib.sym``, as MXNet's; the contrib operators, as ``mx.nd.contrib`` / ``mx.sym.contrib``)."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["autograd", "io", "text", "svrg_optimization"]
+__all__ = ["autograd", "io", "text", "svrg_optimization", "amp", "tensorboard"]
 
 _NAMESPACES = {"ndarray": "ndarray", "nd": "ndarray", "symbol": "symbol", "sym": "symbol"}
 

@@ -172,6 +172,9 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad: bool = False) -> None:
+        loss_scaler = getattr(self, "_amp_loss_scaler", None)  # set by contrib.amp.init_trainer
+        if loss_scaler is not None and loss_scaler.has_overflow(self._params):
+            return  # an overflowed gradient: skip this update, as MXNet's
         updates: list[list] = [[] for _ in self._updaters]
         for i, p in enumerate(self._params):
             if p.grad_req == "null":

@@ -291,6 +291,16 @@ def _backfill(prop: Any, r_in: Any, r_out: Any, out_known: list[Any], what: str)
     """Shapes/types flowing backwards through SimpleOps with the default shape function
     (inputs equal the output), which the ``infer_shape(in_shape)`` contract cannot
     express."""
+    if what == "shape" and getattr(prop, "backfill_shapes", False) and r_in is not None:
+        # input i shaped like output i (amp_cast, amp_multicast: MXNet's ElemwiseShape)
+        res = list(r_in)
+        for i, v in enumerate(res):
+            for o in (r_out[i] if r_out is not None and i < len(r_out) else None,
+                      out_known[i] if i < len(out_known) else None):
+                if o is not None:
+                    v = o if v is None else (merge_shapes(v, o) or v)
+            res[i] = v
+        return res
     op = getattr(type(prop), "simple", None)
     if op is None or r_in is None or all(v is not None for v in r_in):
         return r_in

@@ -52,6 +52,7 @@ class AmpCastProp(FnProp):
     is cast back."""
     param_cls = AmpCastParam
     deps = ("out_grad",)
+    backfill_shapes = True  # the input takes the output's shape in symbolic inference, as MXNet's
     arguments = ("data",)
 
     def out_types(self, in_types: list) -> list:
@@ -74,6 +75,7 @@ class AmpMulticastProp(FnProp):
     """Cast every floating input to the widest (or narrowest) floating type among them."""
     param_cls = AmpMulticastParam
     deps = ("out_grad",)
+    backfill_shapes = True  # input i takes output i's shape in symbolic inference, as MXNet's
 
     def list_arguments(self) -> list[str]:
         return [f"data_{i}" for i in range(self.param.num_outputs)]
