@@ -327,3 +327,18 @@ def test_unscale(amp_on):
     np.testing.assert_allclose(net.weight.data().asnumpy(), np.zeros((1, 2)), atol=1e-6)
     with amp.scale_loss([loss, loss], trainer) as scaled:
         assert len(scaled) == 2 and float(scaled[0].asscalar()) == pytest.approx(2 * 1024.0)
+
+
+def test_init_symbol_graph_matches_mxnet(amp_on):
+    ref = FIX["init_symbol"]
+    with mx.name.NameManager():
+        d = mx.sym.var("data")
+        s = mx.sym.FullyConnected(d, num_hidden=2, name="fc")
+        a = mx.sym.Activation(s, act_type="softrelu", name="act")
+        e = mx.sym.elemwise_add(a, s, name="add")
+        c = mx.sym.concat(e, d, dim=1, name="cat")
+    assert c.list_arguments() == ref["arguments"]
+    assert c.get_internals().list_outputs() == ref["internals"]
+    got = [[n["op"], n["name"], n.get("attrs", {}), [i[:2] for i in n["inputs"]]]
+           for n in json.loads(c.tojson(remove_amp_cast=False))["nodes"]]
+    assert got == ref["nodes"]

@@ -81,7 +81,7 @@ class AmpMulticastProp(FnProp):
         return [f"data_{i}" for i in range(self.param.num_outputs)]
 
     def list_outputs(self) -> list[str]:
-        return [f"output_{i}" for i in range(self.param.num_outputs)]
+        return [f"output{i}" for i in range(self.param.num_outputs)]  # nnvm's default names, as MXNet's
 
     def shapes(self, ins: list) -> tuple[list, list]:
         return ins, list(ins)
