@@ -342,3 +342,78 @@ def test_init_symbol_graph_matches_mxnet(amp_on):
     got = [[n["op"], n["name"], n.get("attrs", {}), [i[:2] for i in n["inputs"]]]
            for n in json.loads(c.tojson(remove_amp_cast=False))["nodes"]]
     assert got == ref["nodes"]
+
+
+# -- properties of convert_symbol ------------------------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_LAYERS = st.lists(st.sampled_from(["fc", "relu", "softrelu", "exp", "residual", "tanh"]), min_size=1, max_size=6)
+
+
+def _chain(layers):
+    x = mx.sym.var("data")
+    prev = x
+    for i, kind in enumerate(layers):
+        if kind == "fc":
+            y = mx.sym.FullyConnected(prev, num_hidden=4, name=f"fc{i}")
+        elif kind in ("relu", "softrelu"):
+            y = mx.sym.Activation(prev, act_type=kind, name=f"act{i}")
+        elif kind == "exp":
+            y = mx.sym.exp(mx.sym.clip(prev, -2, 2, name=f"clip{i}"), name=f"exp{i}")
+        elif kind == "tanh":
+            y = mx.sym.tanh(prev, name=f"tanh{i}")
+        else:
+            y = mx.sym.elemwise_add(prev, mx.sym.relu(prev, name=f"r{i}"), name=f"add{i}")
+        prev = y
+    return mx.sym.FullyConnected(prev, num_hidden=3, name="out")
+
+
+@settings(max_examples=25, deadline=None)
+@given(_LAYERS)
+def test_convert_symbol_properties(layers):
+    sym = _chain(layers)
+    out = amp.convert_symbol(sym, data_names=["data"])
+    # removing the casts gives back the original graph (parameters gain __dtype__ only)
+    strip = [[n["op"], n["name"], {k: v for k, v in n.get("attrs", {}).items() if k != "__dtype__"}, n["inputs"]]
+             for n in json.loads(out.tojson())["nodes"]]
+    orig = [[n["op"], n["name"], n.get("attrs", {}), n["inputs"]] for n in json.loads(sym.tojson())["nodes"]]
+    assert strip == orig
+    # low-precision ops read float16, float32 ops float32, and the graph outputs float32
+    types = dict(zip(out.get_internals().list_outputs(),
+                     out.get_internals().infer_type(data=np.float32)[1]))
+    for n in topo_sort(out._outputs):
+        if n.op == "FullyConnected":
+            assert all(types[e[0].output_name(e[1])] == np.float16 for e in n.inputs), n.name
+        if n.op == "exp" or (n.op == "Activation" and n.attrs["act_type"] == "softrelu"):
+            assert types[n.inputs[0][0].output_name(n.inputs[0][1])] == np.float32, n.name
+    assert out.infer_type(data=np.float32)[1] == [np.float32]
+    # and it computes what the float32 graph computes, to float16 precision
+    rng = np.random.RandomState(len(layers))
+    shapes = dict(zip(sym.list_arguments(), sym.infer_shape(data=(3, 5))[0]))
+    args = {k: mx.nd.array(rng.uniform(-0.5, 0.5, s)) for k, s in shapes.items()}
+    ref = sym.bind(mx.cpu(), dict(args)).forward()[0].asnumpy()
+    got = out.bind(mx.cpu(), dict(args)).forward()[0].asnumpy()
+    np.testing.assert_allclose(got, ref, rtol=3e-2, atol=3e-2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=30), st.integers(1, 4))
+def test_loss_scaler_invariants(overflows, seq_len):
+    ls = amp.LossScaler()
+    ls._scale_seq_len = seq_len
+    w = gluon.Parameter("w", shape=(1,))
+    w.initialize()
+    clean = 0
+    for bad in overflows:
+        w.grad()[:] = np.inf if bad else 0.5
+        prev_next = ls._next_loss_scale
+        assert ls.has_overflow([w]) == bad
+        assert ls.loss_scale == prev_next  # a step uses the scale the previous check decided
+        clean = 0 if bad else clean + 1
+        if bad:
+            assert ls._next_loss_scale == ls.loss_scale / 2
+        elif clean % seq_len == 0:
+            assert ls._next_loss_scale == min(2.0 ** 24, ls.loss_scale * 2)
+        else:
+            assert ls._next_loss_scale == ls.loss_scale
+        assert np.log2(ls._next_loss_scale) == int(np.log2(ls._next_loss_scale)) <= 24
