@@ -417,3 +417,28 @@ def test_loss_scaler_invariants(overflows, seq_len):
         else:
             assert ls._next_loss_scale == ls.loss_scale
         assert np.log2(ls._next_loss_scale) == int(np.log2(ls._next_loss_scale)) <= 24
+
+
+def test_init_with_unknown_op_names_it_and_patches_nothing():
+    f = mx.nd.FullyConnected
+    with pytest.raises(AttributeError, match="no_such_op"):
+        amp.init(fp32_ops=["no_such_op"])
+    assert mx.nd.FullyConnected is f or mx.nd.FullyConnected.__name__ == "FullyConnected"
+    assert not hasattr(mx.nd.FullyConnected, "__wrapped__")
+    assert mx.nd.FullyConnected(mx.nd.ones((1, 2)), mx.nd.ones((1, 2)), no_bias=True, num_hidden=1).dtype == np.float32
+
+
+def test_init_with_custom_lists(amp_on_custom):
+    y = mx.nd.FullyConnected(mx.nd.ones((1, 2)), mx.nd.ones((1, 2)), no_bias=True, num_hidden=1)
+    assert y.dtype == np.float32  # FullyConnected not in the given target_precision_ops
+    assert mx.nd.relu(mx.nd.ones((2,))).dtype == np.float16
+    assert mx.nd.exp(mx.nd.ones((2,), dtype="float16")).dtype == np.float16  # the fp32 list was replaced
+
+
+@pytest.fixture
+def amp_on_custom():
+    amp.init(target_precision_ops=["relu"], fp32_ops=["sqrt"], conditional_fp32_ops=[])
+    try:
+        yield
+    finally:
+        _restore()

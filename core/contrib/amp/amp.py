@@ -243,11 +243,15 @@ def init(target_dtype: Any = "float16", target_precision_ops: list[str] | None =
         raise TypeError(_BF16_REFUSED)
     logging.info("Using AMP")
     target = np.dtype(np.float16)
-    _wrap_module(symbol, target, kind, target_precision_ops, conditional_fp32_ops, fp32_ops)
-    _wrap_module(ndarray, target, kind, target_precision_ops, conditional_fp32_ops, fp32_ops)
     scaler = LossScaler()
-    _wrap_loss_outputs(ndarray, scaler, kind)
-    _wrap_loss_outputs(symbol, scaler, kind)
+    try:
+        _wrap_module(symbol, target, kind, target_precision_ops, conditional_fp32_ops, fp32_ops)
+        _wrap_module(ndarray, target, kind, target_precision_ops, conditional_fp32_ops, fp32_ops)
+        _wrap_loss_outputs(ndarray, scaler, kind)
+        _wrap_loss_outputs(symbol, scaler, kind)
+    except BaseException:
+        _restore()  # an unknown operator in a list: leave the namespaces as they were
+        raise
     _state.update(initialized=True, scaler=scaler)
 
 
