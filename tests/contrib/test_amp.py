@@ -442,3 +442,9 @@ def amp_on_custom():
         yield
     finally:
         _restore()
+
+
+def test_out_argument_is_written(amp_on):
+    out = mx.nd.zeros((1, 1), dtype="float16")
+    mx.nd.FullyConnected(mx.nd.ones((1, 2)), mx.nd.ones((1, 2)), no_bias=True, num_hidden=1, out=out)
+    assert out.asnumpy()[0, 0] == 2.0

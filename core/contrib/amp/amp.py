@@ -116,7 +116,9 @@ def _nd_wrapper(f: Callable, dtype: np.dtype, cond: tuple[str, list[str]] | None
     def run(*args: Any, **kwargs: Any) -> Any:
         if not _condition_met(kwargs, cond):
             return f(*args, **kwargs)
-        return f(*[_cast(a, dtype) for a in args], **{k: _cast(v, dtype) for k, v in kwargs.items()})
+        # ``out`` stays the caller's array (MXNet casts it too, writing into a temporary copy)
+        return f(*[_cast(a, dtype) for a in args], **{k: v if k == "out" else _cast(v, dtype)
+                                                       for k, v in kwargs.items()})
     return _named_like(run, f)
 
 
