@@ -197,7 +197,12 @@ class NDArray:
             dst = other
         else:
             raise TypeError(f"copyto: target must be an NDArray or Context, got {type(other).__name__}")
+        record = _AG.recording and self._ag is not None and _same_host(self, dst)
+        if record:
+            check_inplace(dst, "copyto")  # MXNet: assigning to an array already in a graph
         _copy(self, dst)
+        if record:
+            record_view(self, dst, None, name="copyto")  # MXNet records _copyto
         return dst
 
     def copy(self) -> "NDArray":
@@ -214,6 +219,8 @@ class NDArray:
         out = empty(self.shape, self.context, dt)
         src, dst = self._data, out._data
         _push(lambda rc: dst.__setitem__(Ellipsis, src), self, (self,), (out,), "astype")
+        if _AG.recording and self._ag is not None:
+            record_view(self, out, None, name="astype")  # MXNet records it (a Cast)
         return out
 
     # -- shape views ----------------------------------------------------------------------------
@@ -542,6 +549,13 @@ def _push(fn: Any, where: NDArray, reads: Sequence[NDArray], writes: Sequence[ND
           prop: FnProperty = FnProperty.NORMAL) -> None:
     _engine_mod.get().push_sync(fn, where._chunk.ctx, [a._chunk.var for a in reads],
                                 [a._chunk.var for a in writes], prop, 0, name)
+
+
+def _same_host(a: NDArray, b: NDArray) -> bool:
+    """Both arrays on one context or both in host memory: a recorded copy's gradient
+    can be written back by one operation on the source's context."""
+    ca, cb = a._chunk.ctx, b._chunk.ctx
+    return ca == cb or (ca.device_type != "gpu" and cb.device_type != "gpu")
 
 
 def _copy(src: NDArray, dst: NDArray) -> None:

@@ -299,8 +299,8 @@ class ViewNode(TapeNode):
 
     __slots__ = ("adv", "key")
 
-    def __init__(self, src: Any, out: Any, key: Any, adv: bool = False) -> None:
-        TapeNode.__init__(self, "reshape" if key is None else "getitem", (src,), 1, (out,))
+    def __init__(self, src: Any, out: Any, key: Any, adv: bool = False, name: str | None = None) -> None:
+        TapeNode.__init__(self, name or ("reshape" if key is None else "getitem"), (src,), 1, (out,))
         self.key = key
         self.adv = adv
 
@@ -339,9 +339,11 @@ def _scatter_add(xp: Any, dst: Any, key: Any, value: Any) -> None:
         cupyx.scatter_add(dst, key, value)
 
 
-def record_view(src: Any, out: Any, key: Any, advanced: bool = False) -> Any:
+def record_view(src: Any, out: Any, key: Any, advanced: bool = False, name: str | None = None) -> Any:
     """Record ``out``, a view of ``src`` (``key`` None: a reshape; else the basic
-    index), or with ``advanced`` the copy ``src[key]`` of advanced indexing."""
+    index), or with ``advanced`` the copy ``src[key]`` of advanced indexing. A whole copy
+    (``copyto``, ``astype``: ``key`` None and ``name`` given) is recorded as a reshape of
+    the same shape: its gradient is the output gradient, cast to the source's dtype."""
     if src._ag is not None:
-        out._ag = (ViewNode(src, out, key, advanced), 0)
+        out._ag = (ViewNode(src, out, key, advanced, name), 0)
     return out
