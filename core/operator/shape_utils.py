@@ -96,14 +96,15 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int], op: str = "broadcast") -
     return tuple(out)
 
 
-def unify_groups(op: str, group: Sequence[str], n: int, shapes: list) -> list:
+def unify_groups(op: str, group: Sequence[str], n: int,
+                 shapes: list[tuple[int, ...] | None]) -> list[tuple[int, ...] | None]:
     """Shape inference of a fused multi-tensor update whose inputs come in ``n`` groups of
     ``len(group)`` arrays named ``{name}_{i}`` (weight, grad, states...), every array of a
     group of one shape. Fills the unknown shapes of each group in ``shapes`` (in place) from
     its known ones and returns the ``n`` group shapes (None where the whole group is
     unknown); a group member of another shape raises, naming it."""
     k = len(group)
-    outs: list = []
+    outs: list[tuple[int, ...] | None] = []
     for i in range(n):
         grp = shapes[i * k:(i + 1) * k]
         known = next((s for s in grp if s is not None), None)
