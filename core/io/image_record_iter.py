@@ -532,23 +532,23 @@ class ImageRecordIter(DataIter):
     def getindex(self) -> np.ndarray:
         return self._current()[3]
 
-    def close(self) -> None:
-        """Stop the worker threads and close the file (idempotent)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop the worker threads and close the file (idempotent); ``wait``: join the threads."""
         self._closed = True
         for fut, _ in getattr(self, "_pending", ()):
             if fut is not None:
                 fut.cancel()
         pool, self._pool = getattr(self, "_pool", None), None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=wait, cancel_futures=True)
         reader = getattr(self, "_reader", None)
         if reader is not None:
             reader.close()
         self._cur = None
 
     def __del__(self) -> None:
-        try:
-            self.close()
+        try:  # no join: GC can run this inside threading's own locks (a new thread's start), where it deadlocks
+            self.close(wait=False)
         except Exception as e:  # noqa: BLE001 - never raise from GC
             warnings.warn(f"ImageRecordIter: {e}", RuntimeWarning, stacklevel=1)
 
