@@ -41,3 +41,12 @@ def test_project_urls_are_the_same_everywhere_and_real() -> None:
     for u in urls.values():
         for target in (u or {}).values():
             assert target.startswith("https://") and not any(h in target for h in PLACEHOLDER_HOSTS), target
+
+
+def test_numpy_lower_bound_is_the_tested_one_everywhere() -> None:
+    # docs/toolchain.md "numpy versions": numpy 1.23.5 (MXNet 1.9.1's numpy<1.24), 1.24.4,
+    # 1.26.4 and 2.x were tested; a distribution asking for less, or more, says otherwise
+    bounds = {p.parent.name: d.replace(" ", "") for p in DISTS for d in _project(p).get("dependencies", [])
+              if d.startswith("numpy")}
+    assert bounds and set(bounds.values()) == {"numpy>=1.23"}, bounds
+    assert "`numpy>=1.23`" in (ROOT / "docs" / "toolchain.md").read_text(encoding="utf-8")
