@@ -342,6 +342,9 @@ class NDArray:
                 # uses this array, then copy on the calling thread (no private copy).
                 _engine_mod.get().wait_for_var(self._chunk.var)
                 try:
+                    if (isinstance(value, (list, tuple)) and len(value) == 1 or isinstance(value, np.ndarray)
+                            and value.ndim and value.size == 1) and np.ndim(dst[k]) == 0:
+                        value = np.reshape(value, ())  # x[i] = [v]: numpy 1.25-2.3 warn, 2.4 refuses
                     dst[k] = value
                 except (ValueError, TypeError):
                     # MXNet assigns a value of the indexed size whatever its shape (``b[0] = [v]``)

@@ -1,5 +1,7 @@
 """Behaviours of MXNet 1.9.1's ``mx.nd`` found missing by running MXNet's own
 test_ndarray.py against plexnet (values checked with MXNet 1.9.1)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -79,6 +81,20 @@ def test_assign_value_of_the_indexed_size_whatever_its_shape():
     assert x.asnumpy()[1, 2, 3] == -7
     with pytest.raises((ValueError, TypeError)):  # a size mismatch is still refused
         x[1, 2, 3] = [1, 2]
+
+
+def test_one_element_value_into_one_element_is_silent_on_every_numpy():
+    # numpy 1.25-2.3 warn on arr[i] = [v] (DeprecationWarning), 2.4 refuses it: plexnet reshapes first
+    x = mx.nd.zeros((2, 3), dtype="float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x[1, 2] = np.array([1.5], dtype=np.float32)
+        x[0, 0] = [[2]]
+        x[0, 1] = (3,)
+        x[1] = [4]  # a row from one element: numpy's broadcast
+    assert x.asnumpy().tolist() == [[2, 3, 0], [4, 4, 4]]
+    with pytest.raises((ValueError, TypeError)):
+        x[0, 0] = [[1, 2]]
 
 
 def test_internal_slice_and_crop_assign():
