@@ -8,10 +8,15 @@ worker computes. So the engine keeps the count of CPU workers that are awake (no
 parked waiting for work) and sets BLAS threads to ``max(1, cap // awake)``, where
 ``cap`` is the library's thread count at start (the core count, or what
 ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` said): one awake worker gets every core,
-two share them. When the machine is oversubscribed by other processes (1-minute load
-average above the cores + 0.5), awake workers get one BLAS thread each: measured here,
-multi-threaded GEMMs whose threads other processes keep descheduling cost far more than
-they give (issue 17: a ResNet-18 step 1.8 s with one BLAS thread against 4-5 s without).
+two share them. When other processes (or the hypervisor: steal time) use more than half
+a core, awake workers get one BLAS thread each: measured here, multi-threaded GEMMs whose
+threads other processes keep descheduling cost far more than they give (issue 17: a
+ResNet-18 step 1.8 s with one BLAS thread against 4-5 s without; an MLP step 3.6-36 ms
+with two BLAS threads against 2.8-3.4 ms with one while a test run shared the 2 cores).
+"Other processes" is measured directly, every half second: the machine's busy CPU time
+(``/proc/stat``, steal included) less this process's own (``os.times``); the 1-minute
+load average, the fallback where ``/proc/stat`` is missing, reacts too late and counts
+this process's own threads.
 The setting changes only when the number of awake workers changes - when a worker parks
 or is woken, not per operation - through a library handle found once.
 
@@ -46,6 +51,15 @@ _current = 0
 _ncpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _load_checked = -10.0
 _load_busy = False
+#: seconds between two samples of the machine's CPU use (the busy verdict holds meanwhile)
+BUSY_WINDOW = 0.5
+#: cores that other processes (or steal) must use for the machine to count as busy
+FOREIGN_BUSY_CORES = 0.5
+_cpu_prev: tuple[float, float, float] | None = None   # (monotonic time, machine busy s, own CPU s)
+try:
+    _TICKS = float(os.sysconf("SC_CLK_TCK"))
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX system
+    _TICKS = 100.0
 
 
 def _setup() -> list[Any]:
@@ -78,19 +92,52 @@ def enabled() -> bool:
     return bool(libs) and _cap > 1
 
 
+def _cpu_sample() -> tuple[float, float] | None:
+    """(the machine's busy CPU seconds so far, steal included; this process's CPU
+    seconds), or None where ``/proc/stat`` cannot be read."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+        # cpu user nice system idle iowait irq softirq steal ...
+        ticks = [int(x) for x in fields[1:9]]
+        busy = sum(ticks) - ticks[3] - ticks[4]
+    except (OSError, ValueError, IndexError):
+        return None
+    own = os.times()
+    return busy / _TICKS, own.user + own.system
+
+
+def _load_average_busy() -> bool:
+    try:
+        return os.getloadavg()[0] > _ncpu + 0.5
+    except OSError:  # pragma: no cover - no load average on this platform
+        return False
+
+
 def _busy_machine() -> bool:
-    """True when the machine is oversubscribed by others: the 1-minute load average
-    exceeds the cores by more than half a core (read at most once a second). This
-    process's own workers and BLAS threads never ask for more than the cores, so they
-    alone do not trip it."""
-    global _load_checked, _load_busy
+    """True when others keep the cores busy: other processes (or the hypervisor) used more
+    than ``FOREIGN_BUSY_CORES`` cores since the last sample (taken at most every
+    ``BUSY_WINDOW`` seconds; a sample older than a few windows only starts a new one).
+    This process's own workers and BLAS threads never count. Without ``/proc/stat``: the
+    1-minute load average above the cores + 0.5."""
+    global _load_checked, _load_busy, _cpu_prev
     now = time.monotonic()
-    if now - _load_checked > 1.0:
-        _load_checked = now
-        try:
-            _load_busy = os.getloadavg()[0] > _ncpu + 0.5
-        except OSError:  # pragma: no cover - no load average on this platform
-            _load_busy = False
+    if now - _load_checked < BUSY_WINDOW:
+        return _load_busy
+    _load_checked = now
+    sample = _cpu_sample()
+    if sample is None:
+        _load_busy = _load_average_busy()
+        return _load_busy
+    prev, _cpu_prev = _cpu_prev, (now, sample[0], sample[1])
+    if prev is None or now - prev[0] > 4 * BUSY_WINDOW:
+        # no recent baseline (first call, or the engine sat idle): keep the last verdict,
+        # or take the load average's on the first call
+        if prev is None:
+            _load_busy = _load_average_busy()
+        return _load_busy
+    foreign = ((sample[0] - prev[1]) - (sample[1] - prev[2])) / (now - prev[0])
+    _load_busy = foreign > FOREIGN_BUSY_CORES
     return _load_busy
 
 

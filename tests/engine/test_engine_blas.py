@@ -82,11 +82,55 @@ def test_loaded_machine_gets_one_blas_thread_per_worker(new_engine: Any, monkeyp
     assert seen == [1]
 
 
-def test_load_check_reads_the_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_proc_stat_the_load_average_decides(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(blas, "_load_busy", blas._load_busy)       # restored afterwards
+    monkeypatch.setattr(blas, "_cpu_sample", lambda: None)
     monkeypatch.setattr(blas, "_load_checked", -10.0)
     monkeypatch.setattr(blas.os, "getloadavg", lambda: (blas._ncpu + 3.0, 0.0, 0.0))
     assert blas._busy_machine()
     monkeypatch.setattr(blas, "_load_checked", -10.0)
     monkeypatch.setattr(blas.os, "getloadavg", lambda: (blas._ncpu * 1.0, 0.0, 0.0))
     assert not blas._busy_machine()
+
+
+def _fake_clock(monkeypatch: pytest.MonkeyPatch, samples: list) -> list:
+    """``_busy_machine`` fed (time, machine busy s, own CPU s) samples one per call."""
+    now = [0.0]
+    monkeypatch.setattr(blas, "_load_busy", False)
+    monkeypatch.setattr(blas, "_load_checked", -10.0)
+    monkeypatch.setattr(blas, "_cpu_prev", None)
+    monkeypatch.setattr(blas.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(blas.time, "monotonic", lambda: now[0])
+    it = iter(samples)
+
+    def sample() -> tuple[float, float]:
+        t, busy, own = next(it)
+        now[0] = t
+        return busy, own
+    monkeypatch.setattr(blas, "_cpu_sample", sample)
+    return now
+
+
+def test_other_processes_cpu_makes_the_machine_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Busy = the machine's CPU time less this process's, per second, above
+    FOREIGN_BUSY_CORES; this process's own threads (BLAS spinning included) never count."""
+    now = _fake_clock(monkeypatch, [(0.0, 100.0, 10.0),      # baseline
+                                     (1.0, 102.0, 12.0),      # 2 cores busy, all ours
+                                     (2.0, 103.9, 13.0),      # 0.9 cores of others
+                                     (3.0, 105.1, 14.0),      # 0.2 cores of others
+                                     (20.0, 140.0, 15.0)])    # stale baseline: verdict kept
+    verdicts = []
+    for t in (0.0, 1.0, 2.0, 3.0, 20.0):
+        now[0] = t
+        blas._load_checked = -10.0
+        verdicts.append(blas._busy_machine())
+    assert verdicts == [False, False, True, False, False]
+
+
+def test_busy_verdict_is_cached_for_a_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = _fake_clock(monkeypatch, [(0.0, 100.0, 0.0), (1.0, 101.0, 0.0)])
+    assert not blas._busy_machine()          # baseline (load average 0)
+    now[0] = 1.0
+    assert blas._busy_machine()              # one core of others
+    now[0] = 1.0 + blas.BUSY_WINDOW / 2
+    assert blas._busy_machine()              # within the window: no new sample taken
