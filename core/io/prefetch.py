@@ -5,7 +5,7 @@ Design (what MXNet's version lacked):
 * one daemon thread per wrapped iterator fills a bounded queue (``capacity`` batches);
   the thread holds the wrapped iterator, the queue and a stop event, never the
   ``PrefetchingIter`` itself, so dropping the last reference collects it and stops the
-  threads (``__del__`` -> ``close``);
+  threads (``__del__`` signals them to stop, without joining);
 * every blocking call waits with a timeout and re-checks the stop event or that the
   producer is still alive: nothing blocks forever;
 * an exception raised by a wrapped iterator is sent through the queue and re-raised by
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import warnings
 from typing import Any, Sequence
 
 from .base import DataBatch, DataDesc, DataIter
@@ -65,14 +64,17 @@ class _Producer:
                                        name=name, daemon=True)
         self.thread.start()
 
-    def halt(self, timeout: float) -> bool:
-        """Stop and join; False if the thread is still busy inside the wrapped iterator."""
+    def halt(self, timeout: float | None) -> bool:
+        """Stop and join (``timeout`` None: signal only, no join); False if the thread is
+        still busy inside the wrapped iterator."""
         self.stop.set()
         while True:  # unblock a producer waiting on a full queue
             try:
                 self.queue.get_nowait()
             except queue.Empty:
                 break
+        if timeout is None:
+            return True
         self.thread.join(timeout)
         return not self.thread.is_alive()
 
@@ -159,10 +161,13 @@ class PrefetchingIter(DataIter):
         self._halt()
 
     def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception as e:  # noqa: BLE001 - never raise from GC
-            warnings.warn(f"PrefetchingIter: {e}", RuntimeWarning, stacklevel=1)
+        # signal only, no join: GC can run this inside threading's own locks (a new
+        # thread's start), where a join deadlocks (as ImageRecordIter's did)
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        for p in getattr(self, "_producers", ()):
+            p.halt(None)
 
     # -- consuming ----------------------------------------------------------------------------
     def _get(self, i: int) -> tuple[int, Any]:
