@@ -448,3 +448,20 @@ def test_out_argument_is_written(amp_on):
     out = mx.nd.zeros((1, 1), dtype="float16")
     mx.nd.FullyConnected(mx.nd.ones((1, 2)), mx.nd.ones((1, 2)), no_bias=True, num_hidden=1, out=out)
     assert out.asnumpy()[0, 0] == 2.0
+
+
+def test_default_lists_skip_operators_of_plugins_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in lists name MXNet's operators, some from plugins a user may not have
+    (ops-contrib's MultiBox*): init() wraps those present; a user-given name must exist."""
+    from plexnet.contrib.amp import amp as amp_mod
+    monkeypatch.setattr(amp_mod, "list_lp16_ops", lambda kind: ["FullyConnected", "_contrib_NotInstalledOp"])
+    try:
+        amp.init()
+        out = mx.nd.FullyConnected(mx.nd.ones((2, 3)), mx.nd.ones((4, 3)), no_bias=True, num_hidden=4)
+        assert out.dtype == np.float16
+    finally:
+        _restore()
+    with pytest.raises(AttributeError, match="_contrib_NotInstalledOp"):
+        amp.init(target_precision_ops=["_contrib_NotInstalledOp"])
+    assert mx.nd.FullyConnected(mx.nd.ones((2, 3)), mx.nd.ones((4, 3)), no_bias=True,
+                                num_hidden=4).dtype == np.float32

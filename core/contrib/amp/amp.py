@@ -168,11 +168,15 @@ def _home(module: Any, name: str) -> tuple[Any, str]:
     return module, name
 
 
-def _patch(module: Any, name: str, make: Callable[[Callable], Callable]) -> None:
+def _patch(module: Any, name: str, make: Callable[[Callable], Callable], required: bool = True) -> None:
+    """Wrap operator ``name`` of ``module``. A name of the built-in lists whose plugin is
+    not installed (``required`` False) is skipped; a user-given one must exist."""
     home, attr = _home(module, name)
     try:
         f = getattr(home, attr)
     except AttributeError as e:
+        if not required:
+            return
         raise AttributeError(f"amp.init: operator {name!r} is not registered in plexnet "
                              f"({module.__name__} has no {attr!r})") from e
     _remember(home, attr)
@@ -203,14 +207,14 @@ def _wrap_module(module: Any, target: np.dtype, kind: str, lp_ops: list[str] | N
     wrapper = _sym_wrapper if module is symbol else _nd_wrapper
     f32 = np.dtype(np.float32)
     for name in lp_ops if lp_ops is not None else list_lp16_ops(kind):
-        _patch(module, name, lambda f: wrapper(f, target))
+        _patch(module, name, lambda f: wrapper(f, target), lp_ops is not None)
     for name in fp32_ops if fp32_ops is not None else list_fp32_ops(kind):
-        _patch(module, name, lambda f: wrapper(f, f32))
+        _patch(module, name, lambda f: wrapper(f, f32), fp32_ops is not None)
     for name, arg, values in cond_ops if cond_ops is not None else list_conditional_fp32_ops(kind):
         cond: tuple[str, list[str]] = (arg, list(values))
-        _patch(module, name, functools.partial(_cond_wrap, wrapper, f32, cond))
+        _patch(module, name, functools.partial(_cond_wrap, wrapper, f32, cond), cond_ops is not None)
     for name in list_widest_type_cast(kind):
-        _patch(module, name, lambda f: _widest_wrapper(f, target))
+        _patch(module, name, lambda f: _widest_wrapper(f, target), False)
 
 
 def _wrap_loss_outputs(module: Any, scaler: LossScaler, kind: str) -> None:
