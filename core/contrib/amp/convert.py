@@ -23,6 +23,7 @@ from ...ndarray import NDArray
 from ...symbol import Symbol
 from ...symbol.graph import mutated_inputs
 from ...symbol.node import Entry, Node, topo_sort
+from . import oplists
 
 __all__ = ["convert_symbol", "convert_model", "convert_hybrid_block"]
 
@@ -213,7 +214,6 @@ def _cast_optional(outputs: list[Entry], target: str, data_names: set[str]) -> N
 
 
 def _check_lists(target: str, lp_ops: list[str], fp32_ops: list[str], cond: list, excluded: list[str]) -> None:
-    from . import amp  # the lists live with the public API
     for what, v in (("target_dtype_ops", lp_ops), ("fp32_ops", fp32_ops), ("conditional_fp32_ops", cond),
                     ("excluded_sym_names", excluded)):
         if not isinstance(v, list):
@@ -229,8 +229,8 @@ def _check_lists(target: str, lp_ops: list[str], fp32_ops: list[str], cond: list
         common = set(x) & set(y)
         if common:
             raise AssertionError(f"Ops cannot be in two or more lists. Common ops in {a} and {b}: {sorted(common)}")
-    allowed = set(amp.list_lp16_ops(target) + amp.list_fp32_ops(target) + amp.list_lp16_fp32_ops(target)
-                  + [c[0] for c in amp.list_conditional_fp32_ops(target)])
+    allowed = set(oplists.list_lp16_ops(target) + oplists.list_fp32_ops(target) + oplists.list_lp16_fp32_ops(target)
+                  + [c[0] for c in oplists.list_conditional_fp32_ops(target)])
     illegal = set(lp_ops + fp32_ops + names) - allowed
     if illegal:
         raise AssertionError(f"Op(s) {sorted(illegal)} not in any of amp.list_lp16_ops, amp.list_fp32_ops, "
@@ -246,14 +246,13 @@ def convert_symbol(sym: Symbol, target_dtype: str = "float16", target_dtype_ops:
     data (default: the inputs without ``__dtype__``); the others are parameters and get
     ``__dtype__`` (``target_dtype`` when ``cast_optional_params`` and only cast copies are read).
     ``'bfloat16'`` is validated as MXNet's, then refused: numpy has no bfloat16."""
-    from . import amp
     if not isinstance(sym, Symbol):
         raise AssertionError("First argument to convert_symbol should be Symbol")
     if target_dtype not in ("float16", "bfloat16"):
         raise AssertionError(f"Only target_dtype float16 and bfloat16 are supported currently, got {target_dtype!r}")
-    lp_ops = target_dtype_ops if target_dtype_ops is not None else amp.list_lp16_ops(target_dtype)
-    f32_ops = fp32_ops if fp32_ops is not None else amp.list_fp32_ops(target_dtype)
-    cond = conditional_fp32_ops if conditional_fp32_ops is not None else amp.list_conditional_fp32_ops(target_dtype)
+    lp_ops = target_dtype_ops if target_dtype_ops is not None else oplists.list_lp16_ops(target_dtype)
+    f32_ops = fp32_ops if fp32_ops is not None else oplists.list_fp32_ops(target_dtype)
+    cond = conditional_fp32_ops if conditional_fp32_ops is not None else oplists.list_conditional_fp32_ops(target_dtype)
     excluded = excluded_sym_names if excluded_sym_names is not None else []
     _check_lists(target_dtype, lp_ops, f32_ops, cond, excluded)
     if target_dtype == "bfloat16":
@@ -265,7 +264,6 @@ def convert_symbol(sym: Symbol, target_dtype: str = "float16", target_dtype_ops:
 def _convert_graph(sym: Symbol, target_dtype: str, lp_ops: list[str], f32_ops: list[str], cond: list,
                    excluded: list[str], data_names: list[str] | None, cast_optional_params: bool) -> list[Entry]:
     """The converted graph's outputs (bfloat16 too: its amp_cast nodes are only not runnable)."""
-    from . import amp
     cond_map: dict[str, list[tuple[str, list[str]]]] = {}
     for op, arg, values in cond:
         cond_map.setdefault(op, []).append((arg, [str(v) for v in values]))
@@ -273,7 +271,7 @@ def _convert_graph(sym: Symbol, target_dtype: str, lp_ops: list[str], f32_ops: l
     if data_names is None:
         attrs = sym.attr_dict()
         data_names = [n for n in inputs if "__dtype__" not in attrs.get(n, {})]
-    p = _Pass(target_dtype, set(lp_ops), set(f32_ops), set(amp.list_widest_type_cast(target_dtype)), cond_map,
+    p = _Pass(target_dtype, set(lp_ops), set(f32_ops), set(oplists.list_widest_type_cast(target_dtype)), cond_map,
               set(excluded))
     outputs = p.run(list(sym._outputs))
     params = set(inputs) - set(data_names)
