@@ -488,6 +488,7 @@ def set_manager(manager: PlexnetPluginManager | None) -> None:
     with _manager_lock:
         _manager = manager
     backends._reset_cache()
+    _registry.registries_replaced()  # nd/sym operator functions of the old registries
 
 
 def _plugin_engine_observers() -> list[Any]:

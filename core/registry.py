@@ -158,6 +158,17 @@ def set_registries_loader(loader: Callable[[], Any] | None) -> None:
     _loader = loader
 
 
+#: bumped whenever the process-wide registries are replaced (a new plugin manager): caches
+#: built from the old ones compare it and drop their entries
+generation = 0
+
+
+def registries_replaced() -> None:
+    """The plugin manager (and so every registry) was replaced: derived caches are stale."""
+    global generation
+    generation += 1
+
+
 def registries() -> Any:
     """The process-wide registries (``plexnet.plugins.Registries``), plugins loaded."""
     loader = _loader

@@ -18,6 +18,7 @@ import threading
 from typing import Any, Callable, NamedTuple
 
 from ..base import PlexnetError, PluginError
+from .. import registry as _registries_module
 from ..registry import USER, Registry, arbitrate, current_plugin, current_rank, registries
 from .contract import Operator, OperatorProperty
 from .hints import not_installed_message
@@ -326,15 +327,20 @@ def parse_force_impl(spec: str) -> dict[tuple[str, str], str]:
 
 class OpFunctionCache:
     """The ``nd.<op>`` / ``sym.<op>`` functions: ``make(name)`` builds one per registered
-    operator on first use; all are dropped whenever the operator registry changes."""
+    operator on first use; all are dropped whenever the operator registry changes or is
+    replaced (a new plugin manager, ``plugins.set_manager``)."""
 
     def __init__(self, make: Callable[[str], Any]) -> None:
         self._make = make
         self._fns: dict[str, Any] = {}
         self._watching: Any = None  # the registry whose changes clear the cache
+        self._generation = _registries_module.generation
 
     def get(self, name: str) -> Any | None:
         """The function of operator ``name``, or None when no operator has that name."""
+        if self._generation != _registries_module.generation:
+            self._fns.clear()
+            self._generation = _registries_module.generation
         fn = self._fns.get(name)
         if fn is None:
             reg = registries().operators

@@ -267,3 +267,21 @@ def test_core_alone_methods_name_the_distribution(core_alone) -> None:
     with pytest.raises(Exception, match=r"^NDArray\.sum needs an operator plugin: pip install plexnet-ops-basic$"):
         a.sum()
     assert not hasattr(a, "no_such_method")  # still an AttributeError
+
+
+def test_operator_functions_cached_before_a_new_manager_are_dropped() -> None:
+    """nd/sym operator functions built under one plugin manager are not served after
+    plugins.set_manager replaced it (they were, when a test had used them first)."""
+    import plexnet as mx
+    assert callable(mx.sym.FullyConnected) and callable(mx.nd.relu)   # cached now
+    pm = PlexnetPluginManager(entry_points=False)
+    old = plugins._manager
+    plugins.set_manager(pm)
+    try:
+        with pytest.raises(AttributeError, match="needs an operator plugin"):
+            mx.sym.FullyConnected
+        with pytest.raises(AttributeError, match="needs an operator plugin"):
+            mx.nd.relu
+    finally:
+        plugins.set_manager(old)
+    assert callable(mx.sym.FullyConnected)
