@@ -269,15 +269,22 @@ class Executor:
                 raise PlexnetError(f"unknown node kind {xn.kind}")
         on, nf, nb = bulk_settings(self._training, bulk_exec)
         self._bulk = on
-        eng = _engine_mod.get()
-        self._engine = eng
         self._fwd_items = fwd_items
         self._fwd_segs = {t: make_segments(fwd_items[t], on, nf) for t in (True, False)}
         self._bwd_segs = make_segments(bwd_items, on, nb)
+        self._bwd_items = bwd_items
+        self._build_oprs(_engine_mod.get())
+
+    def _build_oprs(self, eng: Any) -> None:
+        """The engine operations of the segments, built for ``eng`` (again after
+        ``engine.set_engine`` replaced the engine: an operation pushed to the old one would
+        share variables with the new one's and corrupt both schedulers' bookkeeping)."""
+        self._engine = eng
         self._fwd_oprs = {t: [s.build(eng, "forward") for s in self._fwd_segs[t]] for t in (True, False)}
         self._bwd_oprs = [s.build(eng, "backward") for s in self._bwd_segs]
-        self._bwd_items = bwd_items
         self._bwd_oprs_infer: list | None = None
+        self.__dict__.pop("_mon_oprs", None)
+        self.__dict__.pop("_mon_bwd_oprs", None)
 
     # -- running ----------------------------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -293,6 +300,9 @@ class Executor:
                                      f"got {type(v).__name__}")
                 arg_dict[k][:] = v
         eng = self._engine
+        if eng is not _engine_mod._engine:
+            self._build_oprs(_engine_mod.get())
+            eng = self._engine
         ctx = self._ctx
         if self._monitor is not None:
             self._forward_monitored(bool(is_train))
@@ -391,6 +401,9 @@ class Executor:
                 h[:] = 1
             self._head_ones = True
         eng = self._engine
+        if eng is not _engine_mod._engine:
+            self._build_oprs(_engine_mod.get())
+            eng = self._engine
         ctx = self._ctx
         if self._monitor is not None:
             self._backward_monitored(bool(is_train))

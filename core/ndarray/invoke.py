@@ -116,7 +116,7 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
         elif _AG.recording:
             check_inplace(out, name, (a, o))
         fn, rd = op.function, out._data
-        ac.engine.push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
+        _engine_mod.get().push_sync(lambda rc: fn(ad, od, env, rd, _WRITE, rc), ctx,
                             (ac.var, oc.var), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
         if _AG.recording:
             record_simple(op, env, (a, o), out)
@@ -132,7 +132,7 @@ def _binary(name: str, scalar_name: str, a: NDArray, o: Any, reflect: bool = Fal
         elif _AG.recording:
             check_inplace(out, scalar_name, (a,))
         fn, rd = op.function, out._data
-        ac.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
+        _engine_mod.get().push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
                             (ac.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, scalar_name)
         if _AG.recording:
             record_simple(op, env, (a,), out)
@@ -148,8 +148,8 @@ def _unary(name: str, a: NDArray) -> NDArray:
     out = _new(op.out_shape((a._data.shape,), env), a._chunk.ctx, a._data.dtype)
     fn, ad, rd = op.function, a._data, out._data
     ctx = a._chunk.ctx
-    a._chunk.engine.push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
-                              (a._chunk.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
+    _engine_mod.get().push_sync(lambda rc: fn(ad, env, rd, _WRITE, rc), ctx,
+                                (a._chunk.var,), (out._chunk.var,), _elementwise_prop(rd, ctx), 0, name)
     if _AG.recording:
         record_simple(op, env, (a,), out)
     return out

@@ -285,3 +285,37 @@ def test_poisoned_auxiliary_state_stops_the_operator() -> None:
     var[:] = 1
     assert mx.nd.BatchNorm(data, gamma, beta, mean, var).asnumpy().shape == (2, 3, 4, 4)
     engine.get().wait_for_all()
+
+
+# -- 5. switching engines with arrays and executors made under the old one -----------------------
+SWITCH_WITH_OLD_ARRAYS = """
+import numpy as np
+import plexnet as mx
+from plexnet import engine
+nd, sym = mx.nd, mx.sym
+h = sym.FullyConnected(sym.Variable("data"), num_hidden=256, name="fc1")
+exe = sym.SoftmaxOutput(h, name="softmax").simple_bind(ctx=mx.cpu(), data=(128, 784), grad_req="write")
+w, g = nd.ones((256, 784)), nd.ones((256, 784))   # large: pooled storage, freed through the engine
+X = np.random.RandomState(0).rand(128, 784).astype("f4")
+for kind in {kinds!r}:
+    eng = engine.set_engine(kind)
+    for _ in range(3):
+        exe.arg_dict["data"][:] = X
+        exe.forward(is_train=True)
+        exe.backward()
+        w -= 0.1 * g
+        exe.arg_dict["fc1_weight"][:] -= 1e-3 * exe.grad_dict["fc1_weight"]
+    nd.waitall()
+    assert eng._pending == 0, (kind, eng._pending)
+print("w", float(w.asnumpy()[0, 0]))
+"""
+
+
+def test_set_engine_with_arrays_and_executor_from_the_old_engine() -> None:
+    # Every push used to go to the engine that created the first operand (or, for an
+    # executor, the engine at bind time): after a switch, operations ran on the old
+    # engine against variables of the new one, and waitall hung for ever.
+    kinds = ["NaiveEngine", "ThreadedEnginePerDevice", "NaiveEngine", "ThreadedEngine", "NaiveEngine"]
+    r = run_script(SWITCH_WITH_OLD_ARRAYS.format(kinds=kinds), timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert abs(float(r.stdout.split()[-1]) - (1 - 0.1 * 15)) < 1e-5
