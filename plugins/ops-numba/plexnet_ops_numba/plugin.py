@@ -18,6 +18,6 @@ PLEXNET_API_VERSION = "1.0"
 
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
-    from . import pooling
-    for mod in (pooling,):
+    from . import convolution, pooling
+    for mod in (pooling, convolution):
         mod.register(registry, _base.available)

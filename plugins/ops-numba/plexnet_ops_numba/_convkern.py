@@ -1,0 +1,88 @@
+"""numba kernels of Convolution's layout passes (``plexnet_ops_basic.nn._convcore``):
+col2im in the flat and csn column layouts, out_to_cols in the flat layout, and the
+forward's copy of the GEMM result (plus bias) into the ``(N, F, *out)`` output.
+
+Each keeps ops-basic's arithmetic: col2im adds the kernel offsets' columns in row-major
+offset order onto zeros (one row of the data gradient at a time, which stays in the L1
+cache, instead of ``prod(kernel)`` passes over the whole buffer); the bias is added to
+the GEMM result before it is stored. Inner loops run over contiguous row slices, which
+LLVM vectorises (indexing with computed offsets instead did not)."""
+from __future__ import annotations
+
+import numba
+
+_jit = numba.njit(nogil=True, cache=True)
+
+
+@_jit
+def col2im_flat(dc, offs, dxt, zero):  # pragma: no cover - compiled
+    """``dc`` (C, K, N, L), ``offs`` (K,): flat offsets of the kernel positions on the
+    padded grid; ``dxt`` (C, N, P) = sum over k of ``dc[:, k]`` shifted by ``offs[k]``."""
+    C, K, N, L = dc.shape
+    for c in range(C):
+        for n in range(N):
+            row = dxt[c, n]
+            row[:] = zero
+            for k in range(K):
+                dst = row[offs[k]:offs[k] + L]
+                src = dc[c, k, n]
+                for i in range(L):
+                    dst[i] += src[i]
+
+
+@_jit
+def col2im_rows(dc, roffs, coffs, dxt, zero):  # pragma: no cover - compiled
+    """The csn layout (2-D and 1-D as rows): ``dc`` (C, K, OH, J), ``dxt`` (C, PH, Q);
+    kernel position ``k`` adds ``dc[c, k, oh]`` to row ``oh + roffs[k]`` of channel ``c``
+    from column ``coffs[k]`` on."""
+    C, K, OH, J = dc.shape
+    for c in range(C):
+        plane = dxt[c]
+        plane[:, :] = zero
+        for k in range(K):
+            for oh in range(OH):
+                dst = plane[oh + roffs[k], coffs[k]:coffs[k] + J]
+                src = dc[c, k, oh]
+                for i in range(J):
+                    dst[i] += src[i]
+
+
+@_jit
+def out_to_cols_flat(dy, y, PW):  # pragma: no cover - compiled
+    """``dy`` (N, F, OA, OW) -> ``y`` (F, N, L): output row ``a`` of a sample at
+    ``a * PW`` (PW: the padded input's row length), junk columns zero."""
+    N, F, OA, OW = dy.shape
+    for f in range(F):
+        for n in range(N):
+            dst = y[f, n]
+            dst[:] = 0
+            for a in range(OA):
+                src = dy[n, f, a]
+                seg = dst[a * PW:a * PW + OW]
+                for i in range(OW):
+                    seg[i] = src[i]
+
+
+@_jit
+def cols_to_out_flat(y, b, out, PW, has_bias, add):  # pragma: no cover - compiled
+    """``out`` (N, F, OA, OW) (=|+=) ``y`` (F, N, L) (+ ``b[f]``), output row ``a`` of a
+    sample read at ``a * PW``."""
+    N, F, OA, OW = out.shape
+    for n in range(N):
+        for f in range(F):
+            bf = b[f]
+            for a in range(OA):
+                src = y[f, n, a * PW:a * PW + OW]
+                dst = out[n, f, a]
+                if add and has_bias:   # ops-basic: out += y, then out += b
+                    for i in range(OW):
+                        dst[i] = (dst[i] + src[i]) + bf
+                elif add:
+                    for i in range(OW):
+                        dst[i] += src[i]
+                elif has_bias:
+                    for i in range(OW):
+                        dst[i] = src[i] + bf
+                else:
+                    for i in range(OW):
+                        dst[i] = src[i]

@@ -1,0 +1,131 @@
+"""Convolution with ops-basic's algorithm (im2col + one OpenBLAS GEMM per group) whose
+memory-bound layout passes run as numba kernels (``_convkern``): col2im (flat and csn
+layouts, 1-D and 2-D), out_to_cols (flat layout, 1-D and 2-D) and the forward's store of
+the GEMM result plus bias (flat layout). The GEMMs, the batch chunking, the helper-thread
+split and the workspace are ops-basic's (``ConvolutionOp``), unchanged.
+
+Everything else - the strided layout (stride > 1), 3-D kernels, small col2im that
+ops-basic does as one ``bincount``, dtypes other than float32/float64, non-contiguous
+arrays - runs ops-basic's numpy code through the parent classes."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from plexnet.operator import OpReqType
+from plexnet_ops_basic.nn._convcore import SMALL_COL2IM, ConvGeom, Workspace, conv_forward, matmul_wide
+from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
+
+from . import _base
+
+
+def _ok(*arrays: Any) -> bool:
+    return _base.ok_arrays(arrays)
+
+
+class NumbaConvGeom(ConvGeom):
+    """A ``ConvGeom`` whose col2im and out_to_cols run numba kernels where they can."""
+
+    _offs: Any = None
+
+    def _kern(self, xp: Any, *arrays: Any) -> Any:
+        if xp is not np or self.nd > 2 or not _ok(*arrays):
+            return None
+        return _base.kernels("_convkern")
+
+    def _offsets(self) -> tuple:
+        if self._offs is None:
+            sl = self.col2im_slices()
+            if self.csn:
+                if self.nd == 2:
+                    r = np.array([s[1].start for s in sl], dtype=np.int64)
+                else:
+                    r = np.zeros(len(sl), dtype=np.int64)
+                self._offs = (r, np.array([s[-1].start for s in sl], dtype=np.int64))
+            else:
+                self._offs = (np.array([s[2].start for s in sl], dtype=np.int64),)
+        return self._offs
+
+    def col2im(self, xp: Any, dcols: Any, dxt: Any) -> Any:
+        K = None
+        if (self.flat or self.csn) and self.cols_size > SMALL_COL2IM:
+            K = self._kern(xp, dcols, dxt)
+        if K is None:
+            return super().col2im(xp, dcols, dxt)
+        dv, dc = self._col2im_views(dcols, dxt)
+        zero = dxt.dtype.type(0)
+        if self.flat:
+            K.col2im_flat(dc, self._offsets()[0], dv, zero)
+        else:
+            C, J = self.C, self.out_sp[-1] * self.N
+            r, c = self._offsets()
+            K.col2im_rows(dc.reshape(C, self.K, -1, J), r, c, dv.reshape(C, -1, dv.shape[-1]), zero)
+        return dxt
+
+    def out_to_cols(self, xp: Any, dy: Any, buf: Any) -> Any:
+        K = self._kern(xp, dy, buf) if self.flat else None
+        if K is None:
+            return super().out_to_cols(xp, dy, buf)
+        y = buf.reshape(self.F, self.N, self.L)
+        K.out_to_cols_flat(dy.reshape(self.N, self.F, -1, self.out_sp[-1]), y, self.pad_sp[-1])
+        return buf.reshape(self.F, self.N * self.L)
+
+
+def _numba_forward(g: NumbaConvGeom, x: Any, w: Any, b: Any | None, out: Any, req: OpReqType, resource: Any,
+                   K: Any) -> None:
+    """``conv_forward`` (ops-basic) for the flat layout with one group, the GEMM result
+    stored by a numba kernel."""
+    if req == OpReqType.null:
+        return
+    ws = Workspace(np, x.dtype, g.fwd_sizes, resource)
+    xpd = g.padded(np, x, ws)
+    cols = g.im2col(np, xpd, ws.take((g.cols_size,)))
+    y = ws.take((g.F, g.N * g.ncols))
+    matmul_wide(np, w.reshape(g.F, g.CK), cols, y)
+    bias = b if b is not None else np.zeros(g.F, dtype=x.dtype)
+    K.cols_to_out_flat(y.reshape(g.F, g.N, g.L), bias, out.reshape(g.N, g.F, -1, g.out_sp[-1]), g.pad_sp[-1],
+                       b is not None, req == OpReqType.add)
+
+
+class NumbaConvolutionOp(ConvolutionOp):
+    """ops-basic's ConvolutionOp on ``NumbaConvGeom`` geometries."""
+
+    def __init__(self, prop: Any) -> None:
+        super().__init__(prop.param)
+
+    def make_geom(self, dshape) -> ConvGeom:
+        g = conv_geom(self.p, dshape)
+        ng = NumbaConvGeom.__new__(NumbaConvGeom)
+        ng.__dict__.update(g.__dict__)
+        return ng
+
+    def forward(self, ctx, in_data, req, out_data, aux_states):
+        x, w = in_data[0], in_data[1]
+        b = None if self.p.no_bias else in_data[2]
+        y, xp = out_data[0], ctx.xp
+        K = None
+        if xp is np and self.p.num_group == 1 and len(self.p.kernel) <= 2 and _ok(x, w, b, y):
+            g = self.geom(tuple(x.shape))
+            if g.flat and req[0] != OpReqType.null:
+                K = _base.kernels("_convkern")
+        if K is None:
+            return super().forward(ctx, in_data, req, out_data, aux_states)
+        res = ctx.requested[0] if ctx.requested else None
+        r0 = req[0]
+
+        def fn(s: int, e: int, g: Any, r: Any, slot: int) -> None:
+            if g.flat:
+                _numba_forward(g, x[s:e], w, b, y[s:e], r0, r, K)
+            else:
+                conv_forward(np, g, x[s:e], w, b, y[s:e], r0, r)
+        g = self.single(xp, x, max(x.size, y.size), False)
+        if g is not None:
+            fn(0, x.shape[0], g, res, 0)
+        else:
+            self.for_chunks(xp, x, max(x.size, y.size), False, res, fn)
+
+
+def register(registry: Any, available: Any) -> None:
+    registry.register_impl("Convolution", "cpu", lambda prop, ctx: NumbaConvolutionOp(prop), impl_name="numba",
+                           priority=5, available=available)
