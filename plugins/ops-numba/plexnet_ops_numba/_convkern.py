@@ -86,3 +86,49 @@ def cols_to_out_flat(y, b, out, PW, has_bias, add):  # pragma: no cover - compil
                 else:
                     for i in range(OW):
                         dst[i] = src[i]
+
+
+@_jit
+def nchw_to_chwn(x, xc, ph, pw, zero):  # pragma: no cover - compiled
+    """``xc`` (C, PH, PW, N) = ``x`` (N, C, H, W) moved batch-innermost at offset
+    ``(ph, pw)``, the border zero (the csn layout's padded input). One (W, N) block at a
+    time: it stays in the L1 cache, so the strided side of the transposition is cheap."""
+    N, C, H, W = x.shape
+    PH, PW = xc.shape[1], xc.shape[2]
+    for c in range(C):
+        if ph > 0 or pw > 0:
+            for h in range(PH):
+                for q in range(PW):
+                    if h < ph or h >= ph + H or q < pw or q >= pw + W:
+                        xc[c, h, q, :] = zero
+        for h in range(H):
+            blk = xc[c, ph + h, pw:pw + W]
+            for n in range(N):
+                src = x[n, c, h]
+                for q in range(W):
+                    blk[q, n] = src[q]
+
+
+@_jit
+def chwn_to_nchw(src, dst, ph, pw, b, has_bias, add):  # pragma: no cover - compiled
+    """``dst`` (N, C, H, W) (=|+=) ``src[:, ph:ph+H, pw:pw+W, :]`` (C, PH, PW, N) moved
+    batch-outermost (+ ``b[c]``; with ``add``, ops-basic's ``(dst + src) + b``)."""
+    N, C, H, W = dst.shape
+    for c in range(C):
+        bc = b[c]
+        for h in range(H):
+            blk = src[c, ph + h, pw:pw + W]
+            for n in range(N):
+                d = dst[n, c, h]
+                if add and has_bias:
+                    for q in range(W):
+                        d[q] = (d[q] + blk[q, n]) + bc
+                elif add:
+                    for q in range(W):
+                        d[q] += blk[q, n]
+                elif has_bias:
+                    for q in range(W):
+                        d[q] = blk[q, n] + bc
+                else:
+                    for q in range(W):
+                        d[q] = blk[q, n]

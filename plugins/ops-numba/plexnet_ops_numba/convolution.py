@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from plexnet.operator import OpReqType
-from plexnet_ops_basic.nn._convcore import SMALL_COL2IM, ConvGeom, Workspace, conv_forward, matmul_wide
+from plexnet_ops_basic.nn._common import writes
+from plexnet_ops_basic.nn._convcore import (SMALL_COL2IM, ConvGeom, Workspace, conv_forward, matmul_long,
+                                            matmul_wide)
 from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
 
 from . import _base
@@ -63,6 +65,15 @@ class NumbaConvGeom(ConvGeom):
             K.col2im_rows(dc.reshape(C, self.K, -1, J), r, c, dv.reshape(C, -1, dv.shape[-1]), zero)
         return dxt
 
+    def padded(self, xp: Any, x: Any, ws: Any) -> Any:
+        K = self._kern(xp, x) if self.csn and self.nd == 2 else None
+        if K is None:
+            return super().padded(xp, x, ws)
+        shape = (self.C,) + self.pad_sp + (self.N,)
+        xc = ws.take(shape) if ws is not None else np.empty(shape, dtype=x.dtype)
+        K.nchw_to_chwn(x, xc, self.pad[0], self.pad[1], x.dtype.type(0))
+        return xc
+
     def out_to_cols(self, xp: Any, dy: Any, buf: Any) -> Any:
         K = self._kern(xp, dy, buf) if self.flat else None
         if K is None:
@@ -74,18 +85,71 @@ class NumbaConvGeom(ConvGeom):
 
 def _numba_forward(g: NumbaConvGeom, x: Any, w: Any, b: Any | None, out: Any, req: OpReqType, resource: Any,
                    K: Any) -> None:
-    """``conv_forward`` (ops-basic) for the flat layout with one group, the GEMM result
-    stored by a numba kernel."""
+    """``conv_forward`` (ops-basic) for the flat and (2-D) csn layouts, the GEMM result
+    (plus bias) stored into ``out`` by a numba kernel instead of numpy's strided copy."""
     if req == OpReqType.null:
         return
     ws = Workspace(np, x.dtype, g.fwd_sizes, resource)
     xpd = g.padded(np, x, ws)
     cols = g.im2col(np, xpd, ws.take((g.cols_size,)))
     y = ws.take((g.F, g.N * g.ncols))
-    matmul_wide(np, w.reshape(g.F, g.CK), cols, y)
+    G = g.G
+    if G == 1:
+        matmul_wide(np, w.reshape(g.F, g.CK), cols, y)
+    else:
+        np.matmul(w.reshape(G, g.F // G, g.CK // G), cols.reshape(G, g.CK // G, g.N * g.ncols),
+                  out=y.reshape(G, g.F // G, g.N * g.ncols))
     bias = b if b is not None else np.zeros(g.F, dtype=x.dtype)
-    K.cols_to_out_flat(y.reshape(g.F, g.N, g.L), bias, out.reshape(g.N, g.F, -1, g.out_sp[-1]), g.pad_sp[-1],
-                       b is not None, req == OpReqType.add)
+    add = req == OpReqType.add
+    if g.flat:
+        K.cols_to_out_flat(y.reshape(g.F, g.N, g.L), bias, out.reshape(g.N, g.F, -1, g.out_sp[-1]),
+                           g.pad_sp[-1], b is not None, add)
+    else:
+        K.chwn_to_nchw(y.reshape((g.F,) + g.out_sp + (g.N,)), out, 0, 0, bias, b is not None, add)
+
+
+def _numba_backward(g: NumbaConvGeom, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: Any,
+                    dw_req: OpReqType, resource: Any, K: Any) -> None:
+    """``conv_backward`` (ops-basic; no bias: the operator computes it first) with the
+    csn layout's data gradient stored by a numba kernel (the numba col2im and
+    out_to_cols come with the geometry)."""
+    need_dx = dx_req != OpReqType.null
+    need_dw = dw_req != OpReqType.null
+    if not (need_dx or need_dw):
+        return
+    G, Fg, CKg, NL = g.G, g.F // g.G, g.CK // g.G, g.N * g.ncols
+    sizes = [g.F * NL]
+    if need_dw:
+        sizes += [g.N * g.C * g.P if g.needs_pad or g.csn else 0, g.cols_size]
+    if need_dx:
+        sizes += [g.cols_size, g.C * g.N * g.P]
+    ws = Workspace(np, dy.dtype, sizes, resource)
+    dyc = g.out_to_cols(np, dy, ws.take((g.F * NL,))).reshape(G, Fg, NL)
+    if need_dw:
+        xpd = g.padded(np, x, ws)
+        cols = g.im2col(np, xpd, ws.take((g.cols_size,))).reshape(G, CKg, NL)
+        if G == 1:
+            dwt = matmul_long(np, cols[0], dyc[0].T).T.reshape(dw.shape)
+        else:
+            dwt = np.matmul(cols, dyc.transpose(0, 2, 1)).transpose(0, 2, 1).reshape(dw.shape)
+        if writes(dw_req):
+            np.copyto(dw, dwt)
+        else:
+            dw += dwt
+    if need_dx:
+        dcols = ws.take((g.cols_size,)).reshape(G, CKg, NL)
+        if G == 1:
+            matmul_wide(np, w.reshape(Fg, CKg).T, dyc[0], dcols[0])
+        else:
+            np.matmul(w.reshape(G, Fg, CKg).transpose(0, 2, 1), dyc, out=dcols)
+        dxt = g.col2im(np, dcols.reshape(g.CK, NL), ws.take(g.dx_shape))
+        if g.csn and g.nd == 2:
+            K.chwn_to_nchw(dxt, dx, g.pad[0], g.pad[1], np.zeros(g.C, dtype=dx.dtype), False,
+                           dx_req == OpReqType.add)
+        elif writes(dx_req):
+            np.copyto(dx, g.crop_t(dxt))
+        else:
+            dx += g.crop_t(dxt)
 
 
 class NumbaConvolutionOp(ConvolutionOp):
@@ -105,9 +169,9 @@ class NumbaConvolutionOp(ConvolutionOp):
         b = None if self.p.no_bias else in_data[2]
         y, xp = out_data[0], ctx.xp
         K = None
-        if xp is np and self.p.num_group == 1 and len(self.p.kernel) <= 2 and _ok(x, w, b, y):
+        if xp is np and len(self.p.kernel) <= 2 and _ok(x, w, b, y):
             g = self.geom(tuple(x.shape))
-            if g.flat and req[0] != OpReqType.null:
+            if (g.flat or (g.csn and g.nd == 2)) and req[0] != OpReqType.null:
                 K = _base.kernels("_convkern")
         if K is None:
             return super().forward(ctx, in_data, req, out_data, aux_states)
@@ -115,7 +179,7 @@ class NumbaConvolutionOp(ConvolutionOp):
         r0 = req[0]
 
         def fn(s: int, e: int, g: Any, r: Any, slot: int) -> None:
-            if g.flat:
+            if g.flat or (g.csn and g.nd == 2):
                 _numba_forward(g, x[s:e], w, b, y[s:e], r0, r, K)
             else:
                 conv_forward(np, g, x[s:e], w, b, y[s:e], r0, r)
@@ -124,6 +188,13 @@ class NumbaConvolutionOp(ConvolutionOp):
             fn(0, x.shape[0], g, res, 0)
         else:
             self.for_chunks(xp, x, max(x.size, y.size), False, res, fn)
+
+
+    def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
+        K = _base.kernels("_convkern") if xp is np and _ok(x, w, dy, dx, dw) else None
+        if K is None:
+            return super().backward_chunk(xp, g, x, w, dy, dx, dx_req, dw, dw_req, res)
+        _numba_backward(g, x, w, dy, dx, dx_req, dw, dw_req, res, K)
 
 
 def register(registry: Any, available: Any) -> None:

@@ -1,0 +1,91 @@
+"""Convolution: ops-basic's algorithm with the numba layout passes gives ops-basic's
+results bit for bit (same GEMMs, same order of additions) in the flat and csn layouts,
+every req; the other layouts run ops-basic's code."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _harness import assert_same, prop, run_pair
+from plexnet_ops_basic.nn import _convcore
+from plexnet_ops_basic.nn.convolution import ConvolutionOp
+from plexnet_ops_numba import _base, convolution
+from plexnet_ops_numba.convolution import NumbaConvGeom, NumbaConvolutionOp
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(autouse=True)
+def _slice_col2im(monkeypatch):
+    """col2im as slice additions at every size in both (ops-basic does small ones as a
+    float64 ``bincount``, which numba leaves to it)."""
+    monkeypatch.setattr(_convcore, "SMALL_COL2IM", 0)
+    monkeypatch.setattr(convolution, "SMALL_COL2IM", 0)
+
+
+def pair(kw):
+    pr = prop("Convolution", kw)
+    return [ConvolutionOp(pr.param), NumbaConvolutionOp(pr)]
+
+
+CASES = [
+    (dict(kernel=(5, 5), num_filter=4), (3, 1, 12, 12)),                         # flat (LeNet conv1)
+    (dict(kernel=(3, 3), num_filter=5, pad=(1, 1)), (2, 3, 7, 6)),               # flat, padded
+    (dict(kernel=(3,), num_filter=4, pad=(2,)), (3, 2, 11)),                     # flat 1-D
+    (dict(kernel=(3, 3), num_filter=6, dilate=(2, 2)), (2, 2, 9, 9)),            # flat, dilated
+    (dict(kernel=(5, 5), num_filter=6), (3, 4, 9, 8)),                           # csn (LeNet conv2)
+    (dict(kernel=(3, 3), num_filter=6, pad=(1, 2)), (2, 8, 6, 7)),               # csn, padded
+    (dict(kernel=(3, 3), num_filter=6, pad=(1, 1), no_bias=True), (2, 8, 6, 6)),
+    (dict(kernel=(3, 3), num_filter=8, pad=(1, 1), num_group=2), (2, 16, 5, 5)),  # csn, groups
+    (dict(kernel=(7,), num_filter=3), (2, 10, 12)),                              # csn 1-D
+    (dict(kernel=(3, 3), num_filter=3, num_group=3, pad=(1, 1)), (2, 3, 6, 6)),  # depthwise, flat
+    (dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1)), (2, 3, 9, 9)),  # strided: ops-basic
+    (dict(kernel=(2, 2, 2), num_filter=3), (2, 2, 4, 4, 4)),                     # 3-D: ops-basic
+]
+
+
+@pytest.mark.parametrize("kw,shape", CASES)
+@pytest.mark.parametrize("req", ["write", "add", "null"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matches_ops_basic(kw, shape, req, dtype):
+    assert_same(run_pair("Convolution", kw, [shape], pair(kw), dtype=dtype, req=req), what=str(kw))
+
+
+def test_lenet_shapes_take_the_numba_kernels(monkeypatch):
+    """LeNet's two convolutions at batch 64 (the production col2im threshold): every numba
+    pass runs, and the results equal ops-basic's."""
+    monkeypatch.undo()
+    calls = []
+    K = _base.kernels("_convkern")
+    for name in ("col2im_flat", "col2im_rows", "out_to_cols_flat", "cols_to_out_flat", "nchw_to_chwn",
+                 "chwn_to_nchw"):
+        f = getattr(K, name)
+        monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: calls.append(_n) or _f(*a))
+    for kw, shape in ((dict(kernel=(5, 5), num_filter=20), (64, 1, 28, 28)),
+                      (dict(kernel=(5, 5), num_filter=50), (64, 20, 12, 12))):
+        assert_same(run_pair("Convolution", kw, [shape], pair(kw)), what=str(kw))
+    assert set(calls) == {"col2im_flat", "col2im_rows", "out_to_cols_flat", "cols_to_out_flat", "nchw_to_chwn",
+                          "chwn_to_nchw"}
+
+
+def test_geometry_is_numba_and_fallbacks(monkeypatch):
+    op = pair(dict(kernel=(3, 3), num_filter=2))[1]
+    assert isinstance(op.geom((1, 1, 5, 5)), NumbaConvGeom)
+    # float16 and kernels that fail to load: ops-basic's code throughout
+    assert_same(run_pair("Convolution", dict(kernel=(3, 3), num_filter=2), [(2, 3, 6, 6)],
+                         pair(dict(kernel=(3, 3), num_filter=2)), dtype=np.float16))
+    monkeypatch.setattr(_base, "_kernels", {"_convkern": None})
+    assert_same(run_pair("Convolution", dict(kernel=(5, 5), num_filter=6), [(3, 4, 9, 8)],
+                         pair(dict(kernel=(5, 5), num_filter=6))))
+
+
+def test_registered_and_forceable():
+    import plexnet as mx
+    reg = mx.plugins.registries().operators
+    p = prop("Convolution", dict(kernel=(3, 3), num_filter=2))
+    assert type(p.create_operator(mx.cpu())) is NumbaConvolutionOp
+    reg.force_impl("Convolution", "cpu", "xp")
+    try:
+        assert type(p.create_operator(mx.cpu())) is ConvolutionOp
+    finally:
+        reg.force_impl("Convolution", "cpu", None)
