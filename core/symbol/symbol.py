@@ -332,17 +332,21 @@ class Symbol(InferenceMixin):
     def __le__(self, o: Any) -> "Symbol":
         return self._binary(o, "le")
 
+    # in-place arithmetic: MXNet 1.x raises (a Symbol is immutable; hybridized code that
+    # writes ``x += y`` must fail the same way it does on MXNet)
     def __iadd__(self, o: Any) -> "Symbol":
-        return self.__add__(o)
+        raise NotImplementedForSymbol(self.__iadd__, "+=", o, 1)
 
     def __isub__(self, o: Any) -> "Symbol":
-        return self.__sub__(o)
+        raise NotImplementedForSymbol(self.__isub__, "-=", o)
 
     def __imul__(self, o: Any) -> "Symbol":
-        return self.__mul__(o)
+        raise NotImplementedForSymbol(self.__imul__, "*=", o)
 
     def __itruediv__(self, o: Any) -> "Symbol":
-        return self.__truediv__(o)
+        raise NotImplementedForSymbol(self.__itruediv__, "/=", o)
+
+    __idiv__ = __itruediv__
 
     def __getattr__(self, name: str) -> Any:
         # operators as methods: s.reshape(shape=...), s.sum(axis=1), s.flatten() ...

@@ -1,4 +1,6 @@
 """MXNet 1.9.1 Symbol behaviours found by running MXNet's own test_symbol.py."""
+import re
+
 import pytest
 
 import plexnet as mx
@@ -145,3 +147,12 @@ def test_namespaced_operators_are_named_as_mxnet_exposes_them():
         assert mx.sym.random.uniform().name == "_random_uniform0"
         assert mx.sym._internal._plus(a, a).name == "_plus0"
         assert mx.sym.contrib.boolean_mask(a, a, name="m").name == "m"
+
+
+@pytest.mark.parametrize("stmt, alias", [("a += b", "+="), ("a -= 1", "-="), ("a *= 2", "*="), ("a /= 2", "/=")])
+def test_inplace_arithmetic_on_symbol_raises_as_mxnet(stmt: str, alias: str) -> None:
+    # MXNet 1.9.1: NotImplementedForSymbol("... (namely operator "+=") ... only available in NDArray.")
+    env = {"a": mx.sym.Variable("a"), "b": mx.sym.Variable("b")}
+    with pytest.raises(NotImplementedForSymbol, match=re.escape(f'namely operator "{alias}"')):
+        exec(stmt, env)
+    assert env["a"].name == "a"                  # unchanged
