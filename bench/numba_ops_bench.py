@@ -20,6 +20,15 @@ LAYERS = {
     "avgpool2x2": ("Pooling", dict(kernel=(2, 2), stride=(2, 2), pool_type="avg"), (64, 20, 24, 24)),
     "maxpool3x3s2": ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max"), (8, 64, 56, 56)),
     "conv3x3pad": ("Convolution", dict(kernel=(3, 3), num_filter=32, pad=(1, 1)), (32, 16, 32, 32)),
+    # MobileNet 1.0 at batch 1: depthwise 3x3 (stride 1 and 2) and pointwise 1x1 layers
+    "mb_dw56": ("Convolution", dict(kernel=(3, 3), num_filter=128, num_group=128, pad=(1, 1), no_bias=True),
+                (1, 128, 56, 56)),
+    "mb_dw112s2": ("Convolution", dict(kernel=(3, 3), num_filter=64, num_group=64, pad=(1, 1), stride=(2, 2),
+                                       no_bias=True), (1, 64, 112, 112)),
+    "mb_dw14": ("Convolution", dict(kernel=(3, 3), num_filter=512, num_group=512, pad=(1, 1), no_bias=True),
+                (1, 512, 14, 14)),
+    "mb_pw56": ("Convolution", dict(kernel=(1, 1), num_filter=128, no_bias=True), (1, 128, 56, 56)),
+    "mb_pw14": ("Convolution", dict(kernel=(1, 1), num_filter=512, no_bias=True), (1, 512, 14, 14)),
 }
 
 

@@ -22,6 +22,11 @@ from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
 from . import _base
 
 
+#: depthwise convolutions (one input channel per group, 2-D) through the direct kernels
+#: of ``_dwkern`` (else im2col + a batch of tiny GEMMs)
+DEPTHWISE = True
+
+
 def _ok(*arrays: Any) -> bool:
     return _base.ok_arrays(arrays)
 
@@ -164,10 +169,45 @@ class NumbaConvolutionOp(ConvolutionOp):
         ng.__dict__.update(g.__dict__)
         return ng
 
+    def depthwise(self, x: Any) -> bool:
+        """One input channel per group (several groups), 2-D: the direct kernels
+        (``_dwkern``) run it. A single-channel input with one group (LeNet's first layer:
+        20 filters) stays on im2col + GEMM, which was as fast forward and faster backward."""
+        return DEPTHWISE and len(self.p.kernel) == 2 and self.p.num_group == x.shape[1] > 1
+
+    def pointwise(self, x: Any) -> bool:
+        """A 1x1 convolution (stride 1, no padding, one group) of one sample."""
+        p = self.p
+        return (x.shape[0] == 1 and p.num_group == 1 and all(k == 1 for k in p.kernel)
+                and all(v == 1 for v in p.stride) and not any(p.pad))
+
     def forward(self, ctx, in_data, req, out_data, aux_states):
         x, w = in_data[0], in_data[1]
         b = None if self.p.no_bias else in_data[2]
         y, xp = out_data[0], ctx.xp
+        if self.depthwise(x) and xp is np and _ok(x, w, b, y):
+            D = _base.kernels("_dwkern")
+            if D is not None:
+                if req[0] != OpReqType.null:
+                    p = self.p
+                    bb = b if b is not None else np.zeros(0, x.dtype)
+                    add = req[0] == OpReqType.add
+                    if tuple(p.stride) == (1, 1):
+                        D.dw_forward_s1(x, w, bb, y, tuple(p.pad), tuple(p.dilate), b is not None, add,
+                                        x.dtype.type(0))
+                    else:
+                        D.dw_forward(x, w, bb, y, tuple(p.stride), tuple(p.pad), tuple(p.dilate), b is not None,
+                                     add, x.dtype.type(0))
+                return
+        if self.pointwise(x) and req[0] == OpReqType.write and xp is np and _ok(x, w, b, y):
+            # no im2col and no layout copies: the sample is the GEMM's right operand and
+            # the output its result (ops-basic's csn layout at batch 1 is the same GEMM)
+            F, C = w.shape[0], w.shape[1]
+            yv = y.reshape(F, -1)
+            np.matmul(w.reshape(F, C), x.reshape(C, -1), out=yv)
+            if b is not None:
+                yv += b.reshape(F, 1)
+            return
         K = None
         if xp is np and len(self.p.kernel) <= 2 and _ok(x, w, b, y):
             g = self.geom(tuple(x.shape))
@@ -191,6 +231,23 @@ class NumbaConvolutionOp(ConvolutionOp):
 
 
     def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
+        if self.depthwise(x) and xp is np and _ok(x, w, dy, dx, dw):
+            D = _base.kernels("_dwkern")
+            if D is not None:
+                p = self.p
+                need_dw = dw_req != OpReqType.null
+                dwt = np.empty(w.shape, w.dtype) if need_dw else w
+                flags = (dx_req != OpReqType.null, dx_req == OpReqType.add, need_dw, x.dtype.type(0))
+                if tuple(p.stride) == (1, 1):
+                    D.dw_backward_s1(x, w, dy, dx, dwt, tuple(p.pad), tuple(p.dilate), *flags)
+                else:
+                    D.dw_backward(x, w, dy, dx, dwt, tuple(p.stride), tuple(p.pad), tuple(p.dilate), *flags)
+                if need_dw:
+                    if writes(dw_req):
+                        np.copyto(dw, dwt)
+                    else:
+                        dw += dwt
+                return
         K = _base.kernels("_convkern") if xp is np and _ok(x, w, dy, dx, dw) else None
         if K is None:
             return super().backward_chunk(xp, g, x, w, dy, dx, dx_req, dw, dw_req, res)

@@ -89,3 +89,38 @@ def test_registered_and_forceable():
         assert type(p.create_operator(mx.cpu())) is ConvolutionOp
     finally:
         reg.force_impl("Convolution", "cpu", None)
+
+
+DW_TOL = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-12, atol=1e-12)}
+DW_CASES = [
+    (dict(kernel=(3, 3), num_filter=8, num_group=8, pad=(1, 1)), (2, 8, 9, 9)),                  # MobileNet's
+    (dict(kernel=(3, 3), num_filter=8, num_group=8, pad=(1, 1), stride=(2, 2)), (2, 8, 9, 10)),
+    (dict(kernel=(3, 3), num_filter=16, num_group=8, pad=(2, 1), dilate=(2, 1), no_bias=True), (2, 8, 9, 10)),
+    (dict(kernel=(5, 3), num_filter=4, num_group=4, stride=(2, 3), pad=(0, 2)), (1, 4, 11, 13)),
+    (dict(kernel=(1, 2), num_filter=6, num_group=3, stride=(3, 1), pad=(2, 0)), (2, 3, 5, 4)),
+]
+
+
+@pytest.mark.parametrize("kw,shape", DW_CASES)
+@pytest.mark.parametrize("req", ["write", "add", "null"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_depthwise_matches_ops_basic(monkeypatch, kw, shape, req, dtype):
+    calls = []
+    K = _base.kernels("_dwkern")
+    for name in ("dw_forward", "dw_forward_s1", "dw_backward", "dw_backward_s1"):
+        f = getattr(K, name)
+        monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: calls.append(_n) or _f(*a))
+    assert_same(run_pair("Convolution", kw, [shape], pair(kw), dtype=dtype, req=req), exact=False,
+                tol=DW_TOL[dtype], what=str(kw))
+    if req != "null":
+        assert len(calls) == 3   # forward (req), forward (write), backward
+
+
+@pytest.mark.parametrize("kw,shape", [(dict(kernel=(1, 1), num_filter=7), (1, 80, 7, 9)),
+                                      (dict(kernel=(1, 1), num_filter=7, no_bias=True), (1, 80, 7, 9)),
+                                      (dict(kernel=(1,), num_filter=70), (1, 80, 9)),
+                                      (dict(kernel=(1, 1), num_filter=7), (2, 80, 3, 3))])
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_pointwise_matches_ops_basic(kw, shape, req):
+    """1x1 convolutions of one sample: one GEMM straight into the output."""
+    assert_same(run_pair("Convolution", kw, [shape], pair(kw), req=req), what=str(kw))
