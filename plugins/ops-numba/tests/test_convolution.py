@@ -38,7 +38,7 @@ CASES = [
     (dict(kernel=(3, 3), num_filter=6, pad=(1, 1), no_bias=True), (2, 8, 6, 6)),
     (dict(kernel=(3, 3), num_filter=8, pad=(1, 1), num_group=2), (2, 16, 5, 5)),  # csn, groups
     (dict(kernel=(7,), num_filter=3), (2, 10, 12)),                              # csn 1-D
-    (dict(kernel=(3, 3), num_filter=3, num_group=3, pad=(1, 1)), (2, 3, 6, 6)),  # depthwise, flat
+    (dict(kernel=(3, 3), num_filter=4, num_group=2, pad=(1, 1)), (2, 4, 6, 6)),  # groups, flat
     (dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1)), (2, 3, 9, 9)),  # strided: ops-basic
     (dict(kernel=(2, 2, 2), num_filter=3), (2, 2, 4, 4, 4)),                     # 3-D: ops-basic
 ]
