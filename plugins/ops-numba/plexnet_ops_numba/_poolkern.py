@@ -11,14 +11,17 @@ others (so a NaN or infinite ``dy`` spreads as in ops-basic); gradient contribut
 overlapping windows are added in row-major offset order, as ops-basic's slice additions.
 
 Each channel is first copied into a buffer padded with the fill value (when the windows
-reach past the input), so that the window loops carry no bounds tests; the backward
-scatters into a zeroed per-channel buffer offset by offset (ops-basic's order) and then
-crops it into ``dx``. Selections are written as ``a if cond else b`` on non-short-circuit
-conditions (``|``, ``&``): with random data, branches on comparisons mispredict (LeNet's
-max-pool backward took 1.8 ms with an ``elif`` chain, 0.3 ms without).
+reach past the input), so that the window loops carry no bounds tests, and with a
+stride over 1 split into column phases (``_split_phases``), so that every inner loop runs
+over a contiguous row; the backward scatters into zeroed per-channel phases offset by
+offset (ops-basic's order) and then crops them into ``dx``. Selections are written as
+``a if cond else b`` on non-short-circuit conditions (``|``, ``&``): with random data,
+branches on comparisons mispredict (LeNet's max-pool backward took 1.8 ms with an
+``elif`` chain, 0.6 ms without).
 
-Geometry arguments are 3-tuples ``(kd, kh, kw)`` etc.; ``ext`` is the padded extent. Every kernel is compiled with
-``nogil`` (engine workers run them concurrently) and cached on disk."""
+Geometry arguments are 3-tuples ``(kd, kh, kw)`` etc.; ``ext`` is the padded extent.
+Every kernel is compiled with ``nogil`` (engine workers run them concurrently) and
+cached on disk."""
 from __future__ import annotations
 
 import numba
@@ -41,6 +44,22 @@ def _source(x, c, buf, p, padded):  # pragma: no cover - compiled
             for q in range(W):
                 buf[p[0] + d, p[1] + h, p[2] + q] = x[c, d, h, q]
     return buf
+
+
+@_jit
+def _split_phases(src, ph):  # pragma: no cover - compiled
+    """``ph[q, d, h, j] = src[d, h, j * sw + q]`` (``sw = ph.shape[0]``): the columns of a
+    (padded) channel split by their residue modulo the stride, so that the window
+    offset ``e`` of consecutive outputs is a contiguous run of phase ``e % sw``."""
+    sw = ph.shape[0]
+    ED, EH, EW = src.shape
+    for d in range(ED):
+        for h in range(EH):
+            row = src[d, h]
+            for q in range(sw):
+                dst = ph[q, d, h]
+                for j in range((EW - q + sw - 1) // sw):
+                    dst[j] = row[j * sw + q]
 
 
 @_jit
@@ -79,19 +98,25 @@ def pool_forward(x, out, k, s, p, ext, padded, mode, div, add, zero, ninf):  # p
     buf = np.empty(ext, dtype=x.dtype)
     buf[...] = ninf if mode == MAX else zero
     acc = np.empty((OD, OH, OW), dtype=x.dtype)
+    ph = np.empty((sw, ext[0], ext[1], (ext[2] + sw - 1) // sw), dtype=x.dtype)
     for c in range(NC):
         src = _source(x, c, buf, p, padded)
+        if sw > 1:
+            _split_phases(src, ph)
         acc[...] = ninf if mode == MAX else zero
         for a in range(kd):
             for b in range(kh):
                 for e in range(kw):
                     for od in range(OD):
                         for oh in range(OH):
-                            row = src[od * sd + a, oh * sh + b, e:]
-                            if mode == MAX:
-                                _max_row(acc[od, oh], row, sw)
+                            if sw > 1:
+                                row = ph[e % sw, od * sd + a, oh * sh + b, e // sw:]
                             else:
-                                _sum_row(acc[od, oh], row, sw)
+                                row = src[od * sd + a, oh * sh + b, e:]
+                            if mode == MAX:
+                                _max_row(acc[od, oh], row, 1)
+                            else:
+                                _sum_row(acc[od, oh], row, 1)
         oc = out[c]
         if mode == AVG:
             if add:
@@ -168,7 +193,8 @@ def pool_backward(x, y, dy, dx, k, s, p, ext, padded, mode, div, add, zero, ninf
     pd, ph, pw = p
     xbuf = np.empty(ext, dtype=dx.dtype)
     xbuf[...] = ninf
-    gbuf = np.empty(ext, dtype=dx.dtype)
+    PQ = (ext[2] + sw - 1) // sw
+    gph = np.empty((sw, ext[0], ext[1], PQ), dtype=dx.dtype)   # the gradient's column phases
     win = np.empty((OD, OH, OW), dtype=np.int64)
     gd = np.empty((OD, OH, OW), dtype=dx.dtype)
     for c in range(NC):
@@ -183,26 +209,33 @@ def pool_backward(x, y, dy, dx, k, s, p, ext, padded, mode, div, add, zero, ninf
                 for oh in range(OH):
                     for ow in range(OW):
                         win[od, oh, ow] = _winner(src, y[c, od, oh, ow], od * sd, oh * sh, ow * sw, k)
-        gbuf[...] = zero
+        gph[...] = zero
         i = 0
         for a in range(kd):
             for b in range(kh):
                 for e in range(kw):
                     for od in range(OD):
                         for oh in range(OH):
-                            for ow in range(OW):
-                                g = gd[od, oh, ow]
-                                if mode == MAX:
-                                    g = g if win[od, oh, ow] == i else g * zero
-                                gbuf[od * sd + a, oh * sh + b, ow * sw + e] += g
+                            grow = gph[e % sw, od * sd + a, oh * sh + b, e // sw:e // sw + OW]
+                            grad = gd[od, oh]
+                            if mode == MAX:
+                                wrow = win[od, oh]
+                                for ow in range(OW):
+                                    g = grad[ow]
+                                    grow[ow] += g if wrow[ow] == i else g * zero
+                            else:
+                                for ow in range(OW):
+                                    grow[ow] += grad[ow]
                     i += 1
         for d in range(D):
             for h in range(H):
                 for q in range(W):
+                    t = pw + q
+                    v = gph[t % sw, pd + d, ph + h, t // sw]
                     if add:
-                        dx[c, d, h, q] += gbuf[pd + d, ph + h, pw + q]
+                        dx[c, d, h, q] += v
                     else:
-                        dx[c, d, h, q] = gbuf[pd + d, ph + h, pw + q]
+                        dx[c, d, h, q] = v
 
 
 @_jit
