@@ -19,14 +19,18 @@ from .legacy import (get_indexing_dispatch_code, get_oshape_of_gather_nd_op, imd
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
 from .ndarray import split_v2  # noqa: E402,F811 - NDArray.split_v2's slices, not arith's _split_v2 operator
 from .creation import ones, zeros  # noqa: F811 - MXNet's shape checks for the public functions
+from . import sparse
+from .sparse import cast_storage, wrap_op_function as _sparse_aware
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "waitall", "save", "load", "load_frombuffer",
            "from_dlpack", "from_numpy", "concatenate", "op_function", "mx_real_t", "get_indexing_dispatch_code",
            "get_oshape_of_gather_nd_op", "imdecode", "indexing_key_expand_implicit_axes", "to_dlpack_for_read",
-           "to_dlpack_for_write", "split_v2", "moveaxis"]
+           "to_dlpack_for_write", "split_v2", "moveaxis", "sparse", "cast_storage"]
 
 
-_functions = OpFunctionCache(make_op_function)
+# every nd.<op> function is sparse-aware: a csr/row_sparse argument takes the operator's sparse
+# kernel or the dense fallback (plexnet.ndarray.sparse.ops.dispatch, docs/sparse.md)
+_functions = OpFunctionCache(lambda name: _sparse_aware(name, make_op_function(name)))
 #: operator sub-namespaces built from name prefixes (``_linalg_gemm`` -> ``nd.linalg.gemm``)
 _SUBSPACES = ("linalg", "image", "contrib")
 for _sub in _SUBSPACES:  # cheap: names resolve on access; ``import plexnet.<this>.linalg`` works

@@ -150,12 +150,10 @@ class NDArray:
             return self._data.__dlpack__()
 
     def tostype(self, stype: str) -> "NDArray":
-        """A copy in storage type ``stype``; plexnet stores densely, so only
-        ``'default'`` is available."""
-        if stype != "default":
-            raise PlexnetError(f"tostype: storage type {stype!r} is not supported (plexnet arrays are dense; "
-                               f"only 'default' is available)")
-        return self.copy()
+        """A copy in storage type ``stype`` ('default', 'csr' or 'row_sparse')."""
+        if stype == "default":
+            return self.copy()
+        return _sparse_call("cast_storage", self, stype)
 
     def __bool__(self) -> bool:
         if self.size == 0:  # MXNet: an empty array is False
@@ -612,9 +610,9 @@ def _shape(shape: Any) -> tuple:
 
 
 def empty(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: Any = None) -> NDArray:
-    """An uninitialised array (``stype``: only 'default', as plexnet arrays are dense)."""
+    """An uninitialised array (``stype`` 'csr'/'row_sparse': a sparse array with no entries)."""
     if stype not in (None, "default"):
-        raise PlexnetError(f"empty: storage type {stype!r} is not supported (plexnet arrays are dense)")
+        return _sparse_call("empty", stype, shape, ctx, dtype)
     return _new(_shape(shape), ctx or current_context(), _dtype(dtype))
 
 
@@ -655,14 +653,19 @@ def _fill_kwargs(fn: str, kw: dict[str, Any]) -> NDArray | None:
     kw.pop("name", None)
     stype = kw.pop("stype", None)
     if stype not in (None, "default"):
-        raise PlexnetError(f"{fn}: storage type {stype!r} is not supported (plexnet arrays are dense)")
+        raise PlexnetError(f"{fn}: storage type {stype!r} is only available for zeros and empty")
     if kw:
         raise TypeError(f"{fn}: unexpected keyword argument(s) {', '.join(map(repr, kw))}")
     return out
 
 
 def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kw: Any) -> NDArray:
-    """An array of zeros (``out=`` fills a given array)."""
+    """An array of zeros (``out=`` fills a given array; ``stype='csr'``/``'row_sparse'``:
+    a sparse array with no stored entries)."""
+    if kw.get("stype") not in (None, "default"):
+        stype = kw.pop("stype")
+        kw.pop("name", None)
+        return _sparse_call("zeros", stype, shape, ctx, dtype, **kw)
     return _filled(shape, 0, ctx, dtype, _fill_kwargs("zeros", kw), "_zeros")
 
 
@@ -675,6 +678,8 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     """An array holding a copy of ``source_array``. As in MXNet, the dtype is ``dtype``, else
     the source NDArray's, else float32 (also for numpy sources)."""
     source = source_array  # MXNet's parameter name (nd.array(source_array=...))
+    if getattr(source, "stype", "default") != "default" or type(source).__module__.startswith("scipy.sparse"):
+        return _sparse_call("array", source, ctx, dtype)  # MXNet: nd.array keeps a sparse source sparse
     if isinstance(source, NDArray):
         dt = _dtype(dtype if dtype is not None else source.dtype)
         out = empty(source.shape, ctx or source.context, dt)
@@ -751,6 +756,23 @@ _invoke: Any = _not_plugged
 _binary: Any = _not_plugged
 _unary: Any = _not_plugged
 _op_function: Any = _not_plugged
+
+
+#: the sparse package's functions (cast_storage, zeros, empty, array): it sits above this
+#: module and plugs them in when imported, as the operator calls below
+_sparse_fns: dict[str, Any] = {}
+
+
+def _sparse_call(name: str, *args: Any, **kwargs: Any) -> Any:
+    fn = _sparse_fns.get(name)
+    if fn is None:
+        raise PlexnetError("sparse storage is not plugged in: import plexnet.ndarray (import plexnet does)")
+    return fn(*args, **kwargs)
+
+
+def plug_sparse(**fns: Any) -> None:
+    """Install the sparse creation/conversion functions (``plexnet.ndarray.sparse`` calls this)."""
+    _sparse_fns.update(fns)
 
 
 def plug_operator_calls(invoke: Any, binary: Any, unary: Any, op_function: Any) -> None:
