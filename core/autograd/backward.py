@@ -18,12 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import PlexnetError
-from ..engine import get as _engine
+from .. import engine as _engine_mod
+from ..env import env_flag, env_int
 from ..engine.base import FnProperty
 from ..operator.contract import OpReqType
 from ..ndarray.ndarray import _new
 from ..tape import Leaf, SimpleNode, describe
 from ..tape import copy_into as _copy_into, fill as _fill
+from ..tape.bulk import Bulk, pusher as _pusher
 from .higher import diff_backward
 
 #: operators whose gradient is the output gradient unchanged
@@ -103,6 +105,26 @@ def _check_heads(heads: Sequence[Any]) -> None:
             raise PlexnetError(_freed_msg(ag[0]))
 
 
+class _NoBulk:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _bulk() -> Bulk | None:
+    """A bulk for this backward walk's pushes (``tape/bulk.py``): consecutive nodes' gradient
+    computations as one engine operation of up to ``PLEXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD``
+    (default ``PLEXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN``, 15) calls, as the executor's bulk
+    segments (and MXNet's bulked backward). None with ``PLEXNET_EXEC_BULK_EXEC_TRAIN=0`` or
+    on the NaiveEngine, whose point is one operation per call for debugging."""
+    if not env_flag("PLEXNET_EXEC_BULK_EXEC_TRAIN", True) or _engine_mod.get().kind == "NaiveEngine":
+        return None
+    n = env_int("PLEXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", env_int("PLEXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15))
+    return Bulk(n if n > 0 else 1 << 30) if n != 1 else None
+
+
 def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variables: Sequence[Any] | None = None,
                  retain_graph: bool = False, train_mode: bool = True, create_graph: bool = False) -> list | None:
     """Differentiate ``heads``. Without ``variables`` gradients go to every reached
@@ -153,115 +175,124 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             for node in order:
                 node.free()
         return res
-    acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
-    for h, g in zip(heads, head_grads):
-        n, k = h._ag
-        key = (id(n), k)
-        if n.__class__ is Leaf and (n.req == _NULL if want is None else id(n) not in want):
-            continue
-        cur = acc.get(key)
-        if cur is not None:
-            if cur.__class__ is Ones:
-                cur = acc[key] = cur.materialize()
-            _add_seed(cur, g)
-        elif n.__class__ is not Leaf and g is None:
-            acc[key] = Ones(h)  # made only if a node needs the array (a hybridized graph has its own)
-        elif n.__class__ is Leaf and want is None:
-            if g is None:
-                g = _new_like(h)
-                _fill(g, 1.0)
-            _copy_into(n.grad, g, n.req)
-            n.fresh = True
-            acc[key] = n.grad
-        else:
-            buf = acc[key] = _new_like(h)
-            _fill(buf, 1.0) if g is None else _copy_into(buf, g, _WRITE)
-    # nodes whose output gradient may be non-zero: from the heads, stopping at ZERO_GRAD ops
-    live = {id(h._ag[0]) for h in heads}
-    for node in reversed(order):
-        nid = id(node)
-        if nid not in need:
-            continue
-        prop = getattr(node, "prop", None)
-        if prop is not None and not getattr(prop, "differentiable", True):
-            if nid not in live:  # all-zero output gradient: skipped, as nnvm's Gradient pass
+    bulk = _bulk()
+    with bulk if bulk is not None else _NoBulk():
+        acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
+        for h, g in zip(heads, head_grads):
+            n, k = h._ag
+            key = (id(n), k)
+            if n.__class__ is Leaf and (n.req == _NULL if want is None else id(n) not in want):
                 continue
-            raise PlexnetError(f"Operator {prop.op_name} is non-differentiable because it didn't register "
-                               f"FGradient attribute")
-        if nid in live and _op_name(node) not in ZERO_GRAD:
-            for x in node.inputs[:node.n_args]:
-                if x._ag is not None:
-                    live.add(id(x._ag[0]))
-        nvis = node.nvis
-        if nvis == 1:
-            cur = acc.pop((nid, 0), None)
-            ogs = [cur if cur is not None else _zeros_of(node, 0)]
-        else:
-            ogs = []
-            for k in range(nvis):
-                cur = acc.pop((nid, k), None)
-                ogs.append(cur if cur is not None else _zeros_of(node, k))
-        if not node.takes_ones:
-            ogs = [g.materialize() if g.__class__ is Ones else g for g in ogs]
-        n_args = node.n_args
-        ins = node.inputs
-        if n_args == 1 and node.__class__ is SimpleNode and node.sop.name in IDENTITY_GRAD:
-            # the gradient is the output gradient itself: hand the buffer on, no operation
-            ag = ins[0]._ag
-            if ag is not None and ag[0].__class__ is not Leaf and id(ag[0]) in need:
-                key = (id(ag[0]), ag[1])
-                cur = acc.get(key)
-                if cur is None:
-                    acc[key] = ogs[0]
-                else:
-                    _copy_into(cur, ogs[0], _ADD)
-                continue
-        targets: list = []
-        privates: list | None = None
-        keys: list | None = [] if n_args > 1 else None
-        for i in range(n_args):
-            x = ins[i]
-            ag = x._ag
-            if ag is None:
-                targets.append(None)
-                continue
-            n = ag[0]
-            if n.__class__ is Leaf:
-                if n.req == _NULL if want is None else id(n) not in want:
-                    targets.append(None)
-                    continue
-            elif id(n) not in need:
-                targets.append(None)
-                continue
-            key = (id(n), ag[1])
             cur = acc.get(key)
-            if cur.__class__ is Ones:
-                cur = acc[key] = cur.materialize()
-            if keys is not None:
-                if key in keys:  # the same array twice in one call: a private buffer, added after
-                    p = _new_like(x)
-                    if privates is None:
-                        privates = []
-                    privates.append((p, key))
-                    targets.append((p, _WRITE))
-                    continue
-                keys.append(key)
             if cur is not None:
-                targets.append((cur, _ADD))
+                if cur.__class__ is Ones:
+                    cur = acc[key] = cur.materialize()
+                _add_seed(cur, g)
+            elif n.__class__ is not Leaf and g is None:
+                acc[key] = Ones(h)  # made only if a node needs the array (a hybridized graph has its own)
             elif n.__class__ is Leaf and want is None:
+                if g is None:
+                    g = _new_like(h)
+                    _fill(g, 1.0)
+                _copy_into(n.grad, g, n.req)
                 n.fresh = True
                 acc[key] = n.grad
-                targets.append((n.grad, n.req))
             else:
-                b = node.own_grad(i)  # a buffer the node writes anyway (no copy)
-                if b is None:
-                    b = _new_like(x)
-                acc[key] = b
-                targets.append((b, _WRITE))
-        node.push_backward(ogs, targets, train_mode)
-        if privates:
-            for p, key in privates:
-                _copy_into(acc[key], p, _ADD)
+                buf = acc[key] = _new_like(h)
+                _fill(buf, 1.0) if g is None else _copy_into(buf, g, _WRITE)
+        # nodes whose output gradient may be non-zero: from the heads, stopping at ZERO_GRAD ops
+        live = {id(h._ag[0]) for h in heads}
+        for node in reversed(order):
+            nid = id(node)
+            if nid not in need:
+                continue
+            prop = getattr(node, "prop", None)
+            if prop is not None and not getattr(prop, "differentiable", True):
+                if nid not in live:  # all-zero output gradient: skipped, as nnvm's Gradient pass
+                    continue
+                raise PlexnetError(f"Operator {prop.op_name} is non-differentiable because it didn't register "
+                                   f"FGradient attribute")
+            if nid in live and _op_name(node) not in ZERO_GRAD:
+                for x in node.inputs[:node.n_args]:
+                    if x._ag is not None:
+                        live.add(id(x._ag[0]))
+            nvis = node.nvis
+            if nvis == 1:
+                cur = acc.pop((nid, 0), None)
+                ogs = [cur if cur is not None else _zeros_of(node, 0)]
+            else:
+                ogs = []
+                for k in range(nvis):
+                    cur = acc.pop((nid, k), None)
+                    ogs.append(cur if cur is not None else _zeros_of(node, k))
+            if not node.takes_ones:
+                ogs = [g.materialize() if g.__class__ is Ones else g for g in ogs]
+            n_args = node.n_args
+            ins = node.inputs
+            if n_args == 1 and node.__class__ is SimpleNode and node.sop.name in IDENTITY_GRAD:
+                # the gradient is the output gradient itself: hand the buffer on, no operation
+                ag = ins[0]._ag
+                if ag is not None and ag[0].__class__ is not Leaf and id(ag[0]) in need:
+                    key = (id(ag[0]), ag[1])
+                    cur = acc.get(key)
+                    if cur is None:
+                        acc[key] = ogs[0]
+                    else:
+                        _copy_into(cur, ogs[0], _ADD)
+                    continue
+            targets: list = []
+            privates: list | None = None
+            keys: list | None = [] if n_args > 1 else None
+            for i in range(n_args):
+                x = ins[i]
+                ag = x._ag
+                if ag is None:
+                    targets.append(None)
+                    continue
+                n = ag[0]
+                if n.__class__ is Leaf:
+                    if n.req == _NULL if want is None else id(n) not in want:
+                        targets.append(None)
+                        continue
+                elif id(n) not in need:
+                    targets.append(None)
+                    continue
+                key = (id(n), ag[1])
+                cur = acc.get(key)
+                if cur.__class__ is Ones:
+                    cur = acc[key] = cur.materialize()
+                if keys is not None:
+                    if key in keys:  # the same array twice in one call: a private buffer, added after
+                        p = _new_like(x)
+                        if privates is None:
+                            privates = []
+                        privates.append((p, key))
+                        targets.append((p, _WRITE))
+                        continue
+                    keys.append(key)
+                if cur is not None:
+                    targets.append((cur, _ADD))
+                elif n.__class__ is Leaf and want is None:
+                    n.fresh = True
+                    acc[key] = n.grad
+                    targets.append((n.grad, n.req))
+                else:
+                    b = node.own_grad(i)  # a buffer the node writes anyway (no copy)
+                    if b is None:
+                        b = _new_like(x)
+                    acc[key] = b
+                    targets.append((b, _WRITE))
+            if bulk is not None:
+                if not node.bulkable:
+                    bulk.flush()  # it pushes outside the tape: what came before goes first
+                bulk.keep(ogs)
+                bulk.keep([t[0] for t in targets if t is not None])
+            node.push_backward(ogs, targets, train_mode)
+            if privates:
+                for p, key in privates:
+                    _copy_into(acc[key], p, _ADD)
+                if bulk is not None:
+                    bulk.keep([p for p, _key in privates])
     if not retain_graph:
         for node in order:
             node.free()
@@ -287,7 +318,7 @@ def _op_name(node: Any) -> str | None:
 def _add_seed(buf: Any, g: Any) -> None:
     if g is None:
         d = buf._data
-        _engine().push_sync(lambda rc: rc.xp.add(d, 1, out=d), buf._chunk.ctx, (), (buf._chunk.var,),
+        _pusher().push_sync(lambda rc: rc.xp.add(d, 1, out=d), buf._chunk.ctx, (), (buf._chunk.var,),
                             FnProperty.NORMAL, 0, "autograd_seed")
     else:
         _copy_into(buf, g, _ADD)

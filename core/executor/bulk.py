@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from ..base import PlexnetError
 from ..env import env_flag, env_int
+from ..tape.bulk import segment_vars
 
 __all__ = ["Segment", "make_segments", "bulk_settings", "env_flag", "env_int"]
 
@@ -133,12 +134,5 @@ def make_segments(items: Sequence[tuple], enabled: bool, max_nodes: int) -> list
 
 
 def _seg(items: list[tuple], is_async: bool = False) -> Segment:
-    # reads: the variables a node reads before an earlier node of the segment wrote them
-    reads: list[Any] = []
-    writes: list[Any] = []
-    written: set[int] = set()
-    for it in items:
-        reads.extend(v for v in it[2] if id(v) not in written)
-        writes.extend(it[3])
-        written.update(map(id, it[3]))
+    reads, writes = segment_vars(items)
     return Segment([it[0] for it in items], [it[1] for it in items], reads, writes, is_async)

@@ -42,7 +42,7 @@ class PooledChunk(Chunk):
         h = self.handle
         # the current engine: after ``engine.set_engine`` the variable's pending operations
         # are the new engine's (the old one was drained before the switch)
-        eng = _engine_mod._engine or self.engine
+        eng: Any = _engine_mod._engine or self.engine
         try:
             eng.push_delete(lambda _rc, h=h: h.manager.free(h), self.ctx, self.var)
         except Exception:  # noqa: BLE001 - interpreter shutdown / engine gone

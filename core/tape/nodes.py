@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import PlexnetError
-from ..engine import get as _engine
 from ..engine.base import FnProperty
 from ..operator.contract import OpContext, OpReqType
 from ..resource import get as _resources
+from .bulk import pusher as _pusher
 from .state import STATE
 
 __all__ = [
@@ -89,6 +89,10 @@ class TapeNode:
 
     #: accepts ``backward.Ones`` placeholders among its output gradients
     takes_ones = False
+    #: its ``push_backward`` pushes only through the tape's ``pusher`` (``bulk.py``), so a
+    #: backward walk may collect its pushes into bulk operations; a node that pushes any
+    #: other way (a hybridized graph's executor, user code) is preceded by a flush
+    bulkable = False
 
     def own_grad(self, i: int) -> Any:
         """An array this node writes the gradient of argument ``i`` into anyway; the
@@ -158,7 +162,7 @@ def small_prop(nbytes: int, ctx: Any) -> FnProperty:
 def fill(x: Any, value: float) -> None:
     """Push ``x[...] = value`` (a gradient buffer; ``x`` is an NDArray)."""
     d, ctx = x._data, x._chunk.ctx
-    _engine().push_sync(lambda rc: d.fill(value), ctx, (), (x._chunk.var,), small_prop(d.nbytes, ctx), 0,
+    _pusher().push_sync(lambda rc: d.fill(value), ctx, (), (x._chunk.var,), small_prop(d.nbytes, ctx), 0,
                         "autograd_fill")
 
 
@@ -172,7 +176,7 @@ def copy_into(dst: Any, src: Any, req: OpReqType) -> None:
         def run(rc: Any) -> None:
             d[...] = s
     ctx = dst._chunk.ctx
-    _engine().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
+    _pusher().push_sync(run, ctx, (src._chunk.var,), (dst._chunk.var,), small_prop(d.nbytes, ctx), 0,
                         "autograd_accumulate")
 
 
@@ -180,6 +184,7 @@ class OpNode(TapeNode):
     """A call through an ``OperatorProperty``; backward is the operator's own."""
 
     __slots__ = ("op", "prop")
+    bulkable = True
 
     def __init__(self, prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
         TapeNode.__init__(self, prop.op_name, inputs, n_args, outs)
@@ -207,11 +212,11 @@ class OpNode(TapeNode):
             def run_async(rc: Any, on_complete: Any) -> None:
                 op.backward_async(OpContext(is_train, rc, requested), og, ind, outd, req, _materialize(ig, rc.xp),
                                   aux, on_complete)
-            _engine().push_async(run_async, ctx, reads, writes, _NORMAL, 0, f"{self.name}_backward")
+            _pusher().push_async(run_async, ctx, reads, writes, _NORMAL, 0, f"{self.name}_backward")
         else:
             def run(rc: Any) -> None:
                 op.backward(OpContext(is_train, rc, requested), og, ind, outd, req, _materialize(ig, rc.xp), aux)
-            _engine().push_sync(run, ctx, reads, writes, _NORMAL, 0, f"{self.name}_backward")
+            _pusher().push_sync(run, ctx, reads, writes, _NORMAL, 0, f"{self.name}_backward")
 
 
 class SimpleNode(TapeNode):
@@ -219,6 +224,7 @@ class SimpleNode(TapeNode):
     SimpleOp's gradient function with the call's scalar."""
 
     __slots__ = ("env", "sop")
+    bulkable = True
 
     def __init__(self, sop: Any, env: Any, inputs: Sequence[Any], out: Any) -> None:
         TapeNode.__init__(self, sop.name, inputs, len(inputs), (out,))
@@ -250,7 +256,7 @@ class SimpleNode(TapeNode):
             def run(rc: Any) -> None:
                 g0, g1 = _materialize(ig, rc.xp)
                 fn(gd, *extra, env, g0, g1, req[0], req[1], rc)
-        _engine().push_sync(run, self.ctx, reads, wv, small_prop(gd.nbytes, self.ctx), 0, self.name + "_backward")
+        _pusher().push_sync(run, self.ctx, reads, wv, small_prop(gd.nbytes, self.ctx), 0, self.name + "_backward")
 
 
 def record_op(prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
@@ -298,6 +304,7 @@ class ViewNode(TapeNode):
     indexed places (accumulating repeated indices for advanced keys)."""
 
     __slots__ = ("adv", "key")
+    bulkable = True
 
     def __init__(self, src: Any, out: Any, key: Any, adv: bool = False, name: str | None = None) -> None:
         TapeNode.__init__(self, name or ("reshape" if key is None else "getitem"), (src,), 1, (out,))
@@ -325,7 +332,7 @@ class ViewNode(TapeNode):
                     _scatter_add(rc.xp, dst, key, gd)
                 else:
                     dst[key] += gd
-        _engine().push_sync(run, self.ctx, (g._chunk.var,), (t[0]._chunk.var,), small_prop(gd.nbytes, self.ctx), 0,
+        _pusher().push_sync(run, self.ctx, (g._chunk.var,), (t[0]._chunk.var,), small_prop(gd.nbytes, self.ctx), 0,
                             f"{self.name}_backward")
 
 
