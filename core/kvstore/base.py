@@ -190,7 +190,27 @@ class KVStoreBase:
         receives it)."""
         if out is None:
             raise ValueError("pull: out= is required")
-        self._pull_impl(self._pairs(key, out, "pull"), priority)
+        pairs = self._pairs(key, out, "pull")
+        if any(getattr(o, "stype", "default") != "default" for _k, outs in pairs for o in outs):
+            pairs = self._sparse_outs(pairs, priority, ignore_sparse)
+        self._pull_impl(pairs, priority)
+
+    def _sparse_outs(self, pairs: Sequence[tuple[Any, list[Any]]], priority: int,
+                     ignore_sparse: bool) -> list[tuple[Any, list[Any]]]:
+        """MXNet's pull skips sparse outs (``ignore_sparse=True``) or fills them with the
+        whole value; the dense outs are left to ``_pull_impl``."""
+        from ..ndarray import zeros
+        dense = []
+        for k, outs in pairs:
+            for o in outs:
+                if getattr(o, "stype", "default") != "default" and not ignore_sparse:
+                    tmp = zeros(o.shape, o.context, o.dtype)
+                    self._pull_impl([(k, [tmp])], priority)
+                    o[:] = tmp
+            rest = [o for o in outs if getattr(o, "stype", "default") == "default"]
+            if rest:
+                dense.append((k, rest))
+        return dense
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """``push`` then ``pull``; with ``out=None`` the values are overwritten in place."""
@@ -203,7 +223,33 @@ class KVStoreBase:
         self.pull(key, out=out, priority=priority)
 
     def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:
-        raise NotImplementedError("row_sparse storage is not supported by plexnet; use pull()")
+        """Pull only the rows ``row_ids`` of the value of ``key`` into the row_sparse array
+        ``out`` (a list of outs takes a list of row_ids, one each); the result holds one
+        row per unique id, as MXNet's. The stored value stays dense (docs/sparse.md)."""
+        from ..ndarray import array, op_function, zeros
+        from ..ndarray.sparse import RowSparseNDArray
+        if out is None or row_ids is None:
+            raise ValueError("row_sparse_pull: out= and row_ids= are required")
+        pairs = self._pairs(key, out, "row_sparse_pull")
+        ids = self._pairs(key, row_ids, "row_sparse_pull")
+        for (k, outs), (_k, rids) in zip(pairs, ids):
+            if len(rids) == 1 and len(outs) > 1:
+                rids = rids * len(outs)
+            if len(rids) != len(outs):
+                raise ValueError(f"row_sparse_pull: key {k!r} has {len(outs)} outs but {len(rids)} row_ids")
+            for o, rid in zip(outs, rids):
+                if not isinstance(o, RowSparseNDArray):
+                    raise TypeError(f"row_sparse_pull: out for key {k!r} must be a RowSparseNDArray, got "
+                                    f"storage type {getattr(o, 'stype', type(o).__name__)}")
+                full = zeros(o.shape, o.context, o.dtype)
+                self._pull_impl([(k, [full])], priority)
+                rows = np.unique(rid.asnumpy().astype(np.int64))
+                if rows.size and (rows[0] < 0 or rows[-1] >= o.shape[0]):
+                    raise ValueError(f"row_sparse_pull: row_ids for key {k!r} must be in [0, {o.shape[0]}); got "
+                                     f"min {rows[0]}, max {rows[-1]}")
+                idx = array(rows, ctx=o.context, dtype=np.int64)
+                vals = op_function("take")(full, idx, axis=0)  # an engine operation after the pull
+                o._assign(RowSparseNDArray(vals, (idx,), o.shape))
 
     # -- updates -------------------------------------------------------------------------------------
     def set_optimizer(self, optimizer: Any) -> None:

@@ -172,6 +172,11 @@ class KVStoreLocal(KVStoreBase):
         for e, vals in entries:
             if e.mode is None:
                 self._resolve(e, vals)
+            if self._updater is not None and e.mode == UPDATE_CPU and all(
+                    getattr(v, "stype", "") == "row_sparse" for v in vals):
+                # MXNet keeps the sum of row_sparse pushes row_sparse: lazy updates change its rows only
+                self._update(e, _row_sparse_sum(vals, e.value.context), vals, priority)
+                continue
             total = self._reduce(e, vals, priority)
             if self._updater is not None:
                 self._update(e, total, vals, priority)
@@ -330,6 +335,13 @@ class KVStoreLocal(KVStoreBase):
                     raise ShapeError(f"pull: key {k!r} holds shape {e.shape}, out has shape {tuple(o.shape)}")
             for o in outs:
                 _copy(self._read_src(e, o.context), o, priority)
+
+
+def _row_sparse_sum(vals: Sequence[Any], ctx: Context) -> Any:
+    """The row_sparse sum of row_sparse values, on ``ctx`` (``add_n``'s sparse kernel)."""
+    from ..ndarray import op_function
+    vals = [v.as_in_context(ctx) for v in vals]
+    return vals[0] if len(vals) == 1 else op_function("add_n")(*vals)
 
 
 def _zeros(shape: tuple, ctx: Context, dtype: Any) -> Any:

@@ -21,6 +21,17 @@ from .optimizer import PURE_LAUNCH_UPDATES, Optimizer, _zeros_like
 __all__ = ["SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "BUILTIN_OPTIMIZERS"]
 
 
+def _row_sparse(grad: Any) -> bool:
+    return getattr(grad, "stype", "default") == "row_sparse"
+
+
+def _lazy_rows(op: str, weight: Any, grad: Any, states: list[Any], params: dict[str, Any]) -> None:
+    """MXNet's lazy update: a row_sparse gradient changes only the weight and state rows it
+    lists (the ``op`` operator's sparse kernel, plexnet.ndarray.sparse.optim)."""
+    from ..ndarray import op_function
+    op_function(op)(weight, grad, *states, out=weight, lazy_update=True, **params)
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent, optionally with momentum (MXNet ``sgd_update`` /
     ``sgd_mom_update``)::
@@ -44,6 +55,12 @@ class SGD(Optimizer):
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         p = self._common(index)
+        if self.lazy_update and _row_sparse(grad):
+            if state is None:
+                _lazy_rows("sgd_update", weight, grad, [], p)
+            else:
+                _lazy_rows("sgd_mom_update", weight, grad, [state], dict(p, momentum=self.momentum))
+            return
         self._launch(kernels.sgd, weight, grad, [] if state is None else [state],
                      dict(p, momentum=self.momentum))
 
@@ -104,6 +121,10 @@ class Adam(Optimizer):
         p = self._common(index)
         t = self._index_update_count[index]
         p["lr"] *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        if self.lazy_update and _row_sparse(grad):
+            _lazy_rows("adam_update", weight, grad, list(state),
+                       dict(p, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon))
+            return
         self._launch(kernels.adam, weight, grad, list(state),
                      dict(p, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon))
 

@@ -19,7 +19,8 @@ def make_inputs(mx):
                 R2=D2.tostype("row_sparse"), W=nd.array(W_NP), V=nd.array(V_NP), P=nd.array(P_NP),
                 B=nd.array(np.array([[1, 2, 3, 4]], dtype="float32")),
                 COL=nd.array(np.array([[2], [3], [4]], dtype="float32")),
-                D_NP=D_NP, D2_NP=D2_NP)
+                D_NP=D_NP, D2_NP=D2_NP,
+                GF=nd.sparse.row_sparse_array((np.ones((1, 3), "float32"), [1]), shape=(4, 3)))
 
 
 UNARY = ("abs arccos arccosh arcsin arcsinh arctan arctanh cbrt ceil cos cosh degrees exp expm1 fix floor "
@@ -208,4 +209,24 @@ CASES += [
     ("sgd_update_dense", "(lambda w: (sp.sgd_update(w, D, lr=0.1, wd=0.1, out=w), w)[1])(nd.ones((3, 4)))"),
     ("sgd_update_rsp_weight",
      "(lambda w: (sp.sgd_update(w, R, lr=0.1, out=w), w)[1])(nd.ones((3, 4)).tostype('row_sparse'))"),
+    # optimizers, kvstore
+    ("kv_row_sparse_pull", "(lambda kv, o: (kv.init('w', nd.arange(12).reshape((4, 3)).tostype('row_sparse')), "
+                           "kv.row_sparse_pull('w', out=o, row_ids=nd.array([2, 0, 2])), o)[2])"
+                           "(mx.kv.create('local'), sp.zeros('row_sparse', (4, 3)))"),
+    ("kv_row_sparse_pull_list", "(lambda kv, o1, o2: (kv.init('w', nd.arange(12).reshape((4, 3)).tostype('row_sparse')), "
+                                "kv.row_sparse_pull('w', out=[o1, o2], row_ids=[nd.array([1]), nd.array([3, 0])]), "
+                                "[o1, o2])[2])(mx.kv.create('local'), sp.zeros('row_sparse', (4, 3)), "
+                                "sp.zeros('row_sparse', (4, 3)))"),
+    ("kv_push_rsp_sgd", "(lambda kv, d: (kv.init('w', nd.ones((4, 3))), "
+                        "kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, wd=0.1)), kv.push('w', GF), "
+                        "kv.pull('w', out=d), d)[4])(mx.kv.create('local'), nd.zeros((4, 3)))"),
+    ("kv_push_rsp_sum", "(lambda kv, d: (kv.init('w', nd.ones((4, 3))), kv.push('w', [GF, GF * 2]), "
+                        "kv.pull('w', out=d), d)[3])(mx.kv.create('local'), nd.zeros((4, 3)))"),
 ]
+for _o in ["SGD(learning_rate=0.1, wd=0.1)", "SGD(learning_rate=0.1, wd=0.1, momentum=0.9)",
+           "SGD(learning_rate=0.1, wd=0.1, lazy_update=False)", "Adam(learning_rate=0.1, wd=0.1)",
+           "AdaGrad(learning_rate=0.1)", "Ftrl(learning_rate=0.1)", "NAG(learning_rate=0.1, momentum=0.9, wd=0.1)",
+           "RMSProp(learning_rate=0.1)"]:
+    CASES.append((f"optimizer_{_o.split('(')[0]}_{len(CASES)}",
+                  f"(lambda u, w: (u(0, GF, w), u(0, GF, w), w)[2])(mx.optimizer.get_updater(mx.optimizer.{_o}), "
+                  f"nd.ones((4, 3)))"))

@@ -22,8 +22,8 @@ from .ops import IMPLS, Impl, _register
 __all__ = ["adagrad_update"]
 
 
-def _clip(g: np.ndarray, clip_gradient: float) -> np.ndarray:
-    return np.clip(g, -clip_gradient, clip_gradient) if clip_gradient >= 0 else g
+def _clip(g: np.ndarray, clip_gradient: float | None) -> np.ndarray:
+    return np.clip(g, -clip_gradient, clip_gradient) if clip_gradient is not None and clip_gradient >= 0 else g
 
 
 def _lazy(name: str, weight: NDArray, states: tuple[NDArray, ...], grad: RowSparseNDArray, out: Any,
