@@ -1,6 +1,6 @@
 """``plexnet.io`` (``mx.io``): data iterators with MXNet 1.x names and semantics.
 
-Built-in: ``NDArrayIter``, ``CSVIter``, ``MNISTIter``, ``ImageRecordIter`` (needs
+Built-in: ``NDArrayIter``, ``CSVIter``, ``LibSVMIter`` (CSR batches), ``MNISTIter``, ``ImageRecordIter`` (needs
 OpenCV), ``ImageRecordUInt8Iter``, ``ImageRecordInt8Iter``, ``ImageDetRecordIter``,
 ``PrefetchingIter``, ``ResizeIter``; ``MXDataIter`` names the ones MXNet implements in
 C++ (``isinstance`` checks). Iterators that plugins register through
@@ -15,6 +15,7 @@ from .base import DataBatch, DataDesc, DataIter, ResizeIter, to_ndarray
 from .csv_iter import CSVIter
 from .image_det_record_iter import ImageDetRecordIter
 from .image_record_iter import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
+from .libsvm_iter import LibSVMIter
 from .mnist_iter import MNISTIter
 from .mxdataiter import MXDataIter
 from .ndarray_iter import NDArrayIter
@@ -29,7 +30,7 @@ ImageRecordUInt8Iter_v1 = ImageRecordUInt8Iter
 __all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "CSVIter", "MNISTIter",
            "ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter", "PrefetchingIter", "ResizeIter",
            "partition_range", "partition_indices", "list_data_iters", "ImageRecordIter_v1",
-           "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "MXDataIter"]
+           "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "MXDataIter", "LibSVMIter"]
 
 
 def _init_data(data: Any, allow_empty: bool, default_name: str) -> list[tuple[str, Any]]:

@@ -13,6 +13,7 @@ from ..hookspecs import hookimpl
 BUILTIN_ITERS = {
     "NDArrayIter": "plexnet.io.ndarray_iter:NDArrayIter",
     "CSVIter": "plexnet.io.csv_iter:CSVIter",
+    "LibSVMIter": "plexnet.io.libsvm_iter:LibSVMIter",
     "MNISTIter": "plexnet.io.mnist_iter:MNISTIter",
     "ImageRecordIter": "plexnet.io.image_record_iter:ImageRecordIter",
     "ImageRecordUInt8Iter": "plexnet.io.image_record_iter:ImageRecordUInt8Iter",

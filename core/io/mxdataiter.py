@@ -19,7 +19,7 @@ __all__ = ["MXDataIter", "NATIVE_ITERS"]
 #: MXNet's C++ iterators, as plexnet "module:class"
 NATIVE_ITERS = (
     "plexnet.io.image_record_iter:ImageRecordIter", "plexnet.io.image_det_record_iter:ImageDetRecordIter",
-    "plexnet.io.csv_iter:CSVIter", "plexnet.io.mnist_iter:MNISTIter",
+    "plexnet.io.csv_iter:CSVIter", "plexnet.io.mnist_iter:MNISTIter", "plexnet.io.libsvm_iter:LibSVMIter",
 )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .base import DataBatch, DataDesc, DataIter, to_ndarray
+from .libsvm_iter import HostCSR
 
 __all__ = ["NDArrayIter"]
 
@@ -15,10 +16,15 @@ _HANDLES = ("pad", "discard", "roll_over")
 
 def _to_host(v: Any, name: str) -> np.ndarray:
     """numpy copy of an input; like ``mx.nd.array`` numpy/list inputs become float32."""
+    stype = getattr(v, "stype", "default")
+    if stype == "csr" or getattr(v, "format", None) == "csr" and type(v).__module__.startswith("scipy.sparse"):
+        return HostCSR.of(v)  # type: ignore[return-value] - batches are cut as CSRNDArrays
     if hasattr(v, "asnumpy") and hasattr(v, "context"):  # an NDArray keeps its dtype
+        if stype != "default":
+            raise TypeError(f"NDArrayIter: {stype} input {name!r} is not supported (csr is); densify it first")
         return np.ascontiguousarray(v.asnumpy())
     if hasattr(v, "tocsr") or type(v).__module__.startswith("scipy.sparse"):
-        raise TypeError(f"NDArrayIter: sparse input {name!r} is not supported; densify it first")
+        raise TypeError(f"NDArrayIter: sparse input {name!r} is not supported (csr is); convert it with tocsr()")
     try:
         return np.array(v, dtype=np.float32, order="C")  # a copy: data_list views write into it
     except (TypeError, ValueError) as e:
@@ -45,6 +51,17 @@ def _init_data(data: Any, allow_empty: bool, default_name: str) -> list[tuple[st
         raise TypeError("Input must be NDArray, numpy.ndarray, a list of them or dict with them as values")
     out = [(str(k), _to_host(v, str(k))) for k, v in data.items()]
     return sorted(out, key=lambda kv: kv[0])
+
+
+def _take(v: Any, rows: np.ndarray, axis: int) -> Any:
+    """``v``'s examples ``rows`` along ``axis`` (rows of a CSR matrix)."""
+    if isinstance(v, HostCSR):
+        return v.take(rows)
+    return np.ascontiguousarray(np.take(v, rows, axis=axis))
+
+
+def _as_nd(v: Any) -> Any:
+    return v.to_nd() if isinstance(v, HostCSR) else to_ndarray(v, owned=True)
 
 
 class NDArrayIter(DataIter):
@@ -103,6 +120,9 @@ class NDArrayIter(DataIter):
                              f"array ({self.num_data}), got {sizes}")
         if self.num_data == 0:
             raise ValueError("NDArrayIter: the inputs hold no examples")
+        if last_batch_handle != "discard" and any(isinstance(v, HostCSR) for _, v in self._data + self._label):
+            raise NotImplementedError("`NDArrayIter` only supports ``CSRNDArray`` with `last_batch_handle` set to "
+                                      "`discard`.")
         if last_batch_handle == "roll_over" and self.num_data < batch_size:
             raise ValueError(f"NDArrayIter: 'roll_over' needs at least batch_size={batch_size} "
                              f"examples, got {self.num_data}")
@@ -120,8 +140,8 @@ class NDArrayIter(DataIter):
         if self.shuffle:
             # MXNet shuffles the arrays themselves here; doing it once lets data_list (and
             # data/label until the next shuffle) be the very arrays the batches come from
-            self._data = [(k, np.ascontiguousarray(np.take(v, self._perm, axis=self._axis))) for k, v in self._data]
-            self._label = [(k, np.ascontiguousarray(np.take(v, self._perm, axis=self._axis))) for k, v in self._label]
+            self._data = [(k, _take(v, self._perm, self._axis)) for k, v in self._data]
+            self._label = [(k, _take(v, self._perm, self._axis)) for k, v in self._label]
             self._perm = np.arange(self.num_data)
         self._perm0 = self._perm  # MXNet's data_list keeps the arrays as they were after __init__
         self.num_source = len(self._data) + len(self._label)
@@ -138,12 +158,11 @@ class NDArrayIter(DataIter):
                 # the arrays in their post-construction order are the ones batches are cut
                 # from: hand out zero-copy views, so writes through them reach the batches
                 # (example/dec rewrites data_list[1][:] = targets between iterations)
-                views = [(k, to_ndarray(v, owned=True)) for k, v in items]
-                self._views.extend(a for _, a in views)
+                views = [(k, v.to_nd() if isinstance(v, HostCSR) else to_ndarray(v, owned=True)) for k, v in items]
+                self._views.extend(a for (_, a), (_k, v) in zip(views, items) if not isinstance(v, HostCSR))
                 cache[which] = views
             else:
-                cache[which] = [(k, to_ndarray(np.ascontiguousarray(np.take(v, perm, axis=self._axis)), owned=True))
-                                for k, v in items]
+                cache[which] = [(k, _as_nd(_take(v, perm, self._axis))) for k, v in items]
         return list(cache[which])
 
     def _assign(self, which: str, items: Any) -> None:
@@ -249,6 +268,9 @@ class NDArrayIter(DataIter):
             a.wait_to_read()
         out = []
         for _, v in items:
+            if isinstance(v, HostCSR):
+                out.append(v.take(rows).to_nd())
+                continue
             if self._axis == 0:
                 part = v[rows]  # fancy indexing: a fresh array
             else:
