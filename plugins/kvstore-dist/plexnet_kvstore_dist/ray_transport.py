@@ -346,6 +346,8 @@ class RayTransport(Transport):
         elif self.plane == "tcp":
             from .tcp_transport import TcpDataPlaneClient
             self.dp = TcpDataPlaneClient(self, [tuple(i["tcp"]) for i in infos], [i["token"] for i in infos])
+        #: push(..., then_pull=...) is answered (the TCP data plane)
+        self.pulls_ahead = self.plane == "tcp"
         self._stop = threading.Event()
         self._hb_interval = heartbeat_interval
         self._hb = threading.Thread(target=self._heartbeat_loop, name=f"plexnet-kv-heartbeat-{rank}", daemon=True)
@@ -431,9 +433,13 @@ class RayTransport(Transport):
         """A buffer to write a pushed slice into (shared memory), or None."""
         return self.dp.send_buffer(server, skey, n, dtype) if self.dp is not None else None
 
-    def push(self, server: int, items: list[tuple[tuple, Any]]) -> None:
+    def push(self, server: int, items: list[tuple[tuple, Any]],
+             then_pull: list[tuple[tuple, int]] | None = None) -> None:
         if self.dp is not None:
-            self.dp.push(server, items)
+            if then_pull is not None and self.plane == "tcp":
+                self.dp.push(server, items, then_pull)
+            else:
+                self.dp.push(server, items)
             return
         ref = self.servers[server].push.remote(self.rank, items)
         with self._lock:

@@ -111,6 +111,17 @@ class _Round:
         self.sum: np.ndarray | None = None
 
 
+class _PullWait:
+    """A pull waiting for its rounds, answered by a callback (``ServerCore.wait_pull``)."""
+
+    __slots__ = ("items", "ready", "describe", "impossible", "reply", "owner", "deadline")
+
+    def __init__(self, items: list, ready: Callable[[], bool], describe: Callable[[], str],
+                 impossible: Callable[[], str | None] | None, reply: Callable, owner: Any, deadline: float) -> None:
+        self.items, self.ready, self.describe, self.impossible = items, ready, describe, impossible
+        self.reply, self.owner, self.deadline = reply, owner, deadline
+
+
 class ServerCore:
     """One server's state and protocol (see the module docstring)."""
 
@@ -154,6 +165,7 @@ class ServerCore:
         self.init_time: float | None = None
         self.stats = {"pushes": 0, "pulls": 0, "rounds": 0, "checkpoints": 0}
         self._changed: asyncio.Event | None = None
+        self.waits: list[_PullWait] = []  # direct pull waits (wait_pull)
         self._monitor_task: asyncio.Task | None = None
         if restore_round is not None:
             path = checkpoint_path(checkpoint_dir or ".", server_id, num_servers, restore_round)
@@ -177,6 +189,8 @@ class ServerCore:
             task.cancel()
 
     def _notify(self) -> None:
+        if self.waits:
+            self._poll_waits()
         ev = self._changed
         if ev is not None:
             self._changed = asyncio.Event()
@@ -218,6 +232,8 @@ class ServerCore:
         while True:
             await asyncio.sleep(0.5)
             self.check_heartbeats()
+            if self.waits:
+                self._poll_waits(time.monotonic())
             self._maybe_checkpoint_frozen()
             if (self.mode == "async" and self.checkpoint_dir and self.dirty
                     and time.monotonic() - self.last_checkpoint_time >= self.checkpoint_seconds):
@@ -435,46 +451,99 @@ class ServerCore:
             return [store[s].copy() for s, _ in items]
         return None
 
+    def _pull_conditions(self, rank: int, items: list[tuple[tuple, int]]
+                         ) -> tuple[Callable[[], bool], Callable[[], str], Callable[[], str | None] | None]:
+        """``(ready, describe, impossible)`` of a pull that is not ready yet."""
+        if self.mode != "sync":
+            def ready_async() -> bool:
+                return all(self.applied.get((s, rank), 0) >= v for s, v in items)
+
+            return ready_async, lambda: f"worker {rank}'s own pushes to be applied", None
+        base = self.base
+
+        def ready() -> bool:
+            return all(self.rounds[s] - base.get(s, 0) >= v for s, v in items)
+
+        def first_waiting() -> tuple[tuple, int]:
+            return next((s, v) for s, v in items if self.rounds[s] - base.get(s, 0) < v)
+
+        def describe() -> str:
+            s, v = first_waiting()
+            got, missing = self._round_status(s, self.rounds[s] + 1)
+            return (f"dist_sync round {self.rounds[s] + 1} of key {s[0]!r} (worker {rank} needs round "
+                    f"{v + base.get(s, 0)}): "
+                    f"pushes from workers {sorted(got)}, none yet from {sorted(missing)}; every worker must "
+                    f"push each key equally often")
+
+        def impossible() -> str | None:
+            s, v = first_waiting()
+            got, missing = self._round_status(s, self.rounds[s] + 1)
+            gone = missing & self.left
+            if gone:
+                return (f"dist_sync: worker(s) {sorted(gone)} finished without pushing key {s[0]!r} for round "
+                        f"{self.rounds[s] + 1}, which worker {rank} waits for: the workers pushed this key "
+                        f"unequally often")
+            return None
+
+        return ready, describe, impossible
+
+    def _pulled(self, items: list[tuple[tuple, int]]) -> list[np.ndarray]:
+        if self.mode == "sync":  # a stored value can not change before the puller pushes again
+            return [self.store[s] for s, _ in items]
+        return [self.store[s].copy() for s, _ in items]
+
     async def pull(self, rank: int, items: list[tuple[tuple, int]]) -> list[np.ndarray]:
         ready_now = self.pull_ready(rank, items)
         if ready_now is not None:
             return ready_now
         self.stats["pulls"] += 1
-        if self.mode == "sync":
-            base = self.base
+        ready, describe, impossible = self._pull_conditions(rank, items)
+        await self._wait_until(ready, describe, impossible)
+        return self._pulled(items)
 
-            def ready() -> bool:
-                return all(self.rounds[s] - base.get(s, 0) >= v for s, v in items)
+    def wait_pull(self, rank: int, items: list[tuple[tuple, int]],
+                  reply: Callable[[list[np.ndarray] | None, BaseException | None], None], owner: Any = None) -> None:
+        """``pull`` without a coroutine, for a pull that ``pull_ready`` found not ready:
+        ``reply(arrays, None)`` is called from the push that completes it (no task, no
+        extra turn of the event loop), ``reply(None, error)`` on a job failure, an
+        impossible wait ("uneven pushes") or after the timeout. ``drop_waits(owner)``
+        forgets the waits of a closed connection."""
+        self.stats["pulls"] += 1
+        ready, describe, impossible = self._pull_conditions(rank, items)
+        self.waits.append(_PullWait(items, ready, describe, impossible, reply, owner,
+                                    time.monotonic() + self.timeout))
+        self._event()  # the monitor enforces the timeout
 
-            def first_waiting() -> tuple[tuple, int]:
-                return next((s, v) for s, v in items if self.rounds[s] - base.get(s, 0) < v)
+    def drop_waits(self, owner: Any) -> None:
+        self.waits = [w for w in self.waits if w.owner is not owner]
 
-            def describe() -> str:
-                s, v = first_waiting()
-                got, missing = self._round_status(s, self.rounds[s] + 1)
-                return (f"dist_sync round {self.rounds[s] + 1} of key {s[0]!r} (worker {rank} needs round "
-                        f"{v + base.get(s, 0)}): "
-                        f"pushes from workers {sorted(got)}, none yet from {sorted(missing)}; every worker must "
-                        f"push each key equally often")
-
-            def impossible() -> str | None:
-                s, v = first_waiting()
-                got, missing = self._round_status(s, self.rounds[s] + 1)
-                gone = missing & self.left
-                if gone:
-                    return (f"dist_sync: worker(s) {sorted(gone)} finished without pushing key {s[0]!r} for round "
-                            f"{self.rounds[s] + 1}, which worker {rank} waits for: the workers pushed this key "
-                            f"unequally often")
-                return None
-
-            await self._wait_until(ready, describe, impossible)
-            return [self.store[s] for s, _ in items]
-
-        def ready_async() -> bool:
-            return all(self.applied.get((s, rank), 0) >= v for s, v in items)
-
-        await self._wait_until(ready_async, lambda: f"worker {rank}'s own pushes to be applied")
-        return [self.store[s].copy() for s, _ in items]
+    def _poll_waits(self, now: float | None = None) -> None:
+        """Answer the direct pull waits that can be answered (``now``: also time them out)."""
+        waits, self.waits = self.waits, []
+        keep = []
+        for w in waits:
+            res: list[np.ndarray] | None = None
+            err: BaseException | None = None
+            try:
+                self._check()
+                if w.ready():
+                    res = self._pulled(w.items)
+                else:
+                    why = w.impossible() if w.impossible is not None else None
+                    if why:
+                        raise ServerError(why)
+                    if now is not None and now > w.deadline:
+                        raise ServerError(f"server {self.server_id}: timed out after {self.timeout:.0f} s waiting "
+                                          f"for {w.describe()}")
+                    keep.append(w)
+                    continue
+            except Exception as e:  # noqa: BLE001 - sent to the worker
+                err = e
+            try:
+                w.reply(res, err)
+            except Exception:  # noqa: BLE001 - a reply that can not be sent: its connection failed itself
+                pass
+        self.waits[:0] = keep  # before those registered by the replies
 
     async def barrier(self, rank: int, gen: int) -> None:
         self._check()

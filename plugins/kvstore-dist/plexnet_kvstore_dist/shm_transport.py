@@ -165,14 +165,12 @@ class _ServerProtocol(asyncio.Protocol):
         self.core = dp.core
         self.buf = bytearray()
         self.transport: asyncio.Transport | None = None
-        self.tasks: set[asyncio.Task] = set()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def connection_lost(self, exc: Exception | None) -> None:
-        for t in self.tasks:
-            t.cancel()
+        self.core.drop_waits(self)
         self.transport = None
 
     def data_received(self, data: bytes) -> None:
@@ -255,19 +253,14 @@ class _ServerProtocol(asyncio.Protocol):
             self._reply_pull(req, items, arrays)
             return
 
-        async def wait() -> None:
-            try:
-                res = await self.core.pull(rank, items)
-            except asyncio.CancelledError:
-                return
-            except Exception as e:  # noqa: BLE001
-                self._send(req, {"err": _err_text(e)})
-                return
-            self._reply_pull(req, items, res)
+        def answer(res: list | None, err: BaseException | None) -> None:
+            if err is not None:
+                self._send(req, {"err": _err_text(err)})
+            elif res is not None:
+                self._reply_pull(req, items, res)
 
-        t = asyncio.get_running_loop().create_task(wait())
-        self.tasks.add(t)
-        t.add_done_callback(self.tasks.discard)
+        # answered from the push that completes its rounds (no task per waiting pull)
+        self.core.wait_pull(rank, items, answer, owner=self)
 
 
 # -- worker side ------------------------------------------------------------------------------------

@@ -136,7 +136,6 @@ class _ServerConn:
         self.sview = memoryview(bytearray(_STAGE))
         self.seq: dict[tuple, int] = {}
         self.wq: collections.deque = collections.deque()
-        self.tasks: set[asyncio.Task] = set()
         self._frame_start()
         self.loop.add_reader(self.fd, self._readable)
 
@@ -288,6 +287,7 @@ class _ServerConn:
             raise FrameError(f"bad frame from {self.peer}: a worker does not send {_OPS[op]}")
 
     def _push(self, req: int, meta: dict, arrays: list[np.ndarray]) -> None:
+        then = meta.get("p")  # [request id, items]: answer as a pull once the push is applied
         try:
             rank = self.rank
             items: list[tuple[tuple, Any]] = []
@@ -312,6 +312,18 @@ class _ServerConn:
             self.core.push_now(rank, items, borrowed=not owned, owned=owned)  # type: ignore[arg-type]
         except Exception as e:  # noqa: BLE001
             self._send(pack_frame(OP_REPLY, req, {"err": _err_text(e)}))
+            if then is not None:  # the pull behind it fails too (the worker fails the job on the first)
+                try:
+                    self._send(pack_frame(OP_REPLY, int(then[0]), {"err": _err_text(e)}))
+                except (TypeError, ValueError, IndexError):
+                    pass
+            return
+        if then is not None:
+            try:
+                preq, pits = int(then[0]), then[1]
+            except (TypeError, ValueError, IndexError, KeyError) as e:
+                raise FrameError(f"bad push frame from {self.peer}: bad pull request ({e!r})") from None
+            self._pull(preq, {"it": pits})
 
     def _reply_pull(self, req: int, arrays: Sequence[np.ndarray]) -> None:
         arrays = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
@@ -323,26 +335,22 @@ class _ServerConn:
             rank = self.rank
             items = [(_skey(it[:2]), int(it[2])) for it in meta["it"]]
             arrays = self.core.pull_ready(rank, items)  # type: ignore[arg-type]
+            if arrays is None:  # answered from the push that completes its rounds
+                self.core.wait_pull(rank, items, lambda res, err: self._answer(req, res, err),  # type: ignore[arg-type]
+                                    owner=self)
+                return
         except Exception as e:  # noqa: BLE001
             self._send(pack_frame(OP_REPLY, req, {"err": _err_text(e)}))
             return
-        if arrays is not None:
-            self._reply_pull(req, arrays)
+        self._reply_pull(req, arrays)
+
+    def _answer(self, req: int, arrays: list[np.ndarray] | None, err: BaseException | None) -> None:
+        if self.closed:
             return
-
-        async def wait() -> None:
-            try:
-                res = await self.core.pull(rank, items)  # type: ignore[arg-type]
-            except asyncio.CancelledError:
-                return
-            except Exception as e:  # noqa: BLE001
-                self._send(pack_frame(OP_REPLY, req, {"err": _err_text(e)}))
-                return
-            self._reply_pull(req, res)
-
-        t = self.loop.create_task(wait())  # type: ignore[union-attr]
-        self.tasks.add(t)
-        t.add_done_callback(self.tasks.discard)
+        if err is not None:
+            self._send(pack_frame(OP_REPLY, req, {"err": _err_text(err)}))
+        elif arrays is not None:
+            self._reply_pull(req, arrays)
 
     # -- writing ------------------------------------------------------------------------------------
     def _send(self, parts: list[Any]) -> None:
@@ -404,8 +412,7 @@ class _ServerConn:
         if self.closed:
             return
         self.closed = True
-        for t in self.tasks:
-            t.cancel()
+        self.core.drop_waits(self)
         try:
             self.loop.remove_reader(self.fd)  # type: ignore[union-attr]
             self.loop.remove_writer(self.fd)  # type: ignore[union-attr]
@@ -464,20 +471,30 @@ class _TcpConn:
 
     # -- sending ------------------------------------------------------------------------------------
     def request(self, op: int, meta: dict, arrays: Sequence[np.ndarray] = (), nitems: int = 0,
-                reply: bool = True, dests: Sequence[Any] | None = None) -> Future | None:
-        fut: Future | None = Future() if reply else None
+                reply: bool = True, dests: Sequence[Any] | None = None,
+                then_pull: list | None = None) -> Future | None:
+        """Send a frame; returns the future of its reply (None with ``reply=False``).
+        ``then_pull`` (a push's ``[key, part, version]`` items): the server also answers
+        them as a pull once the push is applied, and the future of that answer is
+        returned instead (one frame, one system call and one server wake-up for both)."""
+        fut: Future | None = Future() if reply or then_pull is not None else None
         with self.send_lock:
             with self.plock:
                 if self.closed:
                     raise KVStoreError(f"the connection to {self.peer} is closed")
                 req = next(self.ids) & 0xFFFFFFFF
+                key = req
+                if then_pull is not None:
+                    key = next(self.ids) & 0xFFFFFFFF
+                    meta = dict(meta, p=[key, then_pull])
+                    nitems = len(then_pull)
                 if fut is not None:
-                    self.pending[req] = (fut, nitems, dests)
+                    self.pending[key] = (fut, nitems, dests)
             try:
                 self._send(pack_frame(op, req, meta, arrays, crc=self.crc and op == OP_PUSH))
             except (OSError, KVStoreError) as e:
                 with self.plock:
-                    self.pending.pop(req, None)
+                    self.pending.pop(key, None)
                 err = e if isinstance(e, KVStoreError) else \
                     KVStoreError(f"{self.peer} is unreachable: its connection failed ({e})")
                 raise err from e
@@ -663,6 +680,8 @@ class TcpDataPlaneClient(DataPlaneClient):
         self.conns: list[Any] = [_TcpConn((str(a[0]), int(a[1])), i, self.rank, tok, self._lost, self._error)
                                  for i, (a, tok) in enumerate(zip(addrs, tokens))]
         self.rounds: dict[tuple, int] = {}
+        #: (server, skeys) -> (versions, future): pull answers a push asked for (push's then_pull)
+        self.ahead: dict[tuple, tuple[tuple, Future]] = {}
         self.push_futs: list[tuple[int, Future]] = []
         self.inflight: dict[Future, float] = {}
         self.lock = threading.Lock()
@@ -688,7 +707,11 @@ class TcpDataPlaneClient(DataPlaneClient):
         """Pulled arrays of ``server`` whose values were copied out: reused for later replies."""
         self.conns[server].recycle(arrays)
 
-    def push(self, server: int, items: list[tuple[tuple, Any]]) -> None:
+    def push(self, server: int, items: list[tuple[tuple, Any]],
+             then_pull: list[tuple[tuple, int]] | None = None) -> None:
+        """Send a push. ``then_pull`` (``(skey, version)`` items): ask the server to answer
+        them as a pull right after applying the push; a ``pull`` of exactly these items
+        that follows takes that answer instead of sending its own request."""
         meta_items, arrays = [], []
         for skey, payload in items:
             rk = (server, skey)
@@ -704,10 +727,21 @@ class TcpDataPlaneClient(DataPlaneClient):
                 a = np.ascontiguousarray(payload).reshape(-1)
                 meta_items.append([skey[0], skey[1], rnd, "i", a.dtype.str, int(a.size)])
                 arrays.append(a)
-        self.conns[server].request(OP_PUSH, {"it": meta_items}, arrays, reply=False)
+        if then_pull is None:
+            self.conns[server].request(OP_PUSH, {"it": meta_items}, arrays, reply=False)
+            return
+        key = (server, tuple(s for s, _ in then_pull))
+        fut = self.conns[server].request(OP_PUSH, {"it": meta_items}, arrays, reply=False,
+                                         then_pull=[[s[0], s[1], v] for s, v in then_pull])
+        # one answer kept per (server, keys): a newer push of the same keys replaces it
+        self.ahead[key] = (tuple(v for _, v in then_pull), fut)
 
     def pull(self, server: int, items: list[tuple[tuple, int]], dests: Sequence[Any] | None = None) -> _ShmPull:
         """``dests``: per item, a flat array to receive the value into (or None)."""
+        if self.ahead:
+            got = self.ahead.pop((server, tuple(s for s, _ in items)), None)
+            if got is not None and got[0] == tuple(v for _, v in items):
+                return _ShmPull(got[1], server)  # the push asked for it already
         fut = self.conns[server].request(OP_PULL, {"it": [[s[0], s[1], v] for s, v in items]}, nitems=len(items),
                                          dests=dests)
         return _ShmPull(fut, server)

@@ -34,10 +34,17 @@ class Transport(ABC):
     def init(self, per_server: dict[int, list[tuple[tuple, Any]]]) -> None:
         """Create keys on the servers (blocking)."""
 
+    #: whether ``push(..., then_pull=...)`` is honoured (see ``push``)
+    pulls_ahead: bool = False
+
     @abstractmethod
-    def push(self, server: int, items: list[tuple[tuple, Any]]) -> None:
+    def push(self, server: int, items: list[tuple[tuple, Any]],
+             then_pull: list[tuple[tuple, int]] | None = None) -> None:
         """Send pushes to one server; returns once the data is handed over (the caller
-        may reuse its buffers). Failures surface at later calls."""
+        may reuse its buffers). Failures surface at later calls. ``then_pull``
+        (``(skey, version)`` items, when ``pulls_ahead``): the server answers them as a
+        pull once the push is applied, and a ``pull`` of exactly these items that
+        follows takes that answer without a request of its own; others ignore it."""
 
     @abstractmethod
     def pull(self, server: int, items: list[tuple[tuple, int]], dests: Sequence[Any] | None = None) -> PullHandle:

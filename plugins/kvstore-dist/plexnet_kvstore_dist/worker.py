@@ -8,10 +8,19 @@ engine operation: one call per server carrying, per key, how many pushes this wo
 made (so that the server answers with the value that includes them), completed by a
 receiver thread that copies the slices into the outputs. Pushes and pulls of different
 keys overlap; a pull of a key waits for the pushes of that key before it (engine order).
+
+Small pushes and pulls (up to ``PLEXNET_KVSTORE_SMALL_BYTES``, default 64 KiB, CPU
+arrays) run on the calling thread when their variables are free (``FnProperty.INLINE``
+/ ``ASYNC``): a worker hand-off costs more than sending a few bytes. When the last pull
+of a key came right after its push (the usual push, pull, push, pull loop), a small
+``dist_sync`` push over TCP asks the server to answer the pull along with it
+(``Transport.push(then_pull=...)``) and the pull that follows takes that answer: one
+frame per step instead of two. A push that no pull follows costs only an unused reply.
 """
 from __future__ import annotations
 
 import json
+import os
 import queue
 import threading
 import uuid
@@ -21,6 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from plexnet import engine as _engine
+from plexnet.engine import FnProperty
 from plexnet.base import ShapeError
 from plexnet.context import Context
 from plexnet.kvstore.base import KVStoreBase, KVStoreError, KVStoreKeyError, bigarray_bound
@@ -37,10 +47,13 @@ __all__ = ["KVStoreDist", "DIST_TYPES"]
 DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_async", "dist", "dist_sync_device", "dist_device_async")
 _CPU = ("cpu", "cpu_pinned", "cpu_shared")
 _CPU0 = Context("cpu", 0)
+#: pushes and pulls up to this many bytes run on the calling thread when ready
+SMALL_BYTES = int(os.environ.get("PLEXNET_KVSTORE_SMALL_BYTES", str(64 * 1024)))
 
 
 class _Key:
-    __slots__ = ("key", "shape", "dtype", "size", "parts", "var", "count", "sendbuf", "residuals", "stage")
+    __slots__ = ("key", "shape", "dtype", "size", "parts", "var", "count", "sendbuf", "residuals", "stage",
+                 "nbytes", "calls", "pulled_at", "follow")
 
     def __init__(self, key: Any, shape: tuple, dtype: Any, parts: list[Part]) -> None:
         self.key = key
@@ -53,6 +66,10 @@ class _Key:
         self.sendbuf: np.ndarray | None = None
         self.residuals: dict[int, np.ndarray] = {}
         self.stage: dict[int, Any] = {}     # CPU copies of device values
+        self.nbytes = self.size * self.dtype.itemsize
+        self.calls = 0                      # push calls (at call time, unlike count)
+        self.pulled_at = 0                  # ``calls`` at the last pull call
+        self.follow = False                 # the last pull came right after one push
 
 
 class _Receiver:
@@ -229,6 +246,8 @@ class KVStoreDist(KVStoreBase):
         self._transport.check()
         work = []
         reads: list[Any] = []
+        nbytes = 0
+        ahead = self._sync and getattr(self._transport, "pulls_ahead", False)
         for k, vals in pairs:
             info = self._info(k, "push")
             for v in vals:
@@ -238,11 +257,17 @@ class KVStoreDist(KVStoreBase):
             srcs = self._host_sources(info, vals, priority)
             work.append((info, [s._data for s in srcs]))
             reads += [s._chunk.var for s in srcs]
+            nbytes += info.nbytes * len(srcs)
+            ahead = ahead and info.follow
+            info.calls += 1
+        small = nbytes <= SMALL_BYTES and all(s.context.device_type in _CPU for _, vals in pairs for s in vals)
+        ahead = ahead and small
         thr = self._compression["threshold"] if self._compression["type"] == "2bit" else None
         transport = self._transport
 
         def fn(rc: Any) -> None:
             per_server: dict[int, list] = defaultdict(list)
+            pulls: dict[int, list] = defaultdict(list)
             for info, arrays in work:
                 flats = [_flat(a, info.dtype) for a in arrays]
                 for i, p in enumerate(info.parts):
@@ -262,10 +287,17 @@ class KVStoreDist(KVStoreBase):
                             payload = _sum_piece(info, flats, p)
                     per_server[p.server].append((p.skey, payload))
                 info.count += 1
+                if ahead:
+                    for p in info.parts:
+                        pulls[p.server].append((p.skey, info.count))
             for s, items in per_server.items():
-                transport.push(s, items)
+                if ahead:
+                    transport.push(s, items, then_pull=pulls[s])
+                else:
+                    transport.push(s, items)
 
-        _engine.get().push_sync(fn, _CPU0, reads, [info.var for info, _ in work], priority=priority,
+        _engine.get().push_sync(fn, _CPU0, reads, [info.var for info, _ in work],
+                                prop=FnProperty.INLINE if small else FnProperty.NORMAL, priority=priority,
                                 name="kvstore_dist_push")
 
     def _host_sources(self, info: _Key, vals: list[Any], priority: int) -> list[Any]:
@@ -311,12 +343,18 @@ class KVStoreDist(KVStoreBase):
     def _pull_impl(self, pairs: Sequence[tuple[Any, list[Any]]], priority: int) -> None:
         self._transport.check()
         work = []
+        nbytes = 0
         for k, outs in pairs:
             info = self._info(k, "pull")
             for o in outs:
                 if tuple(o.shape) != info.shape:
                     raise ShapeError(f"pull: key {k!r} holds shape {info.shape}, out has shape {tuple(o.shape)}")
             work.append((info, outs))
+            nbytes += info.nbytes * len(outs)
+        for info, _ in work:  # learn the push, pull, push, pull pattern (see the module docstring)
+            info.follow = info.calls == info.pulled_at + 1
+            info.pulled_at = info.calls
+        small = nbytes <= SMALL_BYTES and all(o.context.device_type in _CPU for _, outs in pairs for o in outs)
         transport = self._transport
 
         def fn(rc: Any, on_complete: Callable[..., None]) -> None:
@@ -362,7 +400,8 @@ class KVStoreDist(KVStoreBase):
 
         reads = [info.var for info, _ in work]
         writes = [o._chunk.var for _, outs in work for o in outs]
-        _engine.get().push_async(fn, _CPU0, reads, writes, priority=priority, name="kvstore_dist_pull")
+        _engine.get().push_async(fn, _CPU0, reads, writes, prop=FnProperty.ASYNC if small else FnProperty.NORMAL,
+                                 priority=priority, name="kvstore_dist_pull")
 
 
 def _flat(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
