@@ -465,3 +465,39 @@ def test_default_lists_skip_operators_of_plugins_not_installed(monkeypatch: pyte
         amp.init(target_precision_ops=["_contrib_NotInstalledOp"])
     assert mx.nd.FullyConnected(mx.nd.ones((2, 3)), mx.nd.ones((4, 3)), no_bias=True,
                                 num_hidden=4).dtype == np.float32
+
+
+def test_convert_bucketing_module_converts_every_bucket_and_the_parameters():
+    # as MXNet 1.9.1's amp.convert_bucketing_module (checked side by side: the same bucket
+    # keys, float16 parameters with cast_optional_params; MXNet's CPU FullyConnected then
+    # refuses float16, plexnet runs it)
+    import numpy as np
+    import plexnet as mx
+    from plexnet.contrib import amp
+
+    def sym_gen(key):
+        h = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
+        h = mx.sym.FullyConnected(mx.sym.Activation(h, act_type="relu"), num_hidden=4, name="fc2")
+        return mx.sym.SoftmaxOutput(h, name="softmax"), ("data",), ("softmax_label",)
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=10, context=mx.cpu())
+    mod.bind(data_shapes=[("data", (2, 10))], label_shapes=[("softmax_label", (2,))])
+    mod.init_params(mx.init.Uniform(0.5))
+    mod.switch_bucket(5, [("data", (5, 10))], [("softmax_label", (5,))])
+    x = mx.nd.array(np.arange(20).reshape(2, 10) / 20.0)
+    batch = mx.io.DataBatch([x], [mx.nd.array([0, 1])], bucket_key=10, provide_data=[("data", (2, 10))],
+                            provide_label=[("softmax_label", (2,))])
+    mod.switch_bucket(10, [("data", (2, 10))], [("softmax_label", (2,))])
+    mod.forward(batch, is_train=False)
+    ref = mod.get_outputs()[0].asnumpy()
+    res = amp.convert_bucketing_module(mod, "float16", cast_optional_params=True)
+    assert amp.amp.convert_bucketing_module is amp.convert_bucketing_module   # MXNet's spelling too
+    assert sorted(res._buckets) == [5, 10]
+    args, _aux = res._curr_module._arg_params, res._curr_module._aux_params
+    assert {k: v.dtype for k, v in args.items()} == {k: np.float16 for k in
+                                                     ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias")}
+    res.bind(data_shapes=[("data", (2, 10))], label_shapes=[("softmax_label", (2,))], for_training=False)
+    res.forward(batch, is_train=False)
+    out = res.get_outputs()[0].asnumpy()
+    np.testing.assert_allclose(out, ref, atol=2e-3)
+    with pytest.raises(AssertionError, match="bucketing module"):
+        amp.convert_bucketing_module(mod.symbol)

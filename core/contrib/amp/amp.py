@@ -23,13 +23,14 @@ from ...ndarray import NDArray
 from ...optimizer import Optimizer
 from ...symbol import Symbol
 from ...symbol.node import Entry
-from .convert import _BF16_REFUSED, convert_hybrid_block, convert_model, convert_symbol
+from .convert import _BF16_REFUSED, convert_bucketing_module, convert_hybrid_block, convert_model, convert_symbol
 from .oplists import (_kind, list_conditional_fp32_ops, list_fp32_ops, list_loss_output_functions,
                       list_lp16_fp32_ops, list_lp16_ops, list_lp16_use_fp32_params, list_widest_type_cast)
 from .loss_scaler import LossScaler
 
 __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model", "convert_hybrid_block",
-           "convert_symbol", "list_lp16_ops", "list_fp32_ops", "list_lp16_fp32_ops", "list_conditional_fp32_ops",
+           "convert_bucketing_module", "convert_symbol", "list_lp16_ops", "list_fp32_ops", "list_lp16_fp32_ops",
+           "list_conditional_fp32_ops",
            "list_widest_type_cast", "list_loss_output_functions", "list_lp16_use_fp32_params"]
 
 

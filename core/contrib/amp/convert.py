@@ -368,3 +368,37 @@ def convert_hybrid_block(block: Any, target_dtype: str = "float16", target_dtype
         ctx = next(iter(values.values())).context if values else None
     ret.collect_params().load_dict(values, ctx=ctx)
     return ret
+
+
+def convert_bucketing_module(bucketing_mod: Any, target_dtype: str = "float16",
+                             target_dtype_ops: list[str] | None = None, fp32_ops: list[str] | None = None,
+                             conditional_fp32_ops: list | None = None, excluded_sym_names: list[str] | None = None,
+                             cast_optional_params: bool = False) -> Any:
+    """A new ``BucketingModule`` whose buckets run the symbols of ``bucketing_mod``'s
+    existing buckets converted by ``convert_model`` (parameters of the current bucket, cast
+    to the converted graph's ``__dtype__``), as MXNet 1.9.1's. Buckets first used later are
+    built by ``sym_gen`` unconverted, as in MXNet. The module must have initialized
+    parameters; bind the result before use."""
+    from ...module.bucketing_module import BucketingModule
+    if not isinstance(bucketing_mod, BucketingModule):
+        raise AssertionError("module should be instance of bucketing module")
+    if not bucketing_mod._buckets:
+        raise AssertionError("Bucketing Module should not be empty")
+    if not bucketing_mod.params_initialized:
+        raise AssertionError("bucketing_mod params should be initialized for mixed precision conversion")
+    cur = bucketing_mod._curr_module
+    arg_params, aux_params = cur._arg_params, cur._aux_params
+    if arg_params is None or aux_params is None:  # parameters live on the executors: gather them
+        arg_params, aux_params = bucketing_mod.get_params()
+    sym_dict = {}
+    for key, mod in bucketing_mod._buckets.items():
+        sym_dict[key], arg_params, aux_params = convert_model(
+            mod._symbol, arg_params, aux_params, target_dtype=target_dtype, target_dtype_ops=target_dtype_ops,
+            fp32_ops=fp32_ops, conditional_fp32_ops=conditional_fp32_ops, excluded_sym_names=excluded_sym_names,
+            cast_optional_params=cast_optional_params)
+    return BucketingModule.load_dict(
+        sym_dict, sym_gen=bucketing_mod._sym_gen, arg_params=arg_params, aux_params=aux_params,
+        default_bucket_key=bucketing_mod._default_bucket_key, logger=bucketing_mod.logger,
+        context=bucketing_mod._context, work_load_list=bucketing_mod._work_load_list,
+        fixed_param_names=bucketing_mod._fixed_param_names, state_names=bucketing_mod._state_names,
+        group2ctxs=bucketing_mod._group2ctxs, compression_params=bucketing_mod._compression_params)
