@@ -6,7 +6,8 @@ split and the workspace are ops-basic's (``ConvolutionOp``), unchanged.
 
 Everything else - the strided layout (stride > 1), 3-D kernels, small col2im that
 ops-basic does as one ``bincount``, dtypes other than float32/float64, non-contiguous
-arrays - runs ops-basic's numpy code through the parent classes."""
+arrays - runs ops-basic's numpy code through the parent classes. Deconvolution gets the
+same geometry (``NumbaDeconvolutionOp``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -18,6 +19,7 @@ from plexnet_ops_basic.nn._common import writes
 from plexnet_ops_basic.nn._convcore import (SMALL_COL2IM, ConvGeom, Workspace, conv_forward, matmul_long,
                                             matmul_wide)
 from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
+from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
 
 from . import _base
 
@@ -157,6 +159,25 @@ def _numba_backward(g: NumbaConvGeom, x: Any, w: Any, dy: Any, dx: Any, dx_req: 
             dx += g.crop_t(dxt)
 
 
+def _numba_geom(g: ConvGeom) -> NumbaConvGeom:
+    """``g`` as a ``NumbaConvGeom`` (same fields)."""
+    ng = NumbaConvGeom.__new__(NumbaConvGeom)
+    ng.__dict__.update(g.__dict__)
+    return ng
+
+
+class NumbaDeconvolutionOp(DeconvolutionOp):
+    """ops-basic's DeconvolutionOp on ``NumbaConvGeom`` geometries: its forward is a
+    convolution's data gradient (out_to_cols, GEMM, col2im), its backward a forward and
+    a weight gradient; the numba passes come with the geometry (bit-equal results)."""
+
+    def __init__(self, prop: Any) -> None:
+        super().__init__(prop.param)
+
+    def make_geom(self, dshape) -> ConvGeom:
+        return _numba_geom(super().make_geom(dshape))
+
+
 class NumbaConvolutionOp(ConvolutionOp):
     """ops-basic's ConvolutionOp on ``NumbaConvGeom`` geometries."""
 
@@ -164,10 +185,7 @@ class NumbaConvolutionOp(ConvolutionOp):
         super().__init__(prop.param)
 
     def make_geom(self, dshape) -> ConvGeom:
-        g = conv_geom(self.p, dshape)
-        ng = NumbaConvGeom.__new__(NumbaConvGeom)
-        ng.__dict__.update(g.__dict__)
-        return ng
+        return _numba_geom(conv_geom(self.p, dshape))
 
     def depthwise(self, x: Any) -> bool:
         """One input channel per group (several groups), 2-D: the direct kernels
@@ -257,3 +275,5 @@ class NumbaConvolutionOp(ConvolutionOp):
 def register(registry: Any, available: Any) -> None:
     registry.register_impl("Convolution", "cpu", lambda prop, ctx: NumbaConvolutionOp(prop), impl_name="numba",
                            priority=5, available=available)
+    registry.register_impl("Deconvolution", "cpu", lambda prop, ctx: NumbaDeconvolutionOp(prop),
+                           impl_name="numba", priority=5, available=available)

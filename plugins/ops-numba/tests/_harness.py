@@ -72,3 +72,24 @@ def assert_same(res: list, exact: bool = True, tol: Any = None, what: str = "") 
     if g0 is not None:
         for i, (a, b) in enumerate(zip(g0, g1)):
             check_equal(a, b, f"{what} gradient {i}", exact, tol)
+
+
+def default_impl(name: str) -> str:
+    """The implementation name the registry picks for ``name`` on cpu when nothing is
+    forced: the available one of highest priority (ops-torch's, 10, when installed)."""
+    reg = plexnet.plugins.registries().operators
+    best = None
+    for r in reg.implementations(name):
+        if r.device_type not in ("cpu", "*") or (r.available is not None and not r.available()):
+            continue
+        key = (r.priority, r.device_type == "cpu")
+        if best is None or key > best[0]:
+            best = (key, r.impl_name)
+    assert best is not None
+    return best[1]
+
+
+def numba_record(name: str) -> Any:
+    recs = [r for r in plexnet.plugins.registries().operators.implementations(name) if r.impl_name == "numba"]
+    assert len(recs) == 1 and recs[0].device_type == "cpu" and recs[0].priority == 5, recs
+    return recs[0]

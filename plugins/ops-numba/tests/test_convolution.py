@@ -81,14 +81,18 @@ def test_geometry_is_numba_and_fallbacks(monkeypatch):
 
 def test_registered_and_forceable():
     import plexnet as mx
+    from _harness import default_impl, numba_record
     reg = mx.plugins.registries().operators
     p = prop("Convolution", dict(kernel=(3, 3), num_filter=2))
-    assert type(p.create_operator(mx.cpu())) is NumbaConvolutionOp
-    reg.force_impl("Convolution", "cpu", "xp")
-    try:
-        assert type(p.create_operator(mx.cpu())) is ConvolutionOp
-    finally:
-        reg.force_impl("Convolution", "cpu", None)
+    for name in ("Convolution", "Deconvolution"):
+        numba_record(name)
+        assert default_impl(name) in ("numba", "torch")
+    for which, cls in (("numba", NumbaConvolutionOp), ("xp", ConvolutionOp)):
+        reg.force_impl("Convolution", "cpu", which)
+        try:
+            assert type(p.create_operator(mx.cpu())) is cls
+        finally:
+            reg.force_impl("Convolution", "cpu", None)
 
 
 DW_TOL = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-12, atol=1e-12)}
@@ -124,3 +128,18 @@ def test_depthwise_matches_ops_basic(monkeypatch, kw, shape, req, dtype):
 def test_pointwise_matches_ops_basic(kw, shape, req):
     """1x1 convolutions of one sample: one GEMM straight into the output."""
     assert_same(run_pair("Convolution", kw, [shape], pair(kw), req=req), what=str(kw))
+
+
+@pytest.mark.parametrize("kw,shape", [
+    (dict(kernel=(5, 5), num_filter=1), (3, 4, 8, 8)),                                   # flat
+    (dict(kernel=(3, 3), num_filter=20, pad=(1, 1)), (2, 8, 6, 7)),                      # csn
+    (dict(kernel=(3, 3), num_filter=8, stride=(2, 2), pad=(1, 1), adj=(1, 1)), (2, 3, 4, 4)),  # strided
+    (dict(kernel=(4,), num_filter=6, num_group=2), (2, 4, 9)),
+])
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_deconvolution_matches_ops_basic(kw, shape, req):
+    from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
+    from plexnet_ops_numba.convolution import NumbaDeconvolutionOp
+    pr = prop("Deconvolution", kw)
+    assert_same(run_pair("Deconvolution", kw, [shape], [DeconvolutionOp(pr.param), NumbaDeconvolutionOp(pr)],
+                         req=req), what=str(kw))

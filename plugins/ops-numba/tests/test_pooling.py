@@ -158,23 +158,38 @@ def test_non_contiguous_runs_ops_basic(monkeypatch):
     np.testing.assert_array_equal(y, x.reshape(1, 2, 4, 2, 4, 2).max(axis=(3, 5)))
 
 
-def test_registered_and_chosen(monkeypatch):
+def test_registered_and_chosen():
     import plexnet as mx
+    from _harness import default_impl, numba_record
     reg = mx.plugins.registries().operators
+    numba_record("Pooling")
     pr = prop("Pooling", dict(kernel=(2, 2)))
-    assert isinstance(reg.create_operator(pr, mx.cpu()) if hasattr(reg, "create_operator")
-                      else pr.create_operator(mx.cpu()), NumbaPoolingOp)
+    reg.force_impl("Pooling", "cpu", "numba")
+    try:
+        assert type(pr.create_operator(mx.cpu())) is NumbaPoolingOp
+    finally:
+        reg.force_impl("Pooling", "cpu", None)
+    # above ops-basic's (priority 0); ops-torch's (10), when installed, above it
+    assert default_impl("Pooling") in ("numba", "torch")
+    assert reg.select_impl("Pooling", "cpu").impl_name == default_impl("Pooling")
 
 
-def test_probe_off_runs_ops_basic(monkeypatch):
+def test_probe_off_runs_ops_basic():
     import plexnet as mx
-    monkeypatch.setattr(_base, "_DISABLED", True)
-    assert not _base.available()
-    assert "PLEXNET_NUMBA_DISABLE" in _base.available.reason()
+    from _harness import default_impl
     reg = mx.plugins.registries().operators
-    reg.force_impl("Pooling", "cpu", None)   # a cleared selection cache
-    op = prop("Pooling", dict(kernel=(2, 3))).create_operator(mx.cpu())
-    assert type(op) is PoolingOp
+    _base._DISABLED = True
+    try:
+        assert not _base.available()
+        assert "PLEXNET_NUMBA_DISABLE" in _base.available.reason()
+        reg.force_impl("Pooling", "cpu", None)   # clears the registry's selection caches
+        assert reg.select_impl("Pooling", "cpu").impl_name != "numba"
+        if default_impl("Pooling") == "xp":        # no ops-torch
+            assert type(prop("Pooling", dict(kernel=(2, 3))).create_operator(mx.cpu())) is PoolingOp
+    finally:
+        _base._DISABLED = False
+        reg.force_impl("Pooling", "cpu", None)
+    assert reg.select_impl("Pooling", "cpu").impl_name == default_impl("Pooling")
 
 
 def test_kernels_that_fail_to_load_fall_back(monkeypatch):
@@ -187,6 +202,9 @@ def test_kernels_that_fail_to_load_fall_back(monkeypatch):
     assert_same(run_pair("Pooling", kw, [(1, 2, 4, 4)], pair(kw)))
     assert calls.count("f") == 4   # both operators of the pair ran ops-basic
     assert not _base.available() and "test" in _base.available.reason()
+    monkeypatch.undo()
+    import plexnet as mx
+    mx.plugins.registries().operators.force_impl("Pooling", "cpu", None)   # selections made meanwhile
 
 
 def test_force_impl_env_picks_ops_basic():
@@ -196,7 +214,8 @@ def test_force_impl_env_picks_ops_basic():
             "reg = mx.plugins.registries().operators; "
             "p = reg.create_property('Pooling', {'kernel': (2, 2)}); "
             "print(type(p.create_operator(mx.cpu())).__module__)")
-    env = dict(__import__("os").environ, PLEXNET_FORCE_IMPL="Pooling:cpu=xp")
+    # ops-torch, when installed, blocked: its implementation would outrank numba's
+    env = dict(__import__("os").environ, PLEXNET_FORCE_IMPL="Pooling:cpu=xp", PLEXNET_PLUGINS_BLOCK="ops_torch")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "plexnet_ops_basic.nn.pooling", out.stderr
     env.pop("PLEXNET_FORCE_IMPL")
