@@ -6,6 +6,9 @@ here. Layout (little endian)::
     u64 0x112 (list magic) | u64 reserved | u64 n | n x NDArray | u64 m | m x (u64 len, bytes) keys
     NDArray (V2): u32 0xF993FAC9 | i32 stype(0) | u32 ndim | ndim x i64 dims
                   | i32 dev_type | i32 dev_id | i32 type_flag | raw data
+    sparse (V2):  u32 0xF993FAC9 | i32 stype (1 row_sparse, 2 csr) | storage shape | shape
+                  | i32 dev_type | i32 dev_id | i32 type_flag | per aux: i32 type_flag, shape
+                  | raw values | raw aux arrays (csr: indptr, indices; row_sparse: indices)
     (V3 magic 0xF993FACA is the same with numpy shape semantics; V1 0xF993FAC8 has no stype)
 
 Every length is checked against the file size, so a truncated or corrupted file raises
@@ -31,7 +34,7 @@ import numpy as np
 from ..base import PlexnetError
 from ..fileio import atomic_write
 
-__all__ = ["save", "load", "load_frombuffer", "NDArrayFormatError", "TYPE_FLAGS"]
+__all__ = ["save", "load", "load_frombuffer", "NDArrayFormatError", "TYPE_FLAGS", "SparseParts"]
 
 LIST_MAGIC = 0x112
 V1, V2, V3 = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
@@ -62,12 +65,64 @@ class _Reader:
         return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt), what))
 
 
-def _read_array(r: _Reader, i: int) -> np.ndarray:
+class SparseParts:
+    """A sparse array as read from a file: storage type code (1 row_sparse, 2 csr), the
+    dense shape, the values and the aux arrays in MXNet's order (csr: indptr, indices)."""
+
+    def __init__(self, stype: int, shape: tuple, data: np.ndarray, aux: list[np.ndarray]) -> None:
+        self.stype, self.shape, self.data, self.aux = stype, shape, data, aux
+
+
+_NUM_AUX = {1: 1, 2: 2}  # MXNet's kRowSparseStorage, kCSRStorage
+
+
+def _read_shape(r: _Reader, i: int, what: str) -> tuple:
+    (ndim,) = r.unpack("I", f"array {i} {what} ndim")
+    if ndim > 32:
+        raise NDArrayFormatError(f"{r.fname}: array {i} claims {ndim} dimensions: corrupted file")
+    shape = r.unpack(f"{ndim}q", f"array {i} {what}") if ndim else ()
+    if any(d < 0 for d in shape):
+        raise NDArrayFormatError(f"{r.fname}: array {i} has a negative dimension {shape}")
+    return tuple(shape)
+
+
+def _read_raw(r: _Reader, i: int, flag: int, shape: tuple, what: str) -> np.ndarray:
+    if flag not in TYPE_FLAGS:
+        raise NDArrayFormatError(f"{r.fname}: array {i} has unknown type flag {flag} ({what})")
+    dt = np.dtype(TYPE_FLAGS[flag])
+    n = dt.itemsize
+    for d in shape:
+        n *= d
+    if n > len(r.buf) - r.pos:
+        raise NDArrayFormatError(f"{r.fname}: array {i} {what} {shape} ({dt}) needs {n} bytes at offset {r.pos}, "
+                                 f"file has {len(r.buf) - r.pos} left: corrupted file")
+    return np.frombuffer(r.take(n, f"array {i} {what}"), dtype=dt).reshape(shape).copy()
+
+
+def _read_sparse(r: _Reader, i: int, stype: int) -> SparseParts:
+    """MXNet's sparse layout: storage shape, shape, context, type flag, per aux (type flag,
+    shape), the values, then each aux array."""
+    if stype not in _NUM_AUX:
+        raise NDArrayFormatError(f"{r.fname}: array {i} has unknown storage type {stype}")
+    sshape = _read_shape(r, i, "storage shape")
+    shape = _read_shape(r, i, "shape")
+    r.unpack("ii", f"array {i} context")
+    (flag,) = r.unpack("i", f"array {i} dtype")
+    aux_meta = []
+    for k in range(_NUM_AUX[stype]):
+        (aflag,) = r.unpack("i", f"array {i} aux {k} dtype")
+        aux_meta.append((aflag, _read_shape(r, i, f"aux {k} shape")))
+    data = _read_raw(r, i, flag, sshape, "values")
+    aux = [_read_raw(r, i, f, s, f"aux {k}") for k, (f, s) in enumerate(aux_meta)]
+    return SparseParts(stype, shape, data, aux)
+
+
+def _read_array(r: _Reader, i: int) -> Any:
     (magic,) = r.unpack("I", f"array {i} header")
     if magic in (V2, V3):
         (stype,) = r.unpack("i", f"array {i} storage type")
         if stype != 0:
-            raise NDArrayFormatError(f"{r.fname}: array {i} has sparse storage type {stype}, not supported")
+            return _read_sparse(r, i, stype)
         (ndim,) = r.unpack("I", f"array {i} ndim")
         if ndim > 32:
             raise NDArrayFormatError(f"{r.fname}: array {i} claims {ndim} dimensions: corrupted file")
@@ -165,6 +220,9 @@ def dump_buffer(data: Any) -> bytes:
         keys, vals = [], [data]
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(vals))]
     for i, v in enumerate(vals):
+        if getattr(v, "stype", "default") != "default":
+            parts.append(_dump_sparse(v, keys[i] if keys else i))
+            continue
         a = np.ascontiguousarray(v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v))
         if a.dtype not in FLAG_OF:
             raise TypeError(f"save: array {keys[i] if keys else i} has unsupported dtype {a.dtype}")
@@ -182,6 +240,35 @@ def dump_buffer(data: Any) -> bytes:
     return body + _TRAILER.pack(TRAILER_MAGIC, len(body), zlib.crc32(body), 0)
 
 
+def _shape_bytes(shape: tuple) -> bytes:
+    return struct.pack(f"<I{len(shape)}q", len(shape), *shape)
+
+
+def _dump_sparse(v: Any, name: Any) -> bytes:
+    """A CSRNDArray / RowSparseNDArray in MXNet's sparse layout (see _read_sparse)."""
+    data = np.ascontiguousarray(v.data.asnumpy())
+    aux = [np.ascontiguousarray(v.indptr.asnumpy()), np.ascontiguousarray(v.indices.asnumpy())] \
+        if v.stype == "csr" else [np.ascontiguousarray(v.indices.asnumpy())]
+    for a in (data, *aux):
+        if a.dtype not in FLAG_OF:
+            raise TypeError(f"save: array {name} has unsupported dtype {a.dtype}")
+    out = [struct.pack("<Ii", V2, 2 if v.stype == "csr" else 1), _shape_bytes(data.shape),
+           _shape_bytes(tuple(v.shape)), struct.pack("<iii", 1, 0, FLAG_OF[data.dtype])]
+    out += [struct.pack("<i", FLAG_OF[a.dtype]) + _shape_bytes(a.shape) for a in aux]
+    out += [data.tobytes()] + [a.tobytes() for a in aux]
+    return b"".join(out)
+
+
+def _to_nd(v: Any, ctx: Any) -> Any:
+    from .ndarray import array
+    if isinstance(v, SparseParts):
+        from . import sparse
+        if v.stype == 2:
+            return sparse.csr_matrix((v.data, v.aux[1], v.aux[0]), shape=v.shape, ctx=ctx, dtype=v.data.dtype)
+        return sparse.row_sparse_array((v.data, v.aux[0]), shape=v.shape, ctx=ctx, dtype=v.data.dtype)
+    return array(v, ctx=ctx, dtype=v.dtype)
+
+
 def save(fname: str, data: Any) -> None:
     """Save an NDArray, a list or a str->NDArray dict. Written atomically (temp file +
     rename), so a crash never leaves a half-written file behind."""
@@ -190,22 +277,20 @@ def save(fname: str, data: Any) -> None:
 
 def load(fname: str, ctx: Any = None) -> Any:
     """Load a list or dict of NDArrays saved by ``save`` (or by MXNet)."""
-    from .ndarray import array
     with open(fname, "rb") as f:
         buf = f.read()
     res = load_buffer(buf, fname)
     if isinstance(res, dict):
-        return {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in res.items()}
-    return [array(v, ctx=ctx, dtype=v.dtype) for v in res]
+        return {k: _to_nd(v, ctx) for k, v in res.items()}
+    return [_to_nd(v, ctx) for v in res]
 
 
 def load_frombuffer(buf: bytes, ctx: Any = None) -> Any:
     """Load a list or dict of NDArrays from the bytes of a saved file (MXNet's
     ``nd.load_frombuffer``); a truncated or corrupted buffer raises ``NDArrayFormatError``."""
-    from .ndarray import array
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
     res = load_buffer(bytes(buf), "<buffer>")
     if isinstance(res, dict):
-        return {k: array(v, ctx=ctx, dtype=v.dtype) for k, v in res.items()}
-    return [array(v, ctx=ctx, dtype=v.dtype) for v in res]
+        return {k: _to_nd(v, ctx) for k, v in res.items()}
+    return [_to_nd(v, ctx) for v in res]
