@@ -437,6 +437,7 @@ def new_rsp(data: np.ndarray, indices: np.ndarray, shape: tuple[int, ...], ctx: 
     """A RowSparseNDArray of host arrays (copied to ``ctx``)."""
     dt = np.dtype(dtype if dtype is not None else data.dtype)
     shape = tuple(shape)
-    return RowSparseNDArray(nd_from_host(np.asarray(data, dt).reshape((-1,) + shape[1:]), ctx),
-                            (nd_from_host(np.asarray(indices, K.IDX), ctx),), shape)
+    idx = np.asarray(indices, K.IDX).reshape(-1)
+    return RowSparseNDArray(nd_from_host(np.asarray(data, dt).reshape((idx.shape[0],) + shape[1:]), ctx),
+                            (nd_from_host(idx, ctx),), shape)
 
