@@ -482,6 +482,23 @@ class RayTransport(Transport):
         handle; False when this transport can not (then the caller waits itself)."""
         if self.dp is None:
             return False
+        recycle = getattr(self.dp, "recycle", None)
+        if len(handles) == 1:  # the common case (one server), without the bookkeeping below
+            h = handles[0]
+
+            def one(fut: Any) -> None:
+                e = fut.exception()
+                if e is not None:
+                    callback([None], self.failure if self.failure is not None else e)
+                    return
+                res = fut.result()
+                callback([res], None)
+                if recycle is not None:  # the callback copied the values out
+                    recycle(h.server, res)  # type: ignore[attr-defined]
+
+            self.dp.track(h.fut)  # type: ignore[attr-defined]
+            h.fut.add_done_callback(one)  # type: ignore[attr-defined]
+            return True
         n = len(handles)
         results: list[Any] = [None] * n
         state = {"left": n, "err": None}
@@ -501,7 +518,6 @@ class RayTransport(Transport):
                 if err is not None and self.failure is not None:
                     err = self.failure
                 callback(results, err)
-                recycle = getattr(self.dp, "recycle", None)
                 if recycle is not None:  # the callback copied the values out
                     for h, r in zip(handles, results):
                         if r is not None:

@@ -30,6 +30,12 @@ _IOV = 512                   # views per sendmsg (below IOV_MAX)
 _KINDS = "biuf"              # numeric dtypes only
 
 
+#: one encoder/decoder for every frame: ``json.dumps`` with options builds a new encoder
+#: per call (~10 us a small frame here), ``json.loads`` of bytes sniffs their encoding first
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+_decode = json.JSONDecoder().decode
+
+
 class FrameError(KVStoreError):
     """A malformed frame, or a peer that broke a frame off."""
 
@@ -56,7 +62,7 @@ def pack_frame(op: int, req: int, meta: dict, arrays: Sequence[np.ndarray] = (),
             c = zlib.crc32(d, c)
         meta = dict(meta, crc=c)
         flags |= FLAG_DATA_CRC
-    m = json.dumps(meta, separators=(",", ":")).encode()
+    m = _encode(meta).encode()
     head = _HDR.pack(MAGIC, VERSION, op, flags, req, len(m), sum(d.nbytes for d in data), 0)
     c = zlib.crc32(m, zlib.crc32(head[:-4]))
     return [head[:-4] + struct.pack("<I", c), m, *data]
@@ -85,8 +91,8 @@ def parse_meta(head: Any, meta: Any, crc: int, peer: str) -> dict:
     if zlib.crc32(bytes(meta), zlib.crc32(bytes(head)[:-4])) != crc:
         raise FrameError(f"bad frame from {peer}: header/meta checksum mismatch")
     try:
-        m = json.loads(bytes(meta)) if len(meta) else {}
-    except ValueError as e:
+        m = _decode(bytes(meta).decode()) if len(meta) else {}
+    except ValueError as e:  # UnicodeDecodeError included
         raise FrameError(f"bad frame from {peer}: meta is not JSON ({e})") from None
     if not isinstance(m, dict):
         raise FrameError(f"bad frame from {peer}: meta is a {type(m).__name__}, not an object")

@@ -66,6 +66,7 @@ class TcpDataPlaneServer:
         self.port = 0
         self.conns: set[_ServerConn] = set()
         self.stall = stall_timeout()
+        self.crc = _want_crc()
         self.loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> tuple[str, int]:
@@ -129,6 +130,8 @@ class _ServerConn:
         self.loop = plane.loop
         assert self.loop is not None
         self.rank: int | None = None
+        self._peer: str | None = None
+        self.crc = plane.crc
         self.bye = False
         self.closed = False
         self.bufs: dict[tuple, np.ndarray] = {}
@@ -141,8 +144,10 @@ class _ServerConn:
 
     @property
     def peer(self) -> str:
-        who = f"worker {self.rank}" if self.rank is not None else "an unidentified peer"
-        return f"{who} ({self.addr})"
+        if self._peer is None:  # built once per identity, not per frame
+            who = f"worker {self.rank}" if self.rank is not None else "an unidentified peer"
+            self._peer = f"{who} ({self.addr})"
+        return self._peer
 
     # -- reading ------------------------------------------------------------------------------------
     def _frame_start(self) -> None:
@@ -275,6 +280,7 @@ class _ServerConn:
             if not isinstance(r, int) or not 0 <= r < self.core.num_workers:
                 raise FrameError(f"bad hello from {self.peer}: rank {r!r}")
             self.rank = r
+            self._peer = None
             self._send(pack_frame(OP_REPLY, req, {"server": self.core.server_id}))
         elif op == OP_PUSH:
             self._push(req, meta, arrays)
@@ -328,7 +334,7 @@ class _ServerConn:
     def _reply_pull(self, req: int, arrays: Sequence[np.ndarray]) -> None:
         arrays = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
         self._send(pack_frame(OP_REPLY, req, {"d": [[a.dtype.str, int(a.size)] for a in arrays]}, arrays,
-                              crc=_want_crc()))
+                              crc=self.crc))
 
     def _pull(self, req: int, meta: dict) -> None:
         try:
@@ -356,10 +362,27 @@ class _ServerConn:
     def _send(self, parts: list[Any]) -> None:
         if self.closed:
             return
-        queued = bool(self.wq)
-        self.wq.extend(memoryview(p).cast("B") for p in parts)
-        if not queued:
-            self._writable()
+        if self.wq:  # behind queued bytes: the writer callback sends them in order
+            self.wq.extend(memoryview(p).cast("B") for p in parts)
+            return
+        n = 0
+        if len(parts) <= _IOV:  # the usual case: all of it in one system call, no queue
+            try:
+                n = self.sock.sendmsg(parts)
+            except (BlockingIOError, InterruptedError):
+                n = 0
+            except OSError as e:
+                self._lost(f"a socket error while sending ({e})")
+                return
+        views = collections.deque(memoryview(p).cast("B") for p in parts)
+        while views and n >= len(views[0]):
+            n -= len(views.popleft())
+        if not views:
+            return
+        if n:
+            views[0] = views[0][n:]
+        self.wq = views
+        self._writable()
 
     def _writable(self) -> None:
         try:
@@ -501,7 +524,19 @@ class _TcpConn:
         return fut
 
     def _send(self, parts: list[Any]) -> None:
+        n = 0
+        if len(parts) <= _IOV:  # the usual case: all of it in one system call
+            try:
+                n = self.sock.sendmsg(parts)
+            except (BlockingIOError, TimeoutError, socket.timeout):
+                n = 0
+            if n == sum(len(p) for p in parts):
+                return
         views = collections.deque(memoryview(p).cast("B") for p in parts)
+        while views and n >= len(views[0]):
+            n -= len(views.popleft())
+        if n:
+            views[0] = views[0][n:]
         last = time.monotonic()
         while views:
             try:
