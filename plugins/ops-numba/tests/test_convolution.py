@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _harness import assert_same, prop, run_pair
+from _numba_harness import assert_same, prop, run_pair
 from plexnet_ops_basic.nn import _convcore
 from plexnet_ops_basic.nn.convolution import ConvolutionOp
 from plexnet_ops_numba import _base, convolution
@@ -81,7 +81,7 @@ def test_geometry_is_numba_and_fallbacks(monkeypatch):
 
 def test_registered_and_forceable():
     import plexnet as mx
-    from _harness import default_impl, numba_record
+    from _numba_harness import default_impl, numba_record
     reg = mx.plugins.registries().operators
     p = prop("Convolution", dict(kernel=(3, 3), num_filter=2))
     for name in ("Convolution", "Deconvolution"):

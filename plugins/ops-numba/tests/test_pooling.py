@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from _harness import assert_same, prop, run_pair
+from _numba_harness import assert_same, prop, run_pair
 from plexnet.base import ShapeError
 from plexnet_ops_basic.nn.pooling import PoolingOp
 from plexnet_ops_numba import _base, pooling
@@ -98,7 +98,7 @@ def test_max_backward_routes_ties_to_first_maximum(kw):
     x = np.zeros((1, 1, 6, 6), np.float32)     # every window is all ties
     op = NumbaPoolingOp(prop("Pooling", kw))
     y = np.empty(prop("Pooling", kw).infer_shape([x.shape])[1][0], np.float32)
-    from _harness import ctx
+    from _numba_harness import ctx
     from plexnet.operator import OpReqType
     op.forward(ctx(), [x], [OpReqType.write], [y], [])
     dx = np.full(x.shape, np.nan, np.float32)
@@ -149,7 +149,7 @@ def test_non_contiguous_runs_ops_basic(monkeypatch):
     calls = _spy(monkeypatch)
     kw = dict(kernel=(2, 2), stride=(2, 2))
     op = NumbaPoolingOp(prop("Pooling", kw))
-    from _harness import ctx
+    from _numba_harness import ctx
     from plexnet.operator import OpReqType
     x = np.random.default_rng(0).standard_normal((1, 2, 8, 16)).astype(np.float32)[..., ::2]
     y = np.empty((1, 2, 4, 4), np.float32)
@@ -160,7 +160,7 @@ def test_non_contiguous_runs_ops_basic(monkeypatch):
 
 def test_registered_and_chosen():
     import plexnet as mx
-    from _harness import default_impl, numba_record
+    from _numba_harness import default_impl, numba_record
     reg = mx.plugins.registries().operators
     numba_record("Pooling")
     pr = prop("Pooling", dict(kernel=(2, 2)))
@@ -176,7 +176,7 @@ def test_registered_and_chosen():
 
 def test_probe_off_runs_ops_basic():
     import plexnet as mx
-    from _harness import default_impl
+    from _numba_harness import default_impl
     reg = mx.plugins.registries().operators
     _base._DISABLED = True
     try:
