@@ -290,3 +290,20 @@ def test_copyto_dense_and_sparse_targets():
     np.testing.assert_array_equal(dense.asnumpy(), d)
     with pytest.raises(mx.base.MXNetError, match="cannot copy a csr array into a row_sparse array"):
         c.copyto(sp.zeros("row_sparse", (2, 2)))
+
+
+@pytest.mark.parametrize("use_scipy", [False, True])
+def test_matmul_kernels_every_path(monkeypatch, use_scipy):
+    if use_scipy:
+        pytest.importorskip("scipy.sparse")
+    monkeypatch.setattr(K, "USE_SCIPY", use_scipy)
+    rng = np.random.default_rng(5)
+    for d in (_rand_dense(1, 9, 7, 0.4), np.vstack([np.ones((1, 40), "float32"), np.zeros((30, 40), "float32")])):
+        # the second is skewed: one long row (the numpy path's segmented sum instead of the padded product)
+        v, i, p = K.dense_to_csr(d)
+        rhs = rng.standard_normal((d.shape[1], 3)).astype("float32")
+        np.testing.assert_allclose(K.csr_matmul(v, i, p, rhs, d.shape[0]), d @ rhs, rtol=1e-5, atol=1e-5)
+        lhs = rng.standard_normal((d.shape[0], 3)).astype("float32")
+        vals, keep = K.csr_t_matmul(v, i, p, lhs)
+        np.testing.assert_array_equal(keep, np.flatnonzero((d != 0).any(0)))
+        np.testing.assert_allclose(vals, (d.T @ lhs)[keep], rtol=1e-5, atol=1e-5)

@@ -54,7 +54,11 @@ class NotSupportedForSparseNDArray(PlexnetError):
 
 
 def host(a: NDArray) -> np.ndarray:
-    """The values of a (dense) component array on the host, after its pending writes."""
+    """The values of a (dense) component array on the host, after its pending writes: on
+    the CPU the array's own buffer (no copy; callers read it at once and do not keep it)."""
+    if a.context.device_type == "cpu" and not isinstance(a, BaseSparseNDArray):
+        a.wait_to_read()
+        return a._data  # type: ignore[no-any-return]
     return a.asnumpy()
 
 

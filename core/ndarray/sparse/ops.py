@@ -256,25 +256,8 @@ def _csr_parts(a: CSRNDArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return host(a.data), host(a.indices), host(a.indptr)
 
 
-def _csr_matmul(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, rhs: np.ndarray, nrows: int) -> np.ndarray:
-    """csr (nrows x k) @ rhs (k x n) with a segmented sum over the rows."""
-    out = np.zeros((nrows, rhs.shape[1]), np.result_type(data.dtype, rhs.dtype))
-    if data.size:
-        prod = data[:, None] * rhs[indices]
-        nz = np.flatnonzero(np.diff(indptr) > 0)
-        out[nz] = np.add.reduceat(prod, indptr[:-1][nz], axis=0)
-    return out.astype(rhs.dtype, copy=False)
-
-
-def _csr_t_matmul(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, rhs: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """csr.T @ rhs as (rows, kept row indices): only the columns the csr uses."""
-    rows = np.repeat(np.arange(len(indptr) - 1, dtype=K.IDX), np.diff(indptr))
-    keep, inv = np.unique(indices, return_inverse=True)
-    out = np.zeros((keep.shape[0], rhs.shape[1]), rhs.dtype)
-    if data.size:
-        np.add.at(out, inv, data[:, None] * rhs[rows])
-    return out, keep.astype(K.IDX)
+_csr_matmul = K.csr_matmul
+_csr_t_matmul = K.csr_t_matmul
 
 
 @_register("dot")
