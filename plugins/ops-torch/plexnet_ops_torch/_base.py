@@ -123,8 +123,11 @@ class TorchOp(Operator):
 
     @property
     def xp_op(self) -> Operator:
+        """The operator that runs the calls torch declines: the best available
+        implementation below torch's in the registry (plexnet-ops-numba's where installed),
+        else the ops-basic class ``fallback``."""
         if self._xp is None:
-            self._xp = type(self).fallback(self.p)
+            self._xp = _next_impl(self.prop) or type(self).fallback(self.p)
         return self._xp
 
     def supports(self, ctx: Any, arrays: Sequence[Any]) -> bool:
@@ -155,3 +158,20 @@ class TorchOp(Operator):
 
     def torch_backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states) -> None:
         raise NotImplementedError
+
+
+def _next_impl(prop: Any) -> Operator | None:
+    """The highest-priority available cpu implementation of ``prop``'s operator other than
+    torch's (a ``PLEXNET_FORCE_IMPL`` choice of torch still falls back through this)."""
+    from plexnet.context import cpu
+    from plexnet.plugins import registries
+    try:
+        reg = registries().operators
+        for rec in reg.implementations(prop.op_name):
+            if rec.impl_name == "torch" or rec.device_type not in ("cpu", "*") or not rec.is_available():
+                continue
+            return rec.factory(prop, cpu())
+    except Exception:  # noqa: BLE001 - an unexpected registry: the ops-basic class
+        return None
+    return None
+
