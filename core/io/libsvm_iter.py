@@ -159,20 +159,13 @@ class LibSVMIter(DataIter):
         self._n = self._x.shape[0]
         if self._n == 0:
             raise ValueError(f"LibSVMIter: no examples in {data_libsvm!r} (part {part_index} of {num_parts})")
-        self._data_name, self._label_name = data_name, label_name
+        self._provide_data = [DataDesc(data_name, (self.batch_size, self._dim), self._x.dtype.type)]
+        lshape = (self.batch_size,) if not isinstance(self._y, HostCSR) else (self.batch_size, self._label_dim)
+        self._provide_label = [DataDesc(label_name, lshape, self._x.dtype.type)]
         self._start = 0  # where the next epoch starts (after the rows a padded batch took)
         self._cursor = 0
         self._rows: np.ndarray | None = None
         self._pad = 0
-
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        return [DataDesc(self._data_name, (self.batch_size, self._dim), self._x.dtype.type)]
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        shape = (self.batch_size,) if not isinstance(self._y, HostCSR) else (self.batch_size, self._label_dim)
-        return [DataDesc(self._label_name, shape, self._x.dtype.type)]
 
     def reset(self) -> None:
         self._cursor = self._start

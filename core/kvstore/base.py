@@ -248,7 +248,10 @@ class KVStoreBase:
                     raise ValueError(f"row_sparse_pull: row_ids for key {k!r} must be in [0, {o.shape[0]}); got "
                                      f"min {rows[0]}, max {rows[-1]}")
                 idx = array(rows, ctx=o.context, dtype=np.int64)
-                vals = op_function("take")(full, idx, axis=0)  # an engine operation after the pull
+                take = op_function("take")
+                if take is None:
+                    raise PlexnetError("row_sparse_pull needs the 'take' operator (plexnet-ops-basic)")
+                vals = take(full, idx, axis=0)  # an engine operation after the pull
                 o._assign(RowSparseNDArray(vals, (idx,), o.shape))
 
     # -- updates -------------------------------------------------------------------------------------

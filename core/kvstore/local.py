@@ -341,7 +341,12 @@ def _row_sparse_sum(vals: Sequence[Any], ctx: Context) -> Any:
     """The row_sparse sum of row_sparse values, on ``ctx`` (``add_n``'s sparse kernel)."""
     from ..ndarray import op_function
     vals = [v.as_in_context(ctx) for v in vals]
-    return vals[0] if len(vals) == 1 else op_function("add_n")(*vals)
+    if len(vals) == 1:
+        return vals[0]
+    add_n = op_function("add_n")
+    if add_n is None:
+        raise KVStoreError("summing row_sparse pushes needs the 'add_n' operator (plexnet-ops-basic)")
+    return add_n(*vals)
 
 
 def _zeros(shape: tuple, ctx: Context, dtype: Any) -> Any:

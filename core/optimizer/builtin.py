@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..base import PlexnetError
 from ..hookspecs import hookimpl
 from . import kernels
 from .optimizer import PURE_LAUNCH_UPDATES, Optimizer, _zeros_like
@@ -29,7 +30,10 @@ def _lazy_rows(op: str, weight: Any, grad: Any, states: list[Any], params: dict[
     """MXNet's lazy update: a row_sparse gradient changes only the weight and state rows it
     lists (the ``op`` operator's sparse kernel, plexnet.ndarray.sparse.optim)."""
     from ..ndarray import op_function
-    op_function(op)(weight, grad, *states, out=weight, lazy_update=True, **params)
+    fn = op_function(op)
+    if fn is None:
+        raise PlexnetError(f"lazy update: operator {op!r} is not registered (install plexnet-ops-basic)")
+    fn(weight, grad, *states, out=weight, lazy_update=True, **params)
 
 
 class SGD(Optimizer):

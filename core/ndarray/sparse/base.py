@@ -418,7 +418,8 @@ def _assign_any(dst: BaseSparseNDArray, value: Any) -> None:
         if value.stype != dst.stype:
             value = cast_storage(value, "default")
         else:
-            dst._assign(value.copy() if value.context == dst.context else value.copyto(dst.context))
+            dst._assign(value.copy() if value.context == dst.context
+                        else value.copyto(dst.context))  # type: ignore[arg-type]
             return
     if not isinstance(value, NDArray):
         value = _nd.array(np.asarray(value, dtype=dst.dtype).reshape(dst.shape), ctx=dst.context, dtype=dst.dtype)
