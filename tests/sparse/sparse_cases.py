@@ -230,3 +230,39 @@ for _o in ["SGD(learning_rate=0.1, wd=0.1)", "SGD(learning_rate=0.1, wd=0.1, mom
     CASES.append((f"optimizer_{_o.split('(')[0]}_{len(CASES)}",
                   f"(lambda u, w: (u(0, GF, w), u(0, GF, w), w)[2])(mx.optimizer.get_updater(mx.optimizer.{_o}), "
                   f"nd.ones((4, 3)))"))
+
+# comparisons, inferred shapes, fallbacks into sparse outputs, random fills (test_sparse_ndarray.py themes)
+CASES += [
+    ("cmp_eq_scalar_csr", "C == 0"), ("cmp_ne_scalar_rsp", "R != 0"), ("cmp_gt_scalar_csr", "C > 1"),
+    ("cmp_lt_csr_csr", "C < C2"), ("cmp_eq_rsp_rsp", "R == R2"), ("cmp_ge_csr_dense", "C >= D2"),
+    ("csr_infer_shape", "sp.csr_matrix(([1., 2.], [3, 1], [0, 1, 1, 2]))"),
+    ("rsp_infer_shape", "sp.row_sparse_array(([[1., 2.], [3., 4.]], [1, 4]))"),
+    ("fallback_into_csr_out", "(lambda o: (nd.broadcast_add(D, D2, out=o), o)[1])(sp.zeros('csr', (3, 4)))"),
+    ("fallback_into_rsp_out", "(lambda o: (nd.exp(D * 0, out=o), o)[1])(sp.zeros('row_sparse', (3, 4)))"),
+    ("sparse_out_unary", "(lambda o: (sp.sqrt(R, out=o), o)[1])(sp.zeros('row_sparse', (3, 4)))"),
+    ("csr_sum_method", "C.sum(axis=0)"), ("csr_mean_method", "C.mean()"),
+    ("csr_abs_method", "C.abs()"), ("rsp_square_method", "R.square()"),
+    ("csr_dot_method", "C.dot(W)"),
+    ("rsp_copyto_rsp", "(lambda o: (R.copyto(o), o)[1])(sp.zeros('row_sparse', (3, 4)))"),
+    ("csr_astype_int", "C.astype('int64')"),
+    ("rsp_3d", "nd.array(np.arange(24, dtype='float32').reshape(4, 3, 2) * np.array([0, 1, 0, 1], "
+               "dtype='float32').reshape(4, 1, 1)).tostype('row_sparse')"),
+    ("rsp_3d_sum", "sp.sum(nd.array(np.arange(24, dtype='float32').reshape(4, 3, 2)).tostype('row_sparse'), "
+                   "axis=1)"),
+    ("csr_empty_rows_slice", "sp.zeros('csr', (4, 3))[1:3]"),
+    ("retain_empty", "sp.retain(sp.zeros('row_sparse', (4, 3)), nd.array([1, 3]))"),
+    ("dot_csr_empty", "sp.dot(sp.zeros('csr', (3, 4)), W)"),
+    ("dot_csrT_empty", "sp.dot(sp.zeros('csr', (3, 4)), V, transpose_a=True)"),
+    ("elemwise_add_rsp_empty", "sp.elemwise_add(R, sp.zeros('row_sparse', (3, 4)))"),
+    ("add_n_rsp_dense", "sp.add_n(R, R2, D)"),
+    ("concat_csr_three", "sp.concat(C, C2, C, dim=0)"),
+    ("slice_csr_neg", "sp.slice(C, begin=(-2, 0), end=(None, -1))"),
+    ("embedding_dense_grad_flag", "sp.Embedding(nd.array([3, 0]), W, input_dim=4, output_dim=2)"),
+    ("fc_rsp", "sp.FullyConnected(R, W.T, nd.array([1., 2.]), num_hidden=2)"),
+    ("where_dense_cond_csr", "sp.where(D, C, C2)"),
+    ("norm_csr_keepdims", "sp.norm(C, axis=1, keepdims=True)"),
+    ("mean_rsp_ax0", "sp.mean(R, axis=0)"),
+    ("nd_zeros_like_csr", "nd.zeros_like(C)"), ("nd_ones_like_csr", "nd.ones_like(C)"),
+    ("nd_relu_csr", "nd.relu(C)"), ("nd_sigmoid_rsp", "nd.sigmoid(R)"),
+    ("csr_neg_scalar_rsub", "1 - C"), ("rsp_rdiv", "1 / (R + 1)"),
+]

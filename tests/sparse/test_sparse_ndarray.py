@@ -130,7 +130,8 @@ def test_elementwise_and_reductions_match_numpy(shape, seed):
     want = np.zeros_like(a)
     want[keep] = a[keep]
     np.testing.assert_array_equal(got.asnumpy(), want)
-    np.testing.assert_array_equal(got.indices.asnumpy(), np.unique(keep))
+    # MXNet: one row per requested id, none at all when the input stores nothing
+    np.testing.assert_array_equal(got.indices.asnumpy(), np.unique(keep) if ra.indices.shape[0] else [])
 
 
 # -- errors name the argument and the shapes -------------------------------------------------------------------

@@ -291,6 +291,36 @@ class BaseSparseNDArray(NDArray):
     def __neg__(self) -> NDArray:
         return self * -1.0
 
+    # comparisons: with a scalar s, the storage type stays when 0 <op> s is false (the
+    # stored pattern is kept, as MXNet); otherwise, and with arrays, the result is dense
+    def _compare(self, other: Any, op: Callable[[Any, Any], Any]) -> NDArray:
+        if isinstance(other, (numbers.Number, np.generic)):
+            if not op(0.0, float(other)):
+                return self._same(op(self._vals, other))
+            return op(self._dense(), other)  # type: ignore[no-any-return]
+        dense_other = other._dense() if isinstance(other, BaseSparseNDArray) else other
+        return op(self._dense(), dense_other)  # type: ignore[no-any-return]
+
+    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return self._compare(other, lambda a, b: a == b)
+
+    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return self._compare(other, lambda a, b: a != b)
+
+    def __gt__(self, other: Any) -> NDArray:
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other: Any) -> NDArray:
+        return self._compare(other, lambda a, b: a >= b)
+
+    def __lt__(self, other: Any) -> NDArray:
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other: Any) -> NDArray:
+        return self._compare(other, lambda a, b: a <= b)
+
+    __hash__ = NDArray.__hash__
+
     def __getstate__(self) -> dict:
         return {"stype": self.stype, "shape": self._sshape, "parts": [p.asnumpy() for p in self._parts()],
                 "ctx": (self.context.device_type, self.context.device_id)}

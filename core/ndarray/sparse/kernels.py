@@ -147,6 +147,8 @@ def csr_col_slice(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, beg
 def rsp_retain(data: np.ndarray, indices: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """MXNet's ``retain``: one row per requested index (sorted), zeros where absent."""
     keep = np.unique(keep.astype(IDX))
+    if indices.shape[0] == 0:  # MXNet: nothing stored, nothing retained
+        keep = keep[:0]
     out = np.zeros((keep.shape[0],) + data.shape[1:], data.dtype)
     pos = np.searchsorted(indices, keep)
     hit = pos < indices.shape[0]
