@@ -266,3 +266,38 @@ CASES += [
     ("nd_relu_csr", "nd.relu(C)"), ("nd_sigmoid_rsp", "nd.sigmoid(R)"),
     ("csr_neg_scalar_rsub", "1 - C"), ("rsp_rdiv", "1 / (R + 1)"),
 ]
+
+
+def linear_classification(mx, data_path):
+    """MXNet's example/sparse/linear_classification loop, imperatively: LibSVM batches,
+    row_sparse_pull of the rows a batch uses, csr dot, a row_sparse gradient from
+    dot(csr.T, .), a kvstore with a lazy SGD update. Returns the final weight and losses."""
+    sp, nd = mx.nd.sparse, mx.nd
+    num_features = 6
+    kv = mx.kv.create("local")
+    w0 = np.linspace(-0.5, 0.5, num_features * 2, dtype="float32").reshape(num_features, 2)
+    kv.init("w", nd.array(w0).tostype("row_sparse"))
+    kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, wd=0.01, rescale_grad=0.5))
+    it = mx.io.LibSVMIter(data_libsvm=data_path, data_shape=(num_features,), batch_size=2)
+    w = sp.zeros("row_sparse", (num_features, 2))
+    losses = []
+    for _epoch in range(3):
+        # MXNet: "reset() is expected to be called only after a complete pass of data"
+        # (a reset before the first pass skips rows there)
+        if _epoch:
+            it.reset()
+        for batch in it:
+            x, y = batch.data[0], batch.label[0]
+            kv.row_sparse_pull("w", out=w, row_ids=x.indices)
+            z = sp.dot(x, w)                                  # (batch, 2) dense
+            p = nd.softmax(z)
+            onehot = nd.one_hot((y > 0).astype("float32"), 2)
+            losses.append(float(-(onehot * nd.log(p + 1e-8)).sum().asscalar()))
+            grad = sp.dot(x, p - onehot, transpose_a=True)    # row_sparse (features used x 2)
+            kv.push("w", grad)
+    out = nd.zeros((num_features, 2))
+    kv.pull("w", out=out, ignore_sparse=False)
+    return [out.asnumpy(), np.array(losses, dtype="float32")]
+
+
+PROGRAMS = {"linear_classification": linear_classification}

@@ -11,7 +11,7 @@ import plexnet as mx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sparse_cases import CASES, make_inputs  # noqa: E402
+from sparse_cases import CASES, PROGRAMS, make_inputs  # noqa: E402
 
 FIXTURES = json.load(open(os.path.join(HERE, "fixtures", "sparse_cases.json")))["cases"]
 
@@ -82,3 +82,12 @@ def test_matches_mxnet(name, expr):
         return
     res = eval(expr, env)
     _check(res, want["ok"], name)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_matches_mxnet(name):
+    want = FIXTURES["program_" + name]["ok"]
+    got = PROGRAMS[name](mx, os.path.join(HERE, "fixtures", "data.libsvm"))
+    assert len(got) == len(want["list"])
+    for g, w in zip(got, want["list"]):
+        np.testing.assert_allclose(g, np.array(w["numpy"], dtype=w["dtype"]), rtol=1e-5, atol=1e-6, err_msg=name)
