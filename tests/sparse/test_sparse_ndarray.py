@@ -308,3 +308,16 @@ def test_matmul_kernels_every_path(monkeypatch, use_scipy):
         vals, keep = K.csr_t_matmul(v, i, p, lhs)
         np.testing.assert_array_equal(keep, np.flatnonzero((d != 0).any(0)))
         np.testing.assert_allclose(vals, (d.T @ lhs)[keep], rtol=1e-5, atol=1e-5)
+
+
+def test_autograd_through_sparse_dot_gives_dense_weight_gradients():
+    d = np.array([[0, 1, 0], [2, 0, 3]], "float32")
+    c = mx.nd.array(d).tostype("csr")
+    w = mx.nd.ones((3, 2))
+    w.attach_grad()
+    with mx.autograd.record():
+        y = sp.dot(c, w) * 2
+    y.backward()
+    # MXNet 1.9.1 gives the same dense gradient (its backward falls back to dense too)
+    np.testing.assert_allclose(w.grad.asnumpy(), d.T @ np.full((2, 2), 2.0))
+    assert y.stype == "default"

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...base import PlexnetError, ShapeError
+from ...tape import STATE as _AG
 from .. import ndarray as _nd
 from ..ndarray import NDArray
 from . import kernels as K
@@ -66,8 +67,11 @@ def fallback(fn: Impl, args: tuple, kwargs: dict[str, Any]) -> Any:
 
 
 def dispatch(name: str, fn: Impl, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """Run operator ``name`` (dense function ``fn``) on arguments some of which are sparse."""
-    impl = IMPLS.get(name)
+    """Run operator ``name`` (dense function ``fn``) on arguments some of which are sparse.
+
+    While autograd records, the dense operator runs (on dense copies): the tape records
+    it, so the dense arguments get their gradients (the sparse kernels are not recorded)."""
+    impl = None if _AG.recording else IMPLS.get(name)
     if impl is not None:
         res = impl(fn, *args, **kwargs)
         if res is not NotImplemented:
