@@ -467,6 +467,26 @@ class Executor:
             d = self._aux_dict = dict(zip(self._aux_names, self.aux_arrays))
         return d
 
+    def _place_outputs(self, group2ctx: dict | None) -> None:
+        """With ``group2ctx``, each output reports the context of the group of the node that
+        produces it, as MXNet's (the same memory: ``group2ctx`` here only maps host contexts,
+        see ``_check_group2ctx``; the alias shares the output's engine variable)."""
+        self._group2ctx = group2ctx
+        if not group2ctx:
+            return
+        g, eng = self._g, _engine_mod.get()
+        outs = list(self.outputs)
+        for i, e in enumerate(g.outputs):
+            c = _placed_ctx(g.nodes[g.entry_node(e)], group2ctx, self._ctx)
+            a = outs[i]
+            if a is None or c == a._chunk.ctx:
+                continue
+            alias = Chunk(None, c, eng, ext=a)
+            alias.var = a._chunk.var
+            outs[i] = NDArray(alias, a._data)
+        self.outputs = outs
+        self.__dict__.pop("_output_dict", None)
+
     @property
     def output_dict(self) -> dict[str, NDArray]:
         d = self.__dict__.get("_output_dict")
@@ -551,8 +571,10 @@ class Executor:
                                                                             g.arg_nids)]
         aux = [remake(n, a, shapes[g.row_ptr[nid]]) for n, a, nid in zip(self._aux_names, self.aux_arrays,
                                                                           g.aux_nids)]
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_reqs, aux, shared_exec=self,
-                        plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g, _share_outputs=True)
+        exe = Executor(self._symbol, self._ctx, args, grads, self._grad_reqs, aux, shared_exec=self,
+                       plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g, _share_outputs=True)
+        exe._place_outputs(self.__dict__.get("_group2ctx"))
+        return exe
 
     # -- reporting ---------------------------------------------------------------------------------------
     def memory_report(self) -> dict[str, Any]:
@@ -691,8 +713,10 @@ class Executor:
         grads = [make(n, nid, sh_grads) if r != _NULL else None
                  for n, nid, r in zip(arg_names, g.arg_nids, reqs)]
         aux = [make(n, nid, sh_aux) for n, nid in zip(aux_names, g.aux_nids)]
-        return _class_for(cls, g)(symbol, ctx, args, grads, reqs, aux, shared_exec=shared_exec,
-                                  plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
+        exe = _class_for(cls, g)(symbol, ctx, args, grads, reqs, aux, shared_exec=shared_exec,
+                                 plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
+        exe._place_outputs(group2ctx)
+        return exe
 
     @classmethod
     @_gc_paused
@@ -728,8 +752,10 @@ class Executor:
                 aux_list.append(_zeros(tuple(shapes[e]), ctx, types[e] or np.dtype(np.float32)))
         else:
             aux_list = _array_list(aux_states or [], aux_names, "aux_states", required=True)
-        return _class_for(cls, g)(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
-                                  plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
+        exe = _class_for(cls, g)(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
+                                 plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
+        exe._place_outputs(group2ctx)
+        return exe
 
     # -- introspection for tests and tools ------------------------------------------------------------------
     @property
@@ -773,6 +799,20 @@ def _check_group2ctx(group2ctx: dict | None, ctx: Context) -> None:
             raise PlexnetError(f"group2ctx: group {group!r} on {c} while the executor is on {ctx}: the plexnet "
                                f"executor runs a graph on one device (host contexts may be mixed); bind one "
                                f"executor per device")
+
+
+def _placed_ctx(node: Any, group2ctx: dict, ctx: Context) -> Context:
+    """Where MXNet places an operator node's output: its ``__ctx_group__``'s context, else
+    (a node outside every group) that of its first input's producer, followed back until a
+    grouped node; ``ctx`` when none is."""
+    seen = 0
+    while node is not None and seen < 100000:
+        group = node.attrs.get("__ctx_group__")
+        if group is not None and group in group2ctx:
+            return group2ctx[group]
+        node = node.inputs[0][0] if node.inputs else None
+        seen += 1
+    return ctx
 
 
 def _group_ctx(node: Any, group2ctx: dict | None, ctx: Context) -> Context:

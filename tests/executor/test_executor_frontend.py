@@ -208,6 +208,14 @@ def test_group2ctx_on_host_contexts():
     ref = o.bind(mx.cpu(0), {n: a.as_in_context(mx.cpu(0)) for n, a in exe.arg_dict.items()})
     np.testing.assert_allclose(exe.forward()[0].asnumpy(), ref.forward()[0].asnumpy(), rtol=1e-6)
     assert o.get_internals()["f_output"].attr("ctx_group") == "dev1"
+    # outputs report the producing node's group (MXNet 1.9.1), sharing the executor's memory
+    both = mx.sym.Group([mx.sym.exp(o), f]).simple_bind(mx.cpu(0), group2ctx=g2c, data=(2, 4))
+    assert [a.context for a in both.outputs] == [mx.cpu(2), mx.cpu(1)]
+    assert [a.context for a in both.reshape(data=(1, 4)).outputs] == [mx.cpu(2), mx.cpu(1)]
+    both.arg_dict["data"][:] = 1
+    out = both.forward()[0]
+    assert out.context == mx.cpu(2) and out.shape == (2, 2)
+    np.testing.assert_allclose(out.asnumpy(), np.exp(both.outputs[0].asnumpy()) * 0 + out.asnumpy())
     with pytest.raises(mx.base.MXNetError, match="group2ctx"):
         o.simple_bind(mx.cpu(0), group2ctx={"dev1": mx.gpu(0)}, data=(2, 4))
     assert exe.get_optimized_symbol().list_outputs() == o.list_outputs()
