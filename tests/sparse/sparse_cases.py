@@ -265,6 +265,7 @@ CASES += [
     ("nd_zeros_like_csr", "nd.zeros_like(C)"), ("nd_ones_like_csr", "nd.ones_like(C)"),
     ("nd_relu_csr", "nd.relu(C)"), ("nd_sigmoid_rsp", "nd.sigmoid(R)"),
     ("csr_neg_scalar_rsub", "1 - C"), ("rsp_rdiv", "1 / (R + 1)"),
+    ("rsp_retain_method", "R.retain(nd.array([2, 1]))"),
 ]
 
 

@@ -321,3 +321,10 @@ def test_autograd_through_sparse_dot_gives_dense_weight_gradients():
     # MXNet 1.9.1 gives the same dense gradient (its backward falls back to dense too)
     np.testing.assert_allclose(w.grad.asnumpy(), d.T @ np.full((2, 2), 2.0))
     assert y.stype == "default"
+
+
+def test_retain_method_and_gs_retain_are_retain():
+    r = mx.nd.array(np.array([[0, 1], [0, 0], [3, 0]], "float32")).tostype("row_sparse")
+    for got in (r.retain(mx.nd.array([2, 1])), sp.gs_retain(r, mx.nd.array([2, 1])), sp.retain(r, [1, 2])):
+        assert got.stype == "row_sparse" and got.indices.asnumpy().tolist() == [1, 2]
+        np.testing.assert_array_equal(got.asnumpy(), [[0, 0], [0, 0], [3, 0]])

@@ -415,6 +415,10 @@ class RowSparseNDArray(BaseSparseNDArray):
         return _on_ctx((self._vals, self._aux[0]),
                        lambda d, i: K.rsp_to_dense(np.asarray(d), np.asarray(i), shape), out)
 
+    def retain(self, *args: Any, **kwargs: Any) -> "RowSparseNDArray":
+        """``sparse.retain(self, indices)``: only the rows ``indices``."""
+        return _fns["retain"](self, *args, **kwargs)  # type: ignore[no-any-return]
+
     def check_format(self, full_check: bool = True) -> None:
         err = K.rsp_check(host(self._vals), host(self._aux[0]), self._sshape, full_check)
         if err is not None:

@@ -374,4 +374,4 @@ def zeros_like(data: Any, out: Any = None, **kw: Any) -> NDArray:
     return _op("zeros_like")(data, out=out, **kw)
 
 
-plug(add=add, subtract=subtract, multiply=multiply, divide=divide, zeros_like=zeros_like, slice=slice)
+plug(add=add, subtract=subtract, multiply=multiply, divide=divide, zeros_like=zeros_like, slice=slice, retain=retain)
