@@ -302,3 +302,17 @@ def linear_classification(mx, data_path):
 
 
 PROGRAMS = {"linear_classification": linear_classification}
+
+# in-place operators, transposes, random fills into sparse outs (test_sparse_ndarray.py themes)
+CASES += [
+    ("iadd_rsp", "(lambda a: (a.__iadd__(R2), a)[1])(R.copy())"),
+    ("imul_csr_scalar", "(lambda a: (a.__imul__(2), a)[1])(C.copy())"),
+    ("nd_transpose_csr", "nd.transpose(C)"),
+    ("nd_elemwise_add_out_rsp", "(lambda o: (nd.elemwise_add(R, R2, out=o), o)[1])(sp.zeros('row_sparse', (3, 4)))"),
+    ("random_uniform_out_rsp", "(lambda o: (nd.random.uniform(-1, 1, shape=(3, 4), out=o), o.stype)[1])"
+                               "(sp.zeros('row_sparse', (3, 4)))"),
+    ("sparse_negate_data", "(-C).data"),
+    ("csr_broadcast_mul_scalar_arr", "sp.broadcast_mul(C, nd.array([[2.]]))"),
+    ("stype_after_copyto_ctx", "R.copyto(mx.cpu(0)).stype"),
+    ("zeros_rsp_dense_copy", "sp.zeros('row_sparse', (3, 4)).copyto(nd.ones((3, 4)))"),
+]

@@ -255,10 +255,25 @@ class BaseSparseNDArray(NDArray):
     def _sync_copyfrom(self, source_array: Any) -> None:
         raise NotImplementedError()
 
-    def __iadd__(self, other: Any) -> Any:
-        raise NotImplementedError()
+    # in place (MXNet 1.9.1 runs the operator with out=self): the result, converted to this
+    # array's storage type when it is not already, replaces the compact arrays
+    def _inplace(self, res: NDArray) -> "BaseSparseNDArray":
+        _assign_any(self, res)
+        return self
 
-    __isub__ = __imul__ = __itruediv__ = __idiv__ = __imod__ = __iadd__
+    def __iadd__(self, other: Any) -> Any:
+        return self._inplace(self + other)
+
+    def __isub__(self, other: Any) -> Any:
+        return self._inplace(self - other)
+
+    def __imul__(self, other: Any) -> Any:
+        return self._inplace(self * other)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return self._inplace(self / other)
+
+    __idiv__ = __itruediv__
 
     # -- arithmetic: MXNet's sparse add/subtract/multiply/divide -------------------------------------------
     def __add__(self, other: Any) -> NDArray:
