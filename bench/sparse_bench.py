@@ -46,7 +46,7 @@ def workloads(mx):
         "dot(csr 20k x 20k, 200k nnz; dense x64)": lambda: sp.dot(big, w).wait_to_read(),
         "dot(csr.T, dense x64) -> row_sparse": lambda: sp.dot(big, v, transpose_a=True).wait_to_read(),
         "tostype csr (2000x2000, 1%)": lambda: dn.tostype("csr").wait_to_read(),
-        "csr -> dense (2000x2000, 1%)": lambda: dn.tostype("csr").tostype("default").wait_to_read(),
+        "dense -> csr -> dense (2000x2000, 1%)": lambda: dn.tostype("csr").tostype("default").wait_to_read(),
         "sgd_update lazy (256 of 100k rows x64)":
             lambda: (sp.sgd_update(weight, g, lr=0.1, wd=0.01, out=weight), weight.wait_to_read()),
     }

@@ -201,14 +201,15 @@ def csr_matmul(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, rhs: n
 def csr_t_matmul(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, rhs: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
     """csr.T @ rhs as (rows, kept row indices): only the columns the csr uses are kept."""
-    keep, inv = np.unique(indices, return_inverse=True)
-    keep = keep.astype(IDX)
     if data.size == 0:
-        return np.zeros((0, rhs.shape[1]), rhs.dtype), keep
+        return np.zeros((0, rhs.shape[1]), rhs.dtype), np.zeros(0, IDX)
+    used = np.bincount(indices) > 0  # the columns present, without sorting the indices
+    keep = np.flatnonzero(used).astype(IDX)
     spsp = _scipy_sparse()
     if spsp is not None:
-        m = spsp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, int(keep[-1]) + 1))
+        m = spsp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, used.shape[0]))
         return np.asarray((m.T @ rhs)[keep], dtype=rhs.dtype), keep
+    inv = (np.cumsum(used) - 1)[indices]
     rows = np.repeat(np.arange(len(indptr) - 1, dtype=IDX), np.diff(indptr))
     prod = data[:, None] * rhs[rows]
     out = np.empty((keep.shape[0], rhs.shape[1]), rhs.dtype)
