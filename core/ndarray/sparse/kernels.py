@@ -209,10 +209,10 @@ def csr_t_matmul(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, rhs:
     if spsp is not None:
         m = spsp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, used.shape[0]))
         return np.asarray((m.T @ rhs)[keep], dtype=rhs.dtype), keep
+    # the transpose's csr over the used columns (a stable sort by column), then csr x dense
     inv = (np.cumsum(used) - 1)[indices]
     rows = np.repeat(np.arange(len(indptr) - 1, dtype=IDX), np.diff(indptr))
-    prod = data[:, None] * rhs[rows]
-    out = np.empty((keep.shape[0], rhs.shape[1]), rhs.dtype)
-    for j in range(rhs.shape[1]):
-        out[:, j] = np.bincount(inv.reshape(-1), weights=prod[:, j], minlength=keep.shape[0])
-    return out, keep
+    order = np.argsort(inv, kind="stable")
+    t_ptr = np.zeros(keep.shape[0] + 1, IDX)
+    np.cumsum(np.bincount(inv, minlength=keep.shape[0]), out=t_ptr[1:])
+    return csr_matmul(data[order], rows[order], t_ptr, rhs, keep.shape[0]), keep
