@@ -37,7 +37,9 @@ def _lazy(name: str, weight: NDArray, states: tuple[NDArray, ...], grad: RowSpar
     if target.context.device_type != "cpu" or any(isinstance(a, RowSparseNDArray) for a in arrays):
         # row_sparse weights/states, or another device: on the host, after pending writes
         rows = host(gi)
-        hosts = [host(a._dense()) if isinstance(a, RowSparseNDArray) else host(a) for a in arrays]
+        # private host copies (a dense array may still be read by pushed operations; the
+        # write back below is an engine write, ordered after them)
+        hosts = [host(a._dense()) if isinstance(a, RowSparseNDArray) else a.asnumpy() for a in arrays]
         kernel(rows, host(gv), *hosts)
         for a, h in zip(arrays, hosts):
             if isinstance(a, RowSparseNDArray):  # keeps its stored rows plus the updated ones
