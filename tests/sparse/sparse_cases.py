@@ -316,3 +316,19 @@ CASES += [
     ("stype_after_copyto_ctx", "R.copyto(mx.cpu(0)).stype"),
     ("zeros_rsp_dense_copy", "sp.zeros('row_sparse', (3, 4)).copyto(nd.ones((3, 4)))"),
 ]
+
+# dot corner cases (test_sparse_operator.py: test_sparse_dot, test_sparse_dot_zero_output)
+CASES += [
+    ("dot_csr_dnsT", "sp.dot(C, W.T, transpose_b=True)"),
+    ("dot_csr_csr", "sp.dot(C, C2, transpose_b=True)"),
+    ("dot_rsp_rsp", "sp.dot(R, W.tostype('row_sparse'))"),
+    ("dot_csrT_zero_rows", "sp.dot(sp.csr_matrix((3, 4)), V, transpose_a=True)"),
+    ("dot_csr_zero_rhs", "sp.dot(C, nd.zeros((4, 2)))"),
+    ("dot_csrT_zero_rhs", "sp.dot(C, nd.zeros((3, 2)), transpose_a=True)"),
+    ("dot_dns_csr_zero", "sp.dot(nd.zeros((2, 3)), C)"),
+    ("dot_shape_mismatch", "sp.dot(C, V)"),
+    ("dot_float64", "sp.dot(C.astype('float64'), W.astype('float64'))"),
+    ("sum_csr_empty", "sp.sum(sp.zeros('csr', (3, 4)), axis=0)"),
+    ("add_n_rsp_empty", "sp.add_n(sp.zeros('row_sparse', (3, 4)), R)"),
+    ("elemwise_mul_csr_empty", "sp.elemwise_mul(C, sp.zeros('csr', (3, 4)))"),
+]

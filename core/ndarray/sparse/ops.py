@@ -290,11 +290,18 @@ def _dot(fn: Impl, lhs: Any = None, rhs: Any = None, transpose_a: bool = False, 
             return _place(new_rsp(v, keep, (lhs.shape[1], rhs.shape[1]), lhs.context), out)
         return _place(nd_from_host(_csr_matmul(*_csr_parts(lhs), dense_r, lhs.shape[0]), lhs.context), out)
     if rs == "csr" and ls == "default" and not transpose_a:
-        # dense x csr(.T) -> csr (MXNet 1.9.1's storage type for this pair)
+        # dense x csr(.T) -> csr (MXNet 1.9.1's storage type for this pair): every row stores
+        # the output columns the csr operand can reach (its used columns; with transpose_b
+        # its non-empty rows), zeros included, as MXNet's kernel
         dl, dr = host(lhs), host(rhs._dense())
         res = dl @ (dr.T if transpose_b else dr)
-        v, i, p = K.dense_to_csr(np.ascontiguousarray(res))
-        return _place(new_csr(v, i, p, res.shape, lhs.context), out)
+        if transpose_b:
+            cols = np.flatnonzero(np.diff(host(rhs.indptr)) > 0).astype(K.IDX)
+        else:
+            cols = np.flatnonzero(np.bincount(host(rhs.indices), minlength=rhs.shape[1]) > 0).astype(K.IDX)
+        n = res.shape[0]
+        indptr = np.arange(n + 1, dtype=K.IDX) * cols.shape[0]
+        return _place(new_csr(res[:, cols].reshape(-1), np.tile(cols, n), indptr, res.shape, lhs.context), out)
     return NotImplemented
 
 
