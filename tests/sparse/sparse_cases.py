@@ -332,3 +332,9 @@ CASES += [
     ("add_n_rsp_empty", "sp.add_n(sp.zeros('row_sparse', (3, 4)), R)"),
     ("elemwise_mul_csr_empty", "sp.elemwise_mul(C, sp.zeros('csr', (3, 4)))"),
 ]
+
+CASES += [
+    ("internal_mul_scalar_csr", "nd._internal._mul_scalar(C, scalar=2.0)"),
+    ("internal_div_scalar_rsp", "nd._internal._div_scalar(R, scalar=2.0)"),
+    ("internal_plus_scalar_csr", "nd._internal._plus_scalar(C, scalar=2.0)"),
+]

@@ -33,7 +33,7 @@ IMPLS: dict[str, Impl] = {}
 #: (MXNet 1.9.1's FInferStorageType; the others, e.g. exp, cos, sigmoid, give dense)
 ZERO_PRESERVING = ("abs arcsin arcsinh arctan arctanh cbrt ceil degrees expm1 fix floor log1p negative radians "
                    "relu rint round sign sin sinh sqrt square tan tanh trunc make_loss MakeLoss stop_gradient "
-                   "BlockGrad _copy identity").split()
+                   "BlockGrad _copy identity _mul_scalar _div_scalar").split()
 
 
 def is_sparse(a: Any) -> bool:
