@@ -429,6 +429,11 @@ class RayTransport(Transport):
         refs = {s: self.servers[s].init.remote(self.rank, items) for s, items in per_server.items()}
         self._get_all(refs)
 
+    def sending(self) -> bool:
+        """Whether the data plane is in the middle of a send (a small push or pull on the
+        calling thread would wait for it: the worker then hands it to the engine)."""
+        return self.dp is not None and self.dp.sending()
+
     def send_buffer(self, server: int, skey: tuple, n: int, dtype: Any) -> Any:
         """A buffer to write a pushed slice into (shared memory), or None."""
         return self.dp.send_buffer(server, skey, n, dtype) if self.dp is not None else None

@@ -427,6 +427,10 @@ class DataPlaneClient:
     def _error(self, server: int, msg: str) -> None:
         self.t._set_failure(KVStoreError(msg))
 
+    def sending(self) -> bool:
+        """Whether a connection is in the middle of sending (a send now would wait for it)."""
+        return any(c.send_lock.locked() for c in self.conns)
+
     # -- push ---------------------------------------------------------------------------------------
     def send_buffer(self, server: int, skey: tuple, n: int, dtype: Any) -> np.ndarray | None:
         """A shared slot to write a pushed slice into (None: send it inline). Waits until

@@ -60,6 +60,10 @@ class Transport(ABC):
         the transport's own thread; return False to let the caller wait instead."""
         return False
 
+    def sending(self) -> bool:
+        """Whether a send is in progress (then a new one would wait for it)."""
+        return False
+
     def send_buffer(self, server: int, skey: tuple, n: int, dtype: Any) -> Any:
         """Optionally a buffer to write a pushed slice into (e.g. shared memory)."""
         return None

@@ -260,7 +260,7 @@ class KVStoreDist(KVStoreBase):
             nbytes += info.nbytes * len(srcs)
             ahead = ahead and info.follow
             info.calls += 1
-        small = nbytes <= SMALL_BYTES and all(s.context.device_type in _CPU for _, vals in pairs for s in vals)
+        small = _small(self._transport, nbytes, [s for _, vals in pairs for s in vals])
         ahead = ahead and small
         thr = self._compression["threshold"] if self._compression["type"] == "2bit" else None
         transport = self._transport
@@ -354,7 +354,7 @@ class KVStoreDist(KVStoreBase):
         for info, _ in work:  # learn the push, pull, push, pull pattern (see the module docstring)
             info.follow = info.calls == info.pulled_at + 1
             info.pulled_at = info.calls
-        small = nbytes <= SMALL_BYTES and all(o.context.device_type in _CPU for _, outs in pairs for o in outs)
+        small = _small(self._transport, nbytes, [o for _, outs in pairs for o in outs])
         transport = self._transport
 
         def fn(rc: Any, on_complete: Callable[..., None]) -> None:
@@ -402,6 +402,15 @@ class KVStoreDist(KVStoreBase):
         writes = [o._chunk.var for _, outs in work for o in outs]
         _engine.get().push_async(fn, _CPU0, reads, writes, prop=FnProperty.ASYNC if small else FnProperty.NORMAL,
                                  priority=priority, name="kvstore_dist_pull")
+
+
+def _small(transport: Any, nbytes: int, arrays: list[Any]) -> bool:
+    """Run on the calling thread (when ready): a few bytes of CPU arrays, and no send in
+    progress that the caller would wait for (a big push going out on an engine worker)."""
+    if nbytes > SMALL_BYTES or any(a.context.device_type not in _CPU for a in arrays):
+        return False
+    sending = getattr(transport, "sending", None)
+    return sending is None or not sending()
 
 
 def _flat(a: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -1,6 +1,8 @@
 """The server protocol without any transport (plain asyncio, no Ray needed)."""
 import asyncio
 import json
+import re
+import time
 
 import numpy as np
 import pytest
@@ -77,6 +79,52 @@ def test_uneven_pushes_fail_clearly():
         await s.leave(1)
         with pytest.raises(ServerError, match="finished without pushing key 1"):
             await s.pull(0, [((1, 0), 1)])
+    run(go())
+
+
+def test_wait_pull_is_answered_by_the_completing_push():
+    """A waiting pull (``wait_pull``) gets its answer from inside the push that
+    completes the round: no task, no turn of the event loop."""
+    async def go():
+        s = ServerCore(0, 1, 2, "sync", timeout=5, heartbeat_timeout=0)
+        await s.init(0, [((1, 0), np.zeros(3))])
+        got = []
+        s.push_now(0, [((1, 0), np.ones(3))])
+        assert s.pull_ready(0, [((1, 0), 1)]) is None
+        s.wait_pull(0, [((1, 0), 1)], lambda res, err: got.append((res, err)))
+        s.push_now(0, [((1, 0), np.ones(3))])  # worker 0 runs ahead: round 2, not ours
+        assert got == [] and len(s.waits) == 1
+        s.push_now(1, [((1, 0), np.full(3, 2.0))])
+        assert len(got) == 1 and got[0][1] is None  # answered within push_now
+        np.testing.assert_array_equal(got[0][0][0], 3)
+        assert s.waits == []
+        # dropped with its connection: never answered
+        s.wait_pull(0, [((1, 0), 3)], lambda res, err: got.append((res, err)), owner="conn")
+        s.drop_waits("conn")
+        s.push_now(1, [((1, 0), np.ones(3))])
+        assert len(got) == 1 and s.waits == []
+    run(go())
+
+
+def test_wait_pull_failures():
+    """Uneven pushes, a failed job and the timeout answer a waiting pull with the error
+    the coroutine ``pull`` raises."""
+    async def go():
+        s = ServerCore(0, 1, 2, "sync", timeout=5, heartbeat_timeout=0)
+        await s.init(0, [((1, 0), np.zeros(2)), ((2, 0), np.zeros(2))])
+        got = []
+        s.push_now(0, [((1, 0), np.ones(2)), ((2, 0), np.ones(2))])
+        s.wait_pull(0, [((1, 0), 1)], lambda res, err: got.append(err))
+        s._poll_waits(time.monotonic() + 10)  # past its deadline
+        assert len(got) == 1 and re.search(r"timed out .* none yet from \[1\]", str(got[0]))
+        s.wait_pull(0, [((1, 0), 1)], lambda res, err: got.append(err))
+        await s.leave(1)
+        assert len(got) == 2 and "finished without pushing key 1" in str(got[1])
+        s2 = ServerCore(0, 1, 2, "sync", timeout=5, heartbeat_timeout=0)
+        await s2.init(0, [((1, 0), np.zeros(2))])
+        s2.wait_pull(0, [((1, 0), 1)], lambda res, err: got.append(err))
+        s2.fail("worker 1 died (killed by signal 9); the job is stopped")
+        assert len(got) == 3 and isinstance(got[2], ServerError) and "signal 9" in str(got[2])
     run(go())
 
 

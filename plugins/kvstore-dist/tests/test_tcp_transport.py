@@ -147,6 +147,59 @@ def test_compressed_push_over_tcp(srv):
         c1.close()
 
 
+def _count_requests(c):
+    """Count the frames ``c`` sends, by op."""
+    conn = c.conns[0]
+    orig, counts = conn.request, {}
+
+    def request(op, *a, **k):
+        counts[op] = counts.get(op, 0) + 1
+        return orig(op, *a, **k)
+    conn.request = request
+    return counts
+
+
+def test_push_then_pull_is_one_frame(srv):
+    """A push with ``then_pull`` is answered as a pull once its round completes; the
+    pull of exactly those items takes that answer without a frame of its own. Pulls of
+    other items, and answers no pull takes, change nothing."""
+    srv.run(srv.core.init(0, [((5, 0), np.zeros(3, np.float32)), ((6, 0), np.zeros(2, np.float32))]))
+    (t0, c0), (t1, c1) = client(srv, 0), client(srv, 1)
+    n0 = _count_requests(c0)
+    try:
+        for step in range(1, 4):
+            g0, g1 = np.full(3, step, np.float32), np.full(3, 10 * step, np.float32)
+            c0.push(0, [((5, 0), g0)], then_pull=[((5, 0), step)])
+            c1.push(0, [((5, 0), g1)], then_pull=[((5, 0), step)])
+            for c in (c0, c1):
+                (a,) = c.pull(0, [((5, 0), step)]).result(10)
+                np.testing.assert_array_equal(a, g0 + g1)
+        assert n0 == {tt.OP_PUSH: 3}  # no pull request went out
+        # an answer nobody takes (two pushes, then a pull of the later round) is harmless
+        for rnd in (1, 2):
+            c0.push(0, [((6, 0), np.ones(2, np.float32))], then_pull=[((6, 0), 1)] if rnd == 1 else None)
+            c1.push(0, [((6, 0), np.ones(2, np.float32))])
+        (a,) = c0.pull(0, [((6, 0), 2)]).result(10)
+        np.testing.assert_array_equal(a, 2)
+        assert n0[tt.OP_PULL] == 1
+        assert t0.failure is None and t1.failure is None
+    finally:
+        c0.close()
+        c1.close()
+
+
+def test_push_error_fails_the_pull_behind_it(srv):
+    (t0, c0) = client(srv, 0)
+    try:
+        c0.push(0, [(("nope", 0), np.ones(2, np.float32))], then_pull=[(("nope", 0), 1)])
+        h = c0.pull(0, [(("nope", 0), 1)])
+        with pytest.raises(KVStoreError, match="not initialised"):
+            h.result(10)
+        assert _wait_for(lambda: t0.failure is not None) and "not initialised" in str(t0.failure)
+    finally:
+        c0.close()
+
+
 def test_server_errors_come_back_named(srv):
     srv.run(srv.core.init(0, [((1, 0), np.zeros(4, np.float32))]))
     t0, c0 = client(srv, 0)
