@@ -18,11 +18,6 @@ from .convert import array, cast_storage, csr_matrix, empty, row_sparse_array, z
 from .ops import add, divide, dot, dispatch, multiply, retain, slice, subtract, zeros_like
 from .optim import adagrad_update
 
-try:  # optional: csr_matrix/array accept scipy matrices, CSRNDArray.asscipy makes them
-    import scipy.sparse as spsp
-except ImportError:  # scipy is not a dependency (MXNet's sparse.spsp is None then too)
-    spsp = None
-
 from .. import ndarray as _nd  # noqa: E402
 
 _nd.plug_sparse(cast_storage=cast_storage, zeros=zeros, empty=empty, array=array)
@@ -57,6 +52,19 @@ def _operator(name: str) -> Callable[..., Any]:
 for _name in _OPERATORS:
     globals()[_name] = _operator(_name)
 del _name
+
+
+def __getattr__(name: str) -> Any:
+    # ``spsp``: scipy.sparse, or None without scipy (as MXNet's); imported on first use so
+    # that ``import plexnet`` does not pay for scipy
+    if name == "spsp":
+        try:
+            import scipy.sparse as spsp
+        except ImportError:  # scipy is optional (docs/sparse.md)
+            spsp = None
+        globals()["spsp"] = spsp
+        return spsp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _has_sparse(args: tuple, kwargs: dict[str, Any]) -> bool:

@@ -74,6 +74,8 @@ def _default_dtype(dtype: Any, data: Any) -> np.dtype:
 
 
 def _scipy_csr(arg: Any) -> Any:
+    if not type(arg).__module__.startswith("scipy.sparse"):
+        return None  # (scipy is imported only for scipy inputs)
     try:
         import scipy.sparse as spsp
     except ImportError:
