@@ -52,6 +52,7 @@ def _named_like(new: Callable, f: Callable) -> Callable:
     new.__name__, new.__doc__ = getattr(f, "__name__", "amp_wrapped"), f.__doc__
     new.__module__ = getattr(f, "__module__", __name__)
     new.__wrapped__ = f  # type: ignore[attr-defined]
+    new.__amp_wrapped__ = True  # type: ignore[attr-defined]  # (nd functions may carry __wrapped__ of their own)
     return new
 
 
