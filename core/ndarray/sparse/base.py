@@ -310,7 +310,7 @@ class BaseSparseNDArray(NDArray):
     # stored pattern is kept, as MXNet); otherwise, and with arrays, the result is dense
     def _compare(self, other: Any, op: Callable[[Any, Any], Any]) -> NDArray:
         if isinstance(other, (numbers.Number, np.generic)):
-            if not op(0.0, float(other)):
+            if not op(0.0, float(other)):  # type: ignore[arg-type]
                 return self._same(op(self._vals, other))
             return op(self._dense(), other)  # type: ignore[no-any-return]
         dense_other = other._dense() if isinstance(other, BaseSparseNDArray) else other
