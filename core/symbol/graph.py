@@ -247,21 +247,20 @@ def _infer(g: IndexedGraph, values: list[Any], call: Callable[[Any, list], tuple
                             f"{nm!r} (entry {src!r}): provided {_fmt(cur)}, inferred {_fmt(v)}; "
                             f"input {what}s: "
                             + ", ".join(f"{a}={_fmt(values[x])}" for a, x in zip(names[0], ins[:na])))
-            lo, hi = row_ptr[nid], row_ptr[nid + 1]
-            for e in ins:
-                v = values[e]
-                if v is None or (shape and 0 in v):
-                    break
-            else:
-                for e in range(lo, hi):
-                    v = values[e]
-                    if v is None or (shape and 0 in v):
-                        break
-                else:
-                    done[nid] = True
+            done[nid] = _complete(values, ins, row_ptr[nid], row_ptr[nid + 1], shape)
         if not changed and sweep >= 1:
             break
     return values
+
+
+def _complete(values: list[Any], ins: Sequence[int], lo: int, hi: int, shape: bool) -> bool:
+    """Whether a node's input entries ``ins`` and output entries ``lo..hi`` all have complete
+    values (no unknown shape dimension)."""
+    for eid in list(ins) + list(range(lo, hi)):
+        v = values[eid]
+        if v is None or (shape and 0 in v):
+            return False
+    return True
 
 
 def _refine_partial(prop: Any, in_vals: list[Any], out_known: list[Any], call: Callable[[Any, list], tuple]) -> list:

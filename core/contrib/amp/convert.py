@@ -387,7 +387,8 @@ def convert_bucketing_module(bucketing_mod: Any, target_dtype: str = "float16",
     if not bucketing_mod.params_initialized:
         raise AssertionError("bucketing_mod params should be initialized for mixed precision conversion")
     cur = bucketing_mod._curr_module
-    arg_params, aux_params = cur._arg_params, cur._aux_params
+    arg_params = cur._arg_params if cur is not None else None
+    aux_params = cur._aux_params if cur is not None else None
     if arg_params is None or aux_params is None:  # parameters live on the executors: gather them
         arg_params, aux_params = bucketing_mod.get_params()
     sym_dict = {}
