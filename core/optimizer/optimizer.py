@@ -287,6 +287,9 @@ class Optimizer:
         if not _is_nd(weight):
             kernel(_xp_of(weight), weight, grad, list(states), **params)
             return
+        if any(getattr(x, "stype", "default") != "default" for x in (weight, grad, *states)):
+            self._launch_dense(kernel, weight, grad, states, params)
+            return
         if not _is_nd(grad):
             from ..ndarray import array
             grad = array(grad, ctx=weight.context, dtype=grad.dtype)
@@ -302,6 +305,25 @@ class Optimizer:
         _engine.get().push_sync(lambda rc: kernel(rc.xp, w, g, s, **params), weight.context,
                                 [grad._chunk.var], [weight._chunk.var] + [x._chunk.var for x in states],
                                 name=name)
+
+    def _launch_dense(self, kernel: Callable[..., None], weight: Any, grad: Any, states: Sequence[Any],
+                      params: dict[str, Any]) -> None:
+        """A standard (not lazy) update with sparse arrays among the operands, as MXNet's: the
+        kernel runs on dense copies and the results go back into the sparse weight and states
+        (every row of a row_sparse weight takes part; its compact arrays are the truth, not
+        a dense buffer the kernel could write in place)."""
+        def dense(x: Any) -> Any:
+            return x.tostype("default") if getattr(x, "stype", "default") != "default" else x
+        dw, ds = dense(weight), [dense(x) for x in states]
+        cur = _batch.__dict__.pop("cur", None)   # the write-back must follow the kernel: no batching
+        try:
+            self._launch(kernel, dw, dense(grad), ds, params)
+        finally:
+            if cur is not None:
+                _batch.cur = cur
+        for orig, new in zip([weight, *states], [dw, *ds]):
+            if new is not orig:
+                orig[:] = new
 
     def _common(self, index: Any) -> dict[str, Any]:
         """Count the update and return ``lr``, ``wd``, ``rescale_grad``, ``clip_gradient``."""

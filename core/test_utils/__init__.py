@@ -7,6 +7,7 @@
   ``compare_optimizer``;
 * ``data``: random arrays and shapes, local data sets (no downloads), environment and
   stderr helpers, ``DummyIter``;
+* ``sparse_data``: random CSR / row_sparse arrays (``rand_sparse_ndarray`` ...);
 * ``stats``: checks of random generators (``verify_generator``, ``chi_square_check``).
 """
 from __future__ import annotations
@@ -15,6 +16,8 @@ from .compare import *  # noqa: F401,F403
 from .compare import __all__ as _c
 from .data import *  # noqa: F401,F403
 from .data import __all__ as _d
+from .sparse_data import *  # noqa: F401,F403
+from .sparse_data import __all__ as _sp
 from ..context import current_context
 from .gluon import check_gluon_hybridize_consistency
 from .stats import *  # noqa: F401,F403
@@ -36,6 +39,6 @@ import plexnet as mx  # noqa: E402
 from ..context import Context  # noqa: E402
 from ..symbol import Symbol  # noqa: E402
 
-__all__ = _c + _d + _s + _y + ["current_context", "check_gluon_hybridize_consistency"]
+__all__ = _c + _d + _sp + _s + _y + ["current_context", "check_gluon_hybridize_consistency"]
 __all__ += ["bz2", "errno", "gzip", "json", "logging", "numbers", "os", "platform", "struct", "sys", "time",
             "traceback", "zipfile", "OrderedDict", "contextmanager", "np", "rnd", "npt", "mx", "Context", "Symbol"]

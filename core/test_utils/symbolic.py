@@ -360,19 +360,27 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
     """One update of each optimizer from the same random weight and gradient; compare
     the states and the updated weights (``shape`` a list: ``ntensors`` weights, the second
     optimizer updating them in one multi-tensor call)."""
-    if w_stype != "default" or g_stype != "default":
-        from ..base import PlexnetError
-        raise PlexnetError("compare_optimizer: sparse storage types are not supported (plexnet is dense)")
     ctx = default_context()
 
     def uniform(s: Any) -> NDArray:
         return array(np.random.uniform(0, 1, size=s), ctx=ctx, dtype=dtype)
 
+    def pair(stype: str, density: float | None) -> tuple[NDArray, NDArray]:
+        """(dense copy for opt1, the array of ``stype`` for opt2), as MXNet's."""
+        if stype == "default":
+            b = uniform(shape)
+            return b.copyto(ctx), b
+        if stype in ("row_sparse", "csr"):
+            from .data import rand_ndarray
+            b = rand_ndarray(shape, stype, density=density, dtype=dtype)
+            return b.copyto(ctx).tostype("default"), b
+        raise Exception("type not supported yet")  # MXNet's words  # noqa: TRY002
+
     if not isinstance(shape, list):
         if ntensors != 1:
             raise ValueError("compare_optimizer: ntensors > 1 needs a list of shapes")
-        w2, g2 = uniform(shape), uniform(shape)
-        w1, g1 = w2.copyto(ctx), g2.copyto(ctx)
+        w1, w2 = pair(w_stype, 1)
+        g1, g2 = pair(g_stype, None)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:

@@ -107,10 +107,22 @@ def test_random_helpers():
     with pytest.raises(TypeError):
         tu.random_uniform_arrays((2,), bad=1)
     assert sorted(tu.random_sample(list(range(5)), 5)) == list(range(5))
-    r = tu.rand_ndarray((3, 4), dtype="float64")
-    assert isinstance(r, mx.nd.NDArray) and r.dtype == np.float64 and abs(r.asnumpy()).max() <= 1
-    with pytest.raises(mx.base.MXNetError, match="sparse"):
-        tu.rand_ndarray((3, 4), stype="csr")
+    r = tu.rand_ndarray((3, 4), dtype="float64")   # MXNet: random_arrays, standard normal
+    assert isinstance(r, mx.nd.NDArray) and r.dtype == np.float64 and r.shape == (3, 4)
+    np.random.seed(0)
+    c = tu.rand_ndarray((5, 16), "csr", density=0.5, distribution="powerlaw")
+    assert c.stype == "csr" and np.diff(c.indptr.asnumpy()).tolist() == [2, 4, 8, 16, 10]  # MXNet's pattern
+    rsp, (vals, rows) = tu.rand_sparse_ndarray((6, 3), "row_sparse", density=0.5)
+    assert rsp.stype == "row_sparse" and rsp.indices.asnumpy().tolist() == list(rows)
+    np.testing.assert_array_equal(rsp.asnumpy()[rows], vals)
+    z = tu.create_sparse_array_zd((6, 2), "row_sparse", density=0.9, rsp_indices=[4, 1])
+    assert z.indices.asnumpy().tolist() == [1, 4]
+    sh = tu.rand_ndarray((4, 9), "csr", density=0.5, shuffle_csr_indices=True)
+    np.testing.assert_array_equal(sh.tostype("default").asnumpy(), sh.asnumpy())
+    with pytest.raises(AssertionError, match="storage type"):
+        tu.rand_sparse_ndarray((2, 2), "bogus")
+    with pytest.raises(ValueError, match="density"):
+        tu.rand_ndarray((2, 2), "csr", density=1.5)
     x, y = tu.rand_coord_2d(0, 5, 10, 20)
     assert 0 <= x < 5 and 10 <= y < 20
     np.testing.assert_array_equal(tu.create_2d_tensor(3, 2).asnumpy(), [[0, 0], [1, 1], [2, 2]])
@@ -292,8 +304,13 @@ def test_compare_optimizer():
     with pytest.raises(AssertionError):
         tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.2), (3,),
                              np.float32)
-    with pytest.raises(mx.base.MXNetError, match="sparse"):
-        tu.compare_optimizer(o1, o2, (3,), np.float32, w_stype="row_sparse")
+    # sparse weights / gradients: opt1 on dense copies, opt2 on the sparse arrays (MXNet's protocol)
+    for w, g in (("default", "row_sparse"), ("row_sparse", "row_sparse"), ("csr", "csr")):
+        tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, lazy_update=False, wd=0.01),
+                             mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, lazy_update=False, wd=0.01),
+                             (5, 3), np.float32, w_stype=w, g_stype=g)
+    with pytest.raises(Exception, match="not supported"):
+        tu.compare_optimizer(o1, o2, (3,), np.float32, w_stype="bogus")
 
 
 def test_check_gluon_hybridize_consistency():
