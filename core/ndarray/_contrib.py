@@ -12,6 +12,7 @@
   the rows (the gradient scatters back through ``take``).
 * ``rand_zipfian(true_classes, num_sampled, range_max)``: log-uniform candidate sampling;
   ``uniform`` is ``nd.random.uniform`` (MXNet's contrib module re-exports it).
+* ``getnnz``, ``edge_id``, ``dgl_*``: the CSR graph operators (``sparse.graph``).
 """
 from __future__ import annotations
 
@@ -23,10 +24,15 @@ import numpy as np
 from ..context import current_context
 from . import op_function
 from .ndarray import NDArray, array
+from .sparse.graph import (dgl_adjacency, dgl_csr_neighbor_non_uniform_sample, dgl_csr_neighbor_uniform_sample,
+                           dgl_graph_compact, dgl_subgraph, edge_id, getnnz)
 
 __all__ = ["current_context", "foreach", "while_loop", "cond", "isfinite", "isnan", "isinf", "boolean_mask",
            "rand_zipfian", "uniform", "adamw_update", "mp_adamw_update", "multi_adamw_update",
-           "multi_mp_adamw_update", "multi_lamb_update", "multi_mp_lamb_update"]
+           "multi_mp_adamw_update", "multi_lamb_update", "multi_mp_lamb_update",
+           # CSR graph operators (plexnet.ndarray.sparse.graph, docs/sparse.md)
+           "getnnz", "edge_id", "dgl_adjacency", "dgl_subgraph", "dgl_csr_neighbor_uniform_sample",
+           "dgl_csr_neighbor_non_uniform_sample", "dgl_graph_compact"]
 
 
 def _op(name: str) -> Callable[..., Any]:

@@ -4,18 +4,27 @@ from ``_contrib_*`` registrations, e.g. the ``plexnet-ops-contrib`` plugin):
 ``rand_zipfian`` (log-uniform candidate sampling as a graph), the AdamW update
 wrappers and the control flow ``foreach``, ``while_loop``, ``cond`` (operators
 ``_foreach``/``_while_loop``/``_cond`` of plexnet-ops-contrib, each holding its
-subgraphs; see ``_control_flow``)."""
+subgraphs; see ``_control_flow``).
+
+The CSR graph operators (``getnnz``, ``edge_id``, ``dgl_*``) take CSR storage inputs;
+plexnet's symbols are dense, so their ``sym.contrib`` names exist but raise
+``NotImplementedForSymbol`` naming the operator and pointing to ``nd.contrib``."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
 from ._control_flow import cond, foreach, while_loop
+from ..base import NotImplementedForSymbol
 from .attribute import AttrScope
 from .symbol import Symbol
 
+#: MXNet's CSR-only graph operators (nd.contrib has them: plexnet.ndarray.sparse.graph)
+_CSR_ONLY = ("getnnz", "edge_id", "dgl_adjacency", "dgl_subgraph", "dgl_csr_neighbor_uniform_sample",
+             "dgl_csr_neighbor_non_uniform_sample", "dgl_graph_compact")
+
 __all__ = ["AttrScope", "uniform", "rand_zipfian", "adamw_update", "mp_adamw_update", "foreach", "while_loop",
-           "cond"]
+           "cond", *_CSR_ONLY]
 
 
 def uniform(*args: Any, **kwargs: Any) -> Symbol:
@@ -60,3 +69,26 @@ def mp_adamw_update(weight: Symbol, grad: Symbol, mean: Symbol, var: Symbol, wei
     """One multi-precision AdamW step (operator ``_mp_adamw_update``)."""
     return _op("_mp_adamw_update")(weight=weight, grad=grad, mean=mean, var=var, weight32=weight32,
                                    rescale_grad=rescale_grad, lr=lr, eta=eta, **kwargs)
+
+
+class CSRSymbolError(NotImplementedForSymbol):
+    """A CSR-storage operator asked for as a Symbol (plexnet's symbols hold dense arrays)."""
+
+    def __str__(self) -> str:
+        return (f"sym.contrib.{self.function} (operator \"_contrib_{self.function}\") takes CSR storage inputs, "
+                f"which plexnet's symbols do not have (they are dense); call mx.nd.contrib.{self.function} "
+                f"on CSRNDArrays instead")
+
+
+def _csr_only(name: str) -> Any:
+    def fn(*args: Any, **kwargs: Any) -> Symbol:
+        raise CSRSymbolError(fn, f"_contrib_{name}", *args)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"MXNet's ``sym.contrib.{name}`` takes CSR storage inputs; plexnet's symbols are dense, so "
+                  f"this raises ``NotImplementedForSymbol``: use ``nd.contrib.{name}`` (docs/sparse.md).")
+    return fn
+
+
+for _name in _CSR_ONLY:
+    globals()[_name] = _csr_only(_name)
+del _name
