@@ -192,6 +192,9 @@ class NDArray:
                 return other
             if other.shape != self.shape:
                 raise ShapeError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
+            if other.stype != "default":  # a sparse target: its compact arrays are the truth
+                other[:] = self
+                return other
             dst = other
         else:
             raise TypeError(f"copyto: target must be an NDArray or Context, got {type(other).__name__}")

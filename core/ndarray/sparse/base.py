@@ -306,6 +306,23 @@ class BaseSparseNDArray(NDArray):
     def __neg__(self) -> NDArray:
         return self * -1.0
 
+    # power and modulo: MXNet falls back to dense storage (with a sparse operand the result is dense)
+    def _dense_binary(self, other: Any, op: Callable[[Any, Any], Any]) -> NDArray:
+        o = other._dense() if isinstance(other, BaseSparseNDArray) else other
+        return op(self._dense(), o)  # type: ignore[no-any-return]
+
+    def __pow__(self, other: Any) -> NDArray:
+        return self._dense_binary(other, lambda a, b: a ** b)
+
+    def __rpow__(self, other: Any) -> NDArray:
+        return self._dense_binary(other, lambda a, b: b ** a)
+
+    def __mod__(self, other: Any) -> NDArray:
+        return self._dense_binary(other, lambda a, b: a % b)
+
+    def __rmod__(self, other: Any) -> NDArray:
+        return self._dense_binary(other, lambda a, b: b % a)
+
     # comparisons: with a scalar s, the storage type stays when 0 <op> s is false (the
     # stored pattern is kept, as MXNet); otherwise, and with arrays, the result is dense
     def _compare(self, other: Any, op: Callable[[Any, Any], Any]) -> NDArray:
