@@ -40,10 +40,14 @@ def _describe(a: Any) -> str:
     return type(a).__name__
 
 
-def _csr(op: str, arg: str, a: Any, square: bool = False) -> _Csr:
-    """The host compact arrays of the CSR argument ``arg`` of ``op`` (after pending writes)."""
+def _csr(op: str, arg: str, a: Any, square: bool = False, edge_ids: bool = False) -> _Csr:
+    """The host compact arrays of the CSR argument ``arg`` of ``op`` (after pending writes);
+    ``edge_ids``: the values must be int64 edge ids (MXNet's dgl_* operators check it)."""
     if not isinstance(a, CSRNDArray):
         raise TypeError(f"{op}: {arg} must be a CSRNDArray (stype 'csr'), got a {_describe(a)}")
+    if edge_ids and np.dtype(a.dtype) != np.int64:
+        raise TypeError(f"{op}: {arg} must hold int64 edge ids, got dtype {np.dtype(a.dtype).name} "
+                        f"(shape {tuple(a.shape)})")
     shape = (int(a.shape[0]), int(a.shape[1]))
     if square and shape[0] != shape[1]:
         raise ShapeError(f"{op}: {arg} must be a square adjacency matrix, got shape {shape}")
@@ -59,9 +63,13 @@ def _vector(op: str, arg: str, a: Any) -> np.ndarray:
     return host(a)
 
 
-def _vertex_ids(op: str, arg: str, a: Any, nvert: int, graph_shape: tuple[int, int]) -> np.ndarray:
-    """A 1-D array of vertex ids in ``[0, nvert)`` as int64."""
+def _vertex_ids(op: str, arg: str, a: Any, nvert: int, graph_shape: tuple[int, int],
+                int64: bool = False) -> np.ndarray:
+    """A 1-D array of vertex ids in ``[0, nvert)`` as int64 (``int64``: it must be int64 already)."""
     v = _vector(op, arg, a)
+    if int64 and v.dtype != np.int64:
+        raise TypeError(f"{op}: {arg} must be an int64 array of vertex ids, got dtype {v.dtype.name} "
+                        f"(shape {tuple(a.shape)})")
     if v.size and np.issubdtype(v.dtype, np.floating) and not np.array_equal(v, np.floor(v)):
         raise ValueError(f"{op}: {arg} must hold integer vertex ids, got {v.dtype} values that are not integers")
     ids = v.astype(K.IDX)
@@ -142,7 +150,7 @@ def dgl_adjacency(data: Any = None, out: Any = None, **kwargs: Any) -> CSRNDArra
     """The adjacency matrix of the CSR graph ``data``: the same structure, float32 ones."""
     op = "dgl_adjacency"
     _no_out(op, out)
-    vals, indices, indptr, shape = _csr(op, "data", data)
+    vals, indices, indptr, shape = _csr(op, "data", data, edge_ids=True)
     nnz = int(indptr[-1]) if indptr.size else 0
     return new_csr(np.ones(nnz, np.float32), indices[:nnz], indptr, shape, data.context)
 
@@ -163,11 +171,11 @@ def dgl_subgraph(graph: Any = None, *data: Any, return_mapping: Any = None, num_
     if not data:
         raise ValueError(f"{op}: at least one array of vertex ids is required after the graph")
     _check_num_args(op, num_args, 1 + len(data))
-    vals, indices, indptr, shape = _csr(op, "graph", graph, square=True)
+    vals, indices, indptr, shape = _csr(op, "graph", graph, square=True, edge_ids=True)
     subs: list[NDArray] = []
     maps: list[NDArray] = []
     for k, arr in enumerate(data):
-        vid = _vertex_ids(op, f"data[{k}]", arr, shape[0], shape)
+        vid = _vertex_ids(op, f"data[{k}]", arr, shape[0], shape, int64=True)
         if vid.size > 1 and (np.diff(vid) <= 0).any():
             raise ValueError(f"{op}: data[{k}] (shape {tuple(arr.shape)}) must be sorted in ascending order "
                              f"without repeats (the input vertex list has to be sorted)")
@@ -216,10 +224,13 @@ def dgl_graph_compact(*graph_data: Any, return_mapping: Any = None, graph_sizes:
     maps: list[NDArray] = []
     for i in range(num):
         g = graph_data[i]
-        vals, indices, indptr, shape = _csr(op, f"graph_data[{i}]", g)
+        vals, indices, indptr, shape = _csr(op, f"graph_data[{i}]", g, edge_ids=True)
         n = sizes[i]
         vid_arg = graph_data[num + i]
-        vid = _vector(op, f"graph_data[{num + i}]", vid_arg).astype(K.IDX)
+        vid = _vector(op, f"graph_data[{num + i}]", vid_arg)
+        if vid.dtype != np.int64:
+            raise TypeError(f"{op}: graph_data[{num + i}] must be an int64 array of vertex ids, got dtype "
+                            f"{vid.dtype.name} (shape {tuple(vid_arg.shape)})")
         if not 0 <= n <= min(shape[0], vid.size):
             raise ShapeError(f"{op}: graph_sizes[{i}]={n} must be within the rows of graph_data[{i}] (shape {shape}) "
                              f"and the ids of graph_data[{num + i}] (shape {tuple(vid_arg.shape)})")
@@ -327,7 +338,7 @@ def _sample_one(graph: _Csr, seeds: np.ndarray, prob: np.ndarray | None, num_hop
 
 def _sample(op: str, csr_matrix: Any, probability: Any, seed_arrays: Sequence[Any], num_hops: Any,
             num_neighbor: Any, max_num_vertices: Any) -> list[NDArray]:
-    graph = _csr(op, "csr_matrix", csr_matrix, square=True)
+    graph = _csr(op, "csr_matrix", csr_matrix, square=True, edge_ids=True)
     shape = graph[3]
     hops, nbr, maxv = int(num_hops), int(num_neighbor), int(max_num_vertices)
     if hops < 0 or nbr < 0 or maxv < 1:
@@ -345,9 +356,9 @@ def _sample(op: str, csr_matrix: Any, probability: Any, seed_arrays: Sequence[An
     rng = _sampling_rng(ctx, op)
     ids_out, csr_out, prob_out, layer_out = [], [], [], []
     for k, arr in enumerate(seed_arrays):
-        seeds = _vertex_ids(op, f"seed_arrays[{k}]", arr, shape[0], shape)
-        if np.unique(seeds).size > maxv:
-            raise ValueError(f"{op}: seed_arrays[{k}] has {np.unique(seeds).size} distinct vertices, more than "
+        seeds = _vertex_ids(op, f"seed_arrays[{k}]", arr, shape[0], shape, int64=True)
+        if seeds.size > maxv:
+            raise ValueError(f"{op}: seed_arrays[{k}] (shape {tuple(arr.shape)}) has more seeds than "
                              f"max_num_vertices={maxv}")
         verts, layers, sv, sc, sp = _sample_one(graph, seeds, prob, hops, nbr, maxv, rng)
         n = verts.size
