@@ -245,3 +245,65 @@ def test_symbol_names_raise_naming_operator(name: str) -> None:
     fn = getattr(mx.sym.contrib, name)
     with pytest.raises(NotImplementedForSymbol, match=f'operator "_contrib_{name}".*nd.contrib.{name}'):
         fn(mx.sym.var("g"))
+
+
+# -- the scenarios of MXNet 1.9.1's unittest/test_dgl_graph.py, checked by the invariants --------------
+_K5_DENSE = np.zeros((5, 5), np.int64)
+for _r in range(5):
+    for _p in range(dc.K5[2][_r], dc.K5[2][_r + 1]):
+        _K5_DENSE[_r, dc.K5[1][_p]] = dc.K5[0][_p]
+
+_MX_SCENARIOS = [([0, 1, 2, 3, 4], 1, 2, 5), ([0], 1, 1, 4), ([0], 2, 1, 3), ([0, 2, 4], 1, 2, 5), ([0, 4], 1, 2, 5),
+                 ([0, 4], 2, 2, 5), ([0], 2, 1, 4)]
+
+
+@pytest.mark.parametrize("nonuni", [False, True])
+@pytest.mark.parametrize("seeds,hops,nbr,maxv", _MX_SCENARIOS)
+def test_mxnet_unittest_scenarios(nonuni: bool, seeds: list[int], hops: int, nbr: int, maxv: int) -> None:
+    g = dc.graphs(mx)
+    mx.random.seed(len(seeds) * 10 + hops)
+    if nonuni:
+        outs = mx.nd.contrib.dgl_csr_neighbor_non_uniform_sample(
+            g["k5"], g["prob5"], dc.ids(mx, seeds), num_args=3, num_hops=hops, num_neighbor=nbr, max_num_vertices=maxv)
+    else:
+        outs = mx.nd.contrib.dgl_csr_neighbor_uniform_sample(
+            g["k5"], dc.ids(mx, seeds), num_args=2, num_hops=hops, num_neighbor=nbr, max_num_vertices=maxv)
+    assert len(outs) == (4 if nonuni else 3)
+    prob = g["prob5"].asnumpy() if nonuni else None
+    _check_sample(_K5_DENSE, seeds, outs, 0, 1, hops, nbr, maxv, nonuni, prob)
+    outs[1].check_format(full_check=True)
+    n = int(outs[0].asnumpy()[-1])
+    if nonuni:
+        return
+    verts = outs[0].asnumpy()[:n]
+    sub_ptr, sub_idx = outs[1].indptr.asnumpy(), outs[1].indices.asnumpy()
+    if not np.isin(sub_idx[:sub_ptr[n]], verts).all():  # an edge left the vertex set: compact refuses
+        with pytest.raises(ValueError, match="dgl_graph_compact"):
+            mx.nd.contrib.dgl_graph_compact(outs[1], outs[0], graph_sizes=(n,), return_mapping=False)
+        return
+    comp = mx.nd.contrib.dgl_graph_compact(outs[1], outs[0], graph_sizes=(n,), return_mapping=False)
+    assert comp.shape == (n, n)
+    assert comp.indptr.asnumpy().tolist() == sub_ptr[:n + 1].tolist()
+    assert (verts[comp.indices.asnumpy()] == sub_idx[:sub_ptr[n]]).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_subgraph_and_adjacency_of_random_graph(seed: int) -> None:
+    g, d = _random_graph(60, 0.2, seed)
+    verts = np.unique(np.random.RandomState(seed).randint(0, 60, size=15))
+    sub, mapping = mx.nd.contrib.dgl_subgraph(g, mx.nd.array(verts, dtype=np.int64), return_mapping=True)
+    sub.check_format()
+    mapping.check_format()
+    assert sub.indptr.asnumpy().tolist() == mapping.indptr.asnumpy().tolist()
+    assert sub.indices.asnumpy().tolist() == mapping.indices.asnumpy().tolist()
+    assert (mapping.asnumpy() == d[np.ix_(verts, verts)]).all()
+    assert sub.data.asnumpy().tolist() == list(range(int(sub.indptr.asnumpy()[-1])))
+    adj = mx.nd.contrib.dgl_adjacency(g)
+    assert adj.dtype == np.float32 and adj.shape == g.shape
+    assert adj.indptr.asnumpy().tolist() == g.indptr.asnumpy().tolist()
+    assert adj.indices.asnumpy().tolist() == g.indices.asnumpy().tolist()
+    assert (adj.data.asnumpy() == 1).all()
+    u = np.random.RandomState(seed).randint(0, 60, size=40)
+    v = np.random.RandomState(seed + 1).randint(0, 60, size=40)
+    got = mx.nd.contrib.edge_id(g, mx.nd.array(u), mx.nd.array(v)).asnumpy()
+    assert (got == np.where(d[u, v] > 0, d[u, v], -1)).all()
