@@ -377,7 +377,7 @@ class KVStoreDist(KVStoreBase):
             def complete(results: list, err: BaseException | None) -> None:
                 if err is None:
                     try:
-                        _scatter(work, where, dict(zip(servers, results)))
+                        _scatter(work, where, dict(zip(servers, results)), dests)
                     except BaseException as e:  # noqa: BLE001
                         err = e
                 if err is not None:
@@ -451,11 +451,13 @@ def _direct_out(info: _Key, outs: list[Any]) -> np.ndarray | None:
     return d.reshape(-1)
 
 
-def _scatter(work: list, where: list, results: dict[int, list]) -> None:
-    """Copy the pulled slices into every output (not those received in place)."""
+def _scatter(work: list, where: list, results: dict[int, list], dests: dict[int, list]) -> None:
+    """Copy the pulled slices into every output (not those received in place: a result
+    that is the destination view the pull offered)."""
     by_key: dict[int, list] = defaultdict(list)
     for s, idx, info, p in where:
-        by_key[id(info)].append((p, results[s][idx]))
+        arr = results[s][idx]
+        by_key[id(info)].append((p, None if arr is dests[s][idx] else arr))
     for info, outs in work:
         pieces = by_key[id(info)]
         for o in outs:
@@ -463,18 +465,22 @@ def _scatter(work: list, where: list, results: dict[int, list]) -> None:
             if o.context.device_type in _CPU and d.flags.c_contiguous:
                 flat = d.reshape(-1)
                 for p, arr in pieces:
-                    dst = flat[p.lo:p.hi]
-                    if not (arr.size == dst.size and arr.ctypes.data == dst.ctypes.data):
-                        dst[...] = arr
+                    if arr is not None:
+                        flat[p.lo:p.hi] = arr
             else:
                 full = np.empty(info.size, info.dtype)
                 for p, arr in pieces:
-                    full[p.lo:p.hi] = arr
+                    full[p.lo:p.hi] = arr if arr is not None else _first_flat(outs)[p.lo:p.hi]
                 if o.context.device_type in _CPU:
                     d[...] = full.reshape(info.shape)
                 else:
                     from plexnet.backends import get_backend
                     get_backend(o.context).from_host(full.reshape(info.shape), d)
+
+
+def _first_flat(outs: list[Any]) -> np.ndarray:
+    """The flat host buffer of the output a slice was received into (``_direct_out``)."""
+    return outs[0]._data.reshape(-1)
 
 
 def _connect(mode: str) -> Any:
