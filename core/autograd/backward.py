@@ -176,6 +176,7 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 node.free()
         return res
     bulk = _bulk()
+    sparse_leaves: list = []
     with bulk if bulk is not None else _NoBulk():
         acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
         for h, g in zip(heads, head_grads):
@@ -272,6 +273,12 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     keys.append(key)
                 if cur is not None:
                     targets.append((cur, _ADD))
+                elif n.__class__ is Leaf and want is None and n.grad.stype != "default":
+                    # a sparse gradient array (Embedding(sparse_grad=True)): the operators write
+                    # dense gradients; gathered here, stored into it after the walk
+                    b = acc[key] = _new_like(x)
+                    sparse_leaves.append((n, b))
+                    targets.append((b, _WRITE))
                 elif n.__class__ is Leaf and want is None:
                     n.fresh = True
                     acc[key] = n.grad
@@ -293,6 +300,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     _copy_into(acc[key], p, _ADD)
                 if bulk is not None:
                     bulk.keep([p for p, _key in privates])
+    for n, b in sparse_leaves:
+        _store_sparse(n, b)
     if not retain_graph:
         for node in order:
             node.free()
@@ -306,6 +315,17 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             results.append(r)
         return results
     return None
+
+
+def _store_sparse(leaf: Any, dense: Any) -> None:
+    """``leaf.grad`` (a sparse array) takes the gathered dense gradient: written, or added
+    for ``grad_req='add'``; a row_sparse gradient keeps the rows that are not all zero."""
+    g = leaf.grad
+    if leaf.req == _ADD:
+        g[:] = g.tostype("default") + dense
+    else:
+        g[:] = dense
+    leaf.fresh = True
 
 
 def _op_name(node: Any) -> str | None:

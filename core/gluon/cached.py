@@ -165,7 +165,8 @@ class CachedGraph:
         key = (ctx, tuple((a.shape, a._data.dtype) for a in args), need, recording)
         pdata = tuple(p.data(ctx) for p in self.params)
         # recording: parameters with grad_req 'write' have the executor write their gradient arrays
-        pgrad = tuple(p.grad(ctx) if p.grad_req == "write" else None for p in self.params[:self.n_arg_params]) \
+        pgrad = tuple(p.grad(ctx) if p.grad_req == "write" and p._grad_stype == "default" else None
+                      for p in self.params[:self.n_arg_params]) \
             if recording else ()
         ident = pdata + pgrad
         lst = self._bound.setdefault(key, [])

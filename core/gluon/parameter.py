@@ -73,9 +73,9 @@ class Parameter:
             # MXNet asserts the storage type is one it knows (an AssertionError otherwise)
             assert st in ("default", "row_sparse", "csr"), \
                 f"Parameter {name!r}: invalid {what} {st!r}; expected 'default', 'row_sparse' or 'csr'"
-            if st != "default":
-                raise PlexnetError(f"Parameter {name!r}: {what}={st!r} is not supported; plexnet stores arrays "
-                                   f"densely ('default'); row_sparse/csr parameters are not available")
+            if st != "default" and not (what == "grad_stype" and st == "row_sparse"):
+                raise PlexnetError(f"Parameter {name!r}: {what}={st!r} is not supported; plexnet keeps parameters "
+                                   f"dense ('default'); only a row_sparse gradient (grad_stype) is available")
         self._stype = stype
         self._grad_stype = grad_stype
 
@@ -181,7 +181,11 @@ class Parameter:
             self._grad = None
             return
         assert self._data is not None
-        self._grad = [_nd.zeros(d.shape, d.context, d.dtype) for d in self._data]
+        if self._grad_stype == "row_sparse":  # Embedding(sparse_grad=True): backward writes only looked-up rows
+            from ..ndarray import sparse as _sparse
+            self._grad = [_sparse.zeros("row_sparse", d.shape, ctx=d.context, dtype=d.dtype) for d in self._data]
+        else:
+            self._grad = [_nd.zeros(d.shape, d.context, d.dtype) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _check_and_get(self, arr_list: list | None, ctx: Any) -> Any:
@@ -244,7 +248,11 @@ class Parameter:
         if self._grad is None:
             return
         for g in self._grad:
-            g[:] = 0
+            if g.stype != "default":  # MXNet: an empty row_sparse array (no stored rows)
+                from ..ndarray import sparse as _sparse
+                g[:] = _sparse.zeros(g.stype, g.shape, ctx=g.context, dtype=g.dtype)
+            else:
+                g[:] = 0
 
     def set_data(self, data: Any) -> None:
         """Set the value on every context (copied into the existing arrays)."""

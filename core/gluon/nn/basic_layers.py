@@ -244,12 +244,10 @@ class Embedding(HybridBlock):
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32", weight_initializer: Any = None,
                  sparse_grad: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if sparse_grad:
-            raise PlexnetError("Embedding: sparse_grad=True needs row_sparse gradients, which plexnet does not "
-                               "support")
-        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": False}
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
-                                      dtype=dtype, allow_deferred_init=True)
+                                      dtype=dtype, allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any) -> Any:
         return F.Embedding(x, weight, name="fwd", input_dim=self._kwargs["input_dim"],
