@@ -73,9 +73,9 @@ class Parameter:
             # MXNet asserts the storage type is one it knows (an AssertionError otherwise)
             assert st in ("default", "row_sparse", "csr"), \
                 f"Parameter {name!r}: invalid {what} {st!r}; expected 'default', 'row_sparse' or 'csr'"
-            if st != "default" and not (what == "grad_stype" and st == "row_sparse"):
-                raise PlexnetError(f"Parameter {name!r}: {what}={st!r} is not supported; plexnet keeps parameters "
-                                   f"dense ('default'); only a row_sparse gradient (grad_stype) is available")
+            if st == "csr":
+                raise PlexnetError(f"Parameter {name!r}: {what}='csr' is not supported; parameters may be "
+                                   f"'default' or 'row_sparse'")
         self._stype = stype
         self._grad_stype = grad_stype
 
@@ -214,9 +214,15 @@ class Parameter:
 
     def data(self, ctx: Any = None) -> NDArray:
         """The value on ``ctx`` (the only context when there is one)."""
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter '{self.name}' on ctx {ctx} via data() because "
+                               f"its storage type is {self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self) -> list[NDArray]:
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all contexts via list_data() "
+                               f"because its storage type is {self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, list)
 
     def grad(self, ctx: Any = None) -> NDArray:
@@ -237,11 +243,38 @@ class Parameter:
         assert self._ctx_list is not None
         return list(self._ctx_list)
 
-    def row_sparse_data(self, row_id: Any) -> NDArray:
-        raise PlexnetError(f"Parameter {self.name!r}: row_sparse_data needs a row_sparse parameter, which plexnet "
-                           f"does not support (arrays are dense)")
+    # -- row_sparse weights: the full value is kept densely per context (the Trainer updates
+    #    it); readers take the rows they need, as MXNet's row_sparse_pull from the kvstore
+    def _rows(self, row_id: Any, ctx: Any) -> NDArray:
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' via row_sparse_data() because "
+                               f"its storage type is {self._stype}. Please use data() instead.")
+        if getattr(self, "_trainer", None) is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is "
+                               f"created with it.")
+        if autograd.is_recording() and self.grad_req != "null":
+            # the rows returned are a copy: a graph built on them would leave the gradient at
+            # zero without a word, so refuse (a dense weight with grad_stype='row_sparse' trains)
+            raise PlexnetError(f"Parameter '{self.name}': gradients through a row_sparse weight's "
+                               f"row_sparse_data() are not supported by plexnet; use a dense weight with "
+                               f"grad_stype='row_sparse' (e.g. Embedding(sparse_grad=True)), or set grad_req='null'")
+        full = self._check_and_get(self._data, ctx)
+        rows = np.unique(row_id.asnumpy().astype(np.int64)) if isinstance(row_id, NDArray) else \
+            np.unique(np.asarray(row_id, dtype=np.int64))
+        from ..ndarray import sparse as _sparse
+        return _sparse.row_sparse_array((full.asnumpy()[rows], rows), shape=full.shape, ctx=full.context,
+                                        dtype=full.dtype)
 
-    list_row_sparse_data = row_sparse_data
+    def row_sparse_data(self, row_id: NDArray) -> NDArray:
+        """The rows ``row_id`` of a ``row_sparse`` parameter, as a RowSparseNDArray on
+        ``row_id``'s context (needs a Trainer, as MXNet: it holds the values)."""
+        return self._rows(row_id, row_id.context)
+
+    def list_row_sparse_data(self, row_id: NDArray) -> list[NDArray]:
+        """``row_sparse_data`` on every context of the parameter."""
+        if self._data is None:
+            self._check_and_get(None, list)
+        return [self._rows(row_id, c) for c in self.list_ctx()]
 
     def zero_grad(self) -> None:
         """Set the gradient arrays to 0."""
@@ -283,14 +316,17 @@ class Parameter:
                              f"initialized.")
 
     def _reduce(self) -> NDArray:
-        """The value averaged over contexts, on cpu (what save writes)."""
-        data = self.list_data()
+        """The value averaged over contexts, on cpu (what save writes; every row of a
+        row_sparse parameter, as a RowSparseNDArray, as MXNet)."""
+        data = self._check_and_get(self._data, list)
         if len(data) == 1:
-            return data[0].copyto(cpu())
-        acc = data[0].copyto(cpu())
-        for d in data[1:]:
-            acc += d.copyto(cpu())
-        return acc / len(data)
+            acc = data[0].copyto(cpu())
+        else:
+            acc = data[0].copyto(cpu())
+            for d in data[1:]:
+                acc += d.copyto(cpu())
+            acc = acc / len(data)
+        return acc.tostype("row_sparse") if self._stype == "row_sparse" else acc
 
     def _load_init(self, data: NDArray, ctx: Any, cast_dtype: bool = False, dtype_source: str = "current") -> None:
         if self.shape:
@@ -334,7 +370,7 @@ class Parameter:
             # inference fills from the data; a shape not given at all stays unknown
             shape = tuple(self.shape) if self.shape else None
             self._var = Variable(self.name, shape=shape, dtype=self.dtype, lr_mult=self.lr_mult,
-                                 wd_mult=self.wd_mult, init=self.init)
+                                 wd_mult=self.wd_mult, init=self.init, stype=self._stype)
         return self._var
 
     def cast(self, dtype: Any) -> None:

@@ -81,7 +81,8 @@ class Trainer:
         self._contexts = self._check_contexts() or self._contexts
         ndev = len(self._contexts or [None])
         config = self._kvstore_params
-        arg_arrays = {p.name: p.data(self._contexts[0]) for p in self._params if p._data is not None} \
+        arg_arrays = {p.name: p._check_and_get(p._data, self._contexts[0]) for p in self._params
+                      if p._data is not None} \
             if self._contexts else {}
         kv, update_on_kv = _create_kvstore(config["kvstore"], ndev, arg_arrays)
         self._distributed = kv is not None and "dist" in kv.type
@@ -95,9 +96,9 @@ class Trainer:
                 kv.set_gradient_compression(self._compression_params)
             for i, p in enumerate(self._params):
                 if p._data is not None:
-                    kv.init(i, p.list_data()[0])
+                    kv.init(i, p._check_and_get(p._data, list)[0])
                     if self._distributed:
-                        kv.pull(i, p.list_data())
+                        kv.pull(i, p._check_and_get(p._data, list))
             if update_on_kv:
                 kv.set_optimizer(self._optimizer)
         self._kvstore = kv
@@ -179,7 +180,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
-            datas = p.list_data()
+            datas = p._check_and_get(p._data, list)  # row_sparse weights too (kept dense)
             leaves = [d._ag[0] if d._ag is not None else None for d in datas]
             if not all(lf is not None and lf.fresh for lf in leaves):
                 if not ignore_stale_grad:

@@ -46,8 +46,8 @@ def test_parameter_lifecycle_and_errors() -> None:
     p.grad_req = "null"
     with pytest.raises(RuntimeError, match="grad_req='null'"):
         p.grad()
-    with pytest.raises(mx.PlexnetError, match="row_sparse"):
-        gluon.Parameter("s", shape=(2,), stype="row_sparse")
+    with pytest.raises(mx.PlexnetError, match="csr"):
+        gluon.Parameter("s", shape=(2,), stype="csr")
     p.cast("float64")
     assert p.data().dtype == np.float64
     c = gluon.Constant("c", nd.array([1., 2.]))

@@ -48,5 +48,30 @@ def test_row_sparse_grad_parameter_zero_grad_and_add() -> None:
             y = nd.take(p.data(), nd.array(rows)).sum()
         y.backward()
     np.testing.assert_allclose(p.grad().asnumpy(), [[2, 2], [0, 0], [1, 1]])
-    with pytest.raises(mx.PlexnetError, match="row_sparse"):
-        gluon.Parameter("s", shape=(2,), stype="row_sparse")  # sparse weights stay refused
+
+
+def test_row_sparse_parameter_as_mxnet() -> None:
+    # MXNet 1.9.1's test_sparse_parameter, run side by side (same answers)
+    p = gluon.Parameter("weight", shape=(10, 10), stype="row_sparse", grad_stype="row_sparse")
+    p.initialize(init="xavier", ctx=[mx.cpu(0), mx.cpu(1)])
+    row_id = nd.arange(0, 10, ctx=mx.cpu(1))
+    assert len(p.list_grad()) == 2
+    with pytest.raises(RuntimeError, match="no Trainer"):
+        p.list_row_sparse_data(row_id)
+    with pytest.raises(RuntimeError, match="row_sparse_data"):
+        p.data()
+    gluon.Trainer([p], "sgd")
+    assert len(p.list_row_sparse_data(row_id)) == 2
+    w = p.row_sparse_data(row_id)
+    assert w.context == mx.cpu(1) and w.shape == (10, 10) and w.stype == "row_sparse"
+    assert p.var().name == "weight" and p.var().attr("__storage_type__") == "1"
+    assert p.grad(mx.cpu(0)).stype == "row_sparse"
+    w2 = p.row_sparse_data(nd.array([3, 1, 3], ctx=mx.cpu(0)))
+    assert w2.indices.asnumpy().tolist() == [1, 3]
+    full = p._check_and_get(p._data, mx.cpu(0)).asnumpy()
+    np.testing.assert_array_equal(w2.asnumpy()[[1, 3]], full[[1, 3]])
+    assert p._reduce().stype == "row_sparse"                 # what save_parameters writes
+    with autograd.record(), pytest.raises(mx.PlexnetError, match="not supported"):
+        p.row_sparse_data(row_id)                            # a copy: no silent zero gradient
+    with pytest.raises(mx.PlexnetError, match="csr"):
+        gluon.Parameter("c", shape=(2, 2), stype="csr")
