@@ -174,6 +174,8 @@ class Parameter:
     def _init_impl(self, data: NDArray, ctxs: Sequence[Context]) -> None:
         self._ctx_list = list(ctxs)
         self._data = [data.copyto(c) for c in self._ctx_list]
+        if self._stype == "row_sparse":  # as MXNet: the stored value is a RowSparseNDArray
+            self._data = [d.tostype("row_sparse") for d in self._data]
         self._init_grad()
 
     def _init_grad(self) -> None:

@@ -71,7 +71,26 @@ def test_row_sparse_parameter_as_mxnet() -> None:
     full = p._check_and_get(p._data, mx.cpu(0)).asnumpy()
     np.testing.assert_array_equal(w2.asnumpy()[[1, 3]], full[[1, 3]])
     assert p._reduce().stype == "row_sparse"                 # what save_parameters writes
+    assert p._data[0].stype == "row_sparse"                  # the stored value, as MXNet's
     with autograd.record(), pytest.raises(mx.PlexnetError, match="not supported"):
         p.row_sparse_data(row_id)                            # a copy: no silent zero gradient
     with pytest.raises(mx.PlexnetError, match="csr"):
         gluon.Parameter("c", shape=(2, 2), stype="csr")
+
+
+def test_row_sparse_weight_lazy_update_and_save_load(tmp_path) -> None:
+    p = gluon.Parameter("w", shape=(5, 2), stype="row_sparse", grad_stype="row_sparse")
+    p.initialize(mx.init.One())
+    tr = gluon.Trainer([p], "sgd", {"learning_rate": 0.5})
+    p.grad()[:] = mx.nd.sparse.row_sparse_array((np.ones((2, 2), "f4"), [1, 3]), shape=(5, 2))
+    p._data[0]._ag[0].fresh = True                            # as a backward pass would mark it
+    tr.step(1)
+    np.testing.assert_allclose(p.row_sparse_data(nd.arange(5)).asnumpy(), [[1, 1], [.5, .5], [1, 1], [.5, .5], [1, 1]])
+    params = gluon.ParameterDict("net_")
+    params.get("w0", shape=(3, 2))
+    params.get("w1", shape=(3, 2), stype="row_sparse")
+    params.initialize(mx.init.One(), ctx=mx.cpu())
+    gluon.Trainer(params, "sgd")
+    params.save(str(tmp_path / "t.params"))
+    params.load(str(tmp_path / "t.params"), mx.cpu())
+    np.testing.assert_allclose(params.get("w1").row_sparse_data(nd.arange(3)).asnumpy(), np.ones((3, 2)))
