@@ -519,7 +519,7 @@ class RayTransport(Transport):
                 state["left"] -= 1
                 last = state["left"] == 0
             if last:
-                err = state["err"]
+                err: Any = state["err"]
                 if err is not None and self.failure is not None:
                     err = self.failure
                 callback(results, err)

@@ -13,7 +13,9 @@ copy through the object store):
 * A worker opens one connection per server (``TCP_NODELAY``, keep-alive) and proves it
   belongs to the job with a token it got through Ray (``hello``). Pushes are sent at once
   with ``sendmsg`` from the worker's arrays; a reader thread ``recv_into``'s replies
-  straight into fresh numpy arrays.
+  straight into fresh numpy arrays. A push may carry the pull behind it (``then_pull``,
+  the meta's ``p``: a request id and ``[key, part, version]`` items): the server answers
+  it as a pull once the push is applied, from the push that completes the round.
 * Frames: a fixed header (magic, version, op, flags, request id, meta length, data
   length, CRC-32 of header and meta), a JSON meta (per item: key, part, round, dtype,
   element count) and the raw bytes. Lengths are checked against the items before any
