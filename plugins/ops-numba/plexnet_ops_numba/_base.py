@@ -62,10 +62,18 @@ def _why() -> str | None:
 available.reason = _why  # type: ignore[attr-defined]
 
 
+#: calls whose largest array is smaller run ops-basic's numpy code: there the kernels save
+#: microseconds, while importing numba and loading the cached kernels costs 0.3-0.8 s once
+#: per process (the demo's LeNet on 8x8 digits: 2.2 s of training with numba against 1.4 s
+#: without); ``PLEXNET_NUMBA_MIN_ELEMENTS`` changes it (0: always numba)
+MIN_ELEMENTS = int(os.environ.get("PLEXNET_NUMBA_MIN_ELEMENTS", 1 << 16))
+
+
 def ok_arrays(arrays: Sequence[Any]) -> bool:
     """Every array (None skipped) is a C-contiguous numpy float32/float64 array, all of
-    one dtype."""
+    one dtype, and the largest has at least ``MIN_ELEMENTS`` elements."""
     dt = None
+    biggest = 0
     for a in arrays:
         if a is None:
             continue
@@ -75,7 +83,8 @@ def ok_arrays(arrays: Sequence[Any]) -> bool:
             dt = a.dtype
         elif a.dtype != dt:
             return False
-    return dt is not None
+        biggest = max(biggest, a.size)
+    return dt is not None and biggest >= MIN_ELEMENTS
 
 
 class NumbaOp(Operator):

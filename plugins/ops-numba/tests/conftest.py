@@ -12,3 +12,11 @@ pytest.importorskip("numba")
 pytest.importorskip("plexnet_ops_numba")
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+# the tests use small arrays: run the kernels on them (production skips arrays below
+# ``_base.MIN_ELEMENTS``, which ``test_small_calls_skip_numba`` checks); a module-level
+# setting, not a fixture, because hypothesis refuses function-scoped fixtures
+from plexnet_ops_numba import _base  # noqa: E402
+
+_base.MIN_ELEMENTS = 0

@@ -221,3 +221,17 @@ def test_force_impl_env_picks_ops_basic():
     env.pop("PLEXNET_FORCE_IMPL")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "plexnet_ops_numba.pooling", out.stderr
+
+
+def test_small_calls_skip_numba(monkeypatch):
+    # below MIN_ELEMENTS a call runs ops-basic's code, so a small model never imports numba
+    monkeypatch.setattr(_base, "MIN_ELEMENTS", 1 << 16)
+    small = np.zeros((2, 3, 8, 8), np.float32)
+    big = np.zeros((4, 16, 32, 32), np.float32)
+    assert not _base.ok_arrays([small, None]) and _base.ok_arrays([big])
+    calls = []
+    monkeypatch.setattr(PoolingOp, "forward", lambda self, *a: calls.append("xp"))
+    op = NumbaPoolingOp(prop("Pooling", dict(kernel=(2, 2), stride=(2, 2), pool_type="max")))
+    from plexnet.operator import OpReqType
+    op.forward(None, [small], [OpReqType.write], [np.zeros((2, 3, 4, 4), np.float32)], [])
+    assert calls == ["xp"]
