@@ -72,6 +72,11 @@ class SymbolBlock(HybridBlock):
         for i in out.list_auxiliary_states():
             if i not in input_names:
                 self.params.get(i, grad_req="null", allow_deferred_init=True)
+        # as MXNet 1.9.1: a graph with a row_sparse variable cannot be a SymbolBlock
+        for j in out.get_internals():
+            if j.attr("__storage_type__") == "1":
+                raise AssertionError(f"SymbolBlock doesn't support Parameter '{j.name}' because its storage "
+                                     f"type is 'row_sparse'.")
         self._cached_graph = syms, out
         n = len(_common_prefix(list(self._params.keys())))
         self._reg_params = {key[n:]: val for key, val in self._params.items()}

@@ -94,3 +94,18 @@ def test_row_sparse_weight_lazy_update_and_save_load(tmp_path) -> None:
     params.save(str(tmp_path / "t.params"))
     params.load(str(tmp_path / "t.params"), mx.cpu())
     np.testing.assert_allclose(params.get("w1").row_sparse_data(nd.arange(3)).asnumpy(), np.ones((3, 2)))
+
+
+def test_blocks_with_row_sparse_weights_refuse_as_mxnet() -> None:
+    # MXNet 1.9.1's test_sparse_symbol_block / test_sparse_hybrid_block
+    data, weight, bias = mx.sym.var("data"), mx.sym.var("weight", stype="row_sparse"), mx.sym.var("bias")
+    out = mx.sym.broadcast_add(mx.sym.dot(data, weight), bias)
+    with pytest.raises(AssertionError, match="row_sparse"):
+        gluon.SymbolBlock(out, data)
+    params = gluon.ParameterDict("net_")
+    params.get("weight", shape=(5, 5), stype="row_sparse", dtype="float32")
+    params.get("bias", shape=(5,), dtype="float32")
+    net = gluon.nn.Dense(5, params=params)
+    net.initialize()
+    with pytest.raises(RuntimeError, match="row_sparse_data"):
+        net(nd.ones((2, 5)))
