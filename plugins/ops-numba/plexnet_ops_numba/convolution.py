@@ -1,8 +1,10 @@
 """Convolution with ops-basic's algorithm (im2col + one OpenBLAS GEMM per group) whose
 memory-bound layout passes run as numba kernels (``_convkern``): col2im (flat and csn
-layouts, 1-D and 2-D), out_to_cols (flat layout, 1-D and 2-D) and the forward's store of
-the GEMM result plus bias (flat layout). The GEMMs, the batch chunking, the helper-thread
-split and the workspace are ops-basic's (``ConvolutionOp``), unchanged.
+layouts, 1-D and 2-D), out_to_cols (flat layout, 1-D and 2-D), the csn input transpose,
+and the stores of the GEMM result plus bias and of the data gradient (the geometry hooks
+``store_out`` / ``store_dx``). The GEMMs, the batch chunking, the helper-thread split and
+the workspace are ops-basic's (``ConvolutionOp``, ``conv_forward`` / ``conv_backward``),
+unchanged.
 
 Everything else - the strided layout (stride > 1), 3-D kernels, small col2im that
 ops-basic does as one ``bincount``, dtypes other than float32/float64, non-contiguous
@@ -16,8 +18,7 @@ import numpy as np
 
 from plexnet.operator import OpReqType
 from plexnet_ops_basic.nn._common import writes
-from plexnet_ops_basic.nn._convcore import (SMALL_COL2IM, ConvGeom, Workspace, conv_forward, matmul_long,
-                                            matmul_wide)
+from plexnet_ops_basic.nn._convcore import SMALL_COL2IM, ConvGeom
 from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
 from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
 
@@ -89,74 +90,27 @@ class NumbaConvGeom(ConvGeom):
         K.out_to_cols_flat(dy.reshape(self.N, self.F, -1, self.out_sp[-1]), y, self.pad_sp[-1])
         return buf.reshape(self.F, self.N * self.L)
 
+    def store_out(self, xp: Any, y: Any, b: Any | None, out: Any, req: OpReqType) -> None:
+        """The GEMM result plus bias stored into ``out`` by one kernel pass (flat and 2-D
+        csn layouts) instead of numpy's strided copy and bias add."""
+        K = self._kern(xp, y, out, b) if self.flat or (self.csn and self.nd == 2) else None
+        if K is None:
+            return super().store_out(xp, y, b, out, req)
+        bias = b if b is not None else np.zeros(self.F, dtype=y.dtype)
+        add = req == OpReqType.add
+        if self.flat:
+            K.cols_to_out_flat(y.reshape(self.F, self.N, self.L), bias,
+                               out.reshape(self.N, self.F, -1, self.out_sp[-1]), self.pad_sp[-1], b is not None, add)
+        else:
+            K.chwn_to_nchw(y.reshape((self.F,) + self.out_sp + (self.N,)), out, 0, 0, bias, b is not None, add)
 
-def _numba_forward(g: NumbaConvGeom, x: Any, w: Any, b: Any | None, out: Any, req: OpReqType, resource: Any,
-                   K: Any) -> None:
-    """``conv_forward`` (ops-basic) for the flat and (2-D) csn layouts, the GEMM result
-    (plus bias) stored into ``out`` by a numba kernel instead of numpy's strided copy."""
-    if req == OpReqType.null:
-        return
-    ws = Workspace(np, x.dtype, g.fwd_sizes, resource)
-    xpd = g.padded(np, x, ws)
-    cols = g.im2col(np, xpd, ws.take((g.cols_size,)))
-    y = ws.take((g.F, g.N * g.ncols))
-    G = g.G
-    if G == 1:
-        matmul_wide(np, w.reshape(g.F, g.CK), cols, y)
-    else:
-        np.matmul(w.reshape(G, g.F // G, g.CK // G), cols.reshape(G, g.CK // G, g.N * g.ncols),
-                  out=y.reshape(G, g.F // G, g.N * g.ncols))
-    bias = b if b is not None else np.zeros(g.F, dtype=x.dtype)
-    add = req == OpReqType.add
-    if g.flat:
-        K.cols_to_out_flat(y.reshape(g.F, g.N, g.L), bias, out.reshape(g.N, g.F, -1, g.out_sp[-1]),
-                           g.pad_sp[-1], b is not None, add)
-    else:
-        K.chwn_to_nchw(y.reshape((g.F,) + g.out_sp + (g.N,)), out, 0, 0, bias, b is not None, add)
-
-
-def _numba_backward(g: NumbaConvGeom, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: Any,
-                    dw_req: OpReqType, resource: Any, K: Any) -> None:
-    """``conv_backward`` (ops-basic; no bias: the operator computes it first) with the
-    csn layout's data gradient stored by a numba kernel (the numba col2im and
-    out_to_cols come with the geometry)."""
-    need_dx = dx_req != OpReqType.null
-    need_dw = dw_req != OpReqType.null
-    if not (need_dx or need_dw):
-        return
-    G, Fg, CKg, NL = g.G, g.F // g.G, g.CK // g.G, g.N * g.ncols
-    sizes = [g.F * NL]
-    if need_dw:
-        sizes += [g.N * g.C * g.P if g.needs_pad or g.csn else 0, g.cols_size]
-    if need_dx:
-        sizes += [g.cols_size, g.C * g.N * g.P]
-    ws = Workspace(np, dy.dtype, sizes, resource)
-    dyc = g.out_to_cols(np, dy, ws.take((g.F * NL,))).reshape(G, Fg, NL)
-    if need_dw:
-        xpd = g.padded(np, x, ws)
-        cols = g.im2col(np, xpd, ws.take((g.cols_size,))).reshape(G, CKg, NL)
-        if G == 1:
-            dwt = matmul_long(np, cols[0], dyc[0].T).T.reshape(dw.shape)
-        else:
-            dwt = np.matmul(cols, dyc.transpose(0, 2, 1)).transpose(0, 2, 1).reshape(dw.shape)
-        if writes(dw_req):
-            np.copyto(dw, dwt)
-        else:
-            dw += dwt
-    if need_dx:
-        dcols = ws.take((g.cols_size,)).reshape(G, CKg, NL)
-        if G == 1:
-            matmul_wide(np, w.reshape(Fg, CKg).T, dyc[0], dcols[0])
-        else:
-            np.matmul(w.reshape(G, Fg, CKg).transpose(0, 2, 1), dyc, out=dcols)
-        dxt = g.col2im(np, dcols.reshape(g.CK, NL), ws.take(g.dx_shape))
-        if g.csn and g.nd == 2:
-            K.chwn_to_nchw(dxt, dx, g.pad[0], g.pad[1], np.zeros(g.C, dtype=dx.dtype), False,
-                           dx_req == OpReqType.add)
-        elif writes(dx_req):
-            np.copyto(dx, g.crop_t(dxt))
-        else:
-            dx += g.crop_t(dxt)
+    def store_dx(self, xp: Any, dxt: Any, dx: Any, req: OpReqType) -> None:
+        """The csn layout's (2-D) data gradient cropped and transposed back by one kernel."""
+        K = self._kern(xp, dxt, dx) if self.csn and self.nd == 2 else None
+        if K is None:
+            return super().store_dx(xp, dxt, dx, req)
+        K.chwn_to_nchw(dxt, dx, self.pad[0], self.pad[1], np.zeros(self.C, dtype=dx.dtype), False,
+                       req == OpReqType.add)
 
 
 def _numba_geom(g: ConvGeom) -> NumbaConvGeom:
@@ -226,27 +180,8 @@ class NumbaConvolutionOp(ConvolutionOp):
             if b is not None:
                 yv += b.reshape(F, 1)
             return
-        K = None
-        if xp is np and len(self.p.kernel) <= 2 and _ok(x, w, b, y):
-            g = self.geom(tuple(x.shape))
-            if (g.flat or (g.csn and g.nd == 2)) and req[0] != OpReqType.null:
-                K = _base.kernels("_convkern")
-        if K is None:
-            return super().forward(ctx, in_data, req, out_data, aux_states)
-        res = ctx.requested[0] if ctx.requested else None
-        r0 = req[0]
-
-        def fn(s: int, e: int, g: Any, r: Any, slot: int) -> None:
-            if g.flat or (g.csn and g.nd == 2):
-                _numba_forward(g, x[s:e], w, b, y[s:e], r0, r, K)
-            else:
-                conv_forward(np, g, x[s:e], w, b, y[s:e], r0, r)
-        g = self.single(xp, x, max(x.size, y.size), False)
-        if g is not None:
-            fn(0, x.shape[0], g, res, 0)
-        else:
-            self.for_chunks(xp, x, max(x.size, y.size), False, res, fn)
-
+        # the rest is ops-basic's algorithm; the geometry brings the numba passes
+        return super().forward(ctx, in_data, req, out_data, aux_states)
 
     def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
         if self.depthwise(x) and xp is np and _ok(x, w, dy, dx, dw):
@@ -266,10 +201,7 @@ class NumbaConvolutionOp(ConvolutionOp):
                     else:
                         dw += dwt
                 return
-        K = _base.kernels("_convkern") if xp is np and _ok(x, w, dy, dx, dw) else None
-        if K is None:
-            return super().backward_chunk(xp, g, x, w, dy, dx, dx_req, dw, dw_req, res)
-        _numba_backward(g, x, w, dy, dx, dx_req, dw, dw_req, res, K)
+        return super().backward_chunk(xp, g, x, w, dy, dx, dx_req, dw, dw_req, res)
 
 
 def register(registry: Any, available: Any) -> None:
