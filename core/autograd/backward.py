@@ -14,6 +14,7 @@ differentiated again.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,14 +106,6 @@ def _check_heads(heads: Sequence[Any]) -> None:
             raise PlexnetError(_freed_msg(ag[0]))
 
 
-class _NoBulk:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
 def _bulk() -> Bulk | None:
     """A bulk for this backward walk's pushes (``tape/bulk.py``): consecutive nodes' gradient
     computations as one engine operation of up to ``PLEXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD``
@@ -177,7 +170,7 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
         return res
     bulk = _bulk()
     sparse_leaves: list = []
-    with bulk if bulk is not None else _NoBulk():
+    with bulk if bulk is not None else contextlib.nullcontext():
         acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
         for h, g in zip(heads, head_grads):
             n, k = h._ag

@@ -13,16 +13,11 @@ from ..ndarray import NDArray, array
 from ..ndarray import random as _nd_random
 from ..ndarray import sparse as _sparse
 from .compare import default_context, default_dtype
+from .data import assign_each
 
 __all__ = ["rand_sparse_ndarray", "create_sparse_array", "create_sparse_array_zd", "shuffle_csr_column_indices"]
 
 rnd = np.random
-
-
-def _assign_each(the_input: np.ndarray, function: Callable | None) -> np.ndarray:
-    if function is None:
-        return np.array(the_input)
-    return np.vectorize(function)(the_input).astype(the_input.dtype)
 
 
 def _validate_csr(num_rows: int, num_cols: int, density: float, distribution: str = "uniform") -> None:
@@ -39,17 +34,13 @@ def _validate_csr(num_rows: int, num_cols: int, density: float, distribution: st
 def shuffle_csr_column_indices(csr: Any) -> None:
     """Shuffle the column indices within each row of ``csr`` (a scipy or plexnet CSR), in place:
     unordered column indices are valid CSR too."""
-    indptr = np.asarray(csr.indptr.asnumpy() if isinstance(csr.indptr, NDArray) else csr.indptr)
+    nd_indices = isinstance(csr.indices, NDArray)
+    indptr = csr.indptr.asnumpy() if isinstance(csr.indptr, NDArray) else np.asarray(csr.indptr)
     for i in range(len(indptr) - 1):
         s, e = int(indptr[i]), int(indptr[i + 1])
-        if isinstance(csr.indices, NDArray):
-            sub = csr.indices[s:e].asnumpy()
-            np.random.shuffle(sub)
-            csr.indices[s:e] = sub
-        else:
-            sub = np.array(csr.indices[s:e])
-            np.random.shuffle(sub)
-            csr.indices[s:e] = sub
+        sub = csr.indices[s:e].asnumpy() if nd_indices else np.array(csr.indices[s:e])
+        np.random.shuffle(sub)
+        csr.indices[s:e] = sub
 
 
 def _uniform_csr(num_rows: int, num_cols: int, density: float, dtype: Any, data_init: Any,
@@ -126,7 +117,7 @@ def rand_sparse_ndarray(shape: Any, stype: str, density: float | None = None, dt
         if data_init is not None:
             val.fill(data_init)
         if modifier_func is not None:
-            val = _assign_each(val, modifier_func)
+            val = assign_each(val, modifier_func)
         arr = _sparse.row_sparse_array((val, indices), shape=shape, dtype=dtype, ctx=ctx)
         return arr, (val, indices)
     if stype == "csr":
@@ -138,9 +129,7 @@ def rand_sparse_ndarray(shape: Any, stype: str, density: float | None = None, dt
             csr = _powerlaw_csr(shape[0], shape[1], density, dtype)
         else:
             raise AssertionError(f"Distribution not supported: {distribution}")
-        if modifier_func is not None:  # MXNet ignores it for csr; so does this
-            pass
-        csr = csr.as_in_context(ctx)
+        csr = csr.as_in_context(ctx)  # modifier_func: MXNet ignores it for csr, so does this
         return csr, (csr.indptr, csr.indices, csr.data)
     raise AssertionError(f"unknown storage type {stype!r}")
 
