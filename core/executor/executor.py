@@ -310,6 +310,12 @@ class Executor:
         self.__dict__.pop("_mon_oprs", None)
         self.__dict__.pop("_mon_bwd_oprs", None)
 
+    def _current_engine(self) -> Any:
+        """The process-wide engine, the segment operations rebuilt for it if it changed."""
+        if self._engine is not _engine_mod._engine:
+            self._build_oprs(_engine_mod.get())
+        return self._engine
+
     # -- running ----------------------------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass (asynchronously); keyword arrays are first copied into
@@ -323,10 +329,7 @@ class Executor:
                     raise ValueError(f"forward: value for {k!r} must be an NDArray or numpy array, "
                                      f"got {type(v).__name__}")
                 arg_dict[k][:] = v
-        eng = self._engine
-        if eng is not _engine_mod._engine:
-            self._build_oprs(_engine_mod.get())
-            eng = self._engine
+        eng = self._current_engine()
         ctx = self._ctx
         if self._monitor is not None:
             self._forward_monitored(bool(is_train))
@@ -424,10 +427,7 @@ class Executor:
             for h in heads.values():
                 h[:] = 1
             self._head_ones = True
-        eng = self._engine
-        if eng is not _engine_mod._engine:
-            self._build_oprs(_engine_mod.get())
-            eng = self._engine
+        eng = self._current_engine()
         ctx = self._ctx
         if self._monitor is not None:
             self._backward_monitored(bool(is_train))
@@ -805,13 +805,11 @@ def _placed_ctx(node: Any, group2ctx: dict, ctx: Context) -> Context:
     """Where MXNet places an operator node's output: its ``__ctx_group__``'s context, else
     (a node outside every group) that of its first input's producer, followed back until a
     grouped node; ``ctx`` when none is."""
-    seen = 0
-    while node is not None and seen < 100000:
+    while node is not None:  # the graph is acyclic: the walk ends at a variable
         group = node.attrs.get("__ctx_group__")
         if group is not None and group in group2ctx:
             return group2ctx[group]
         node = node.inputs[0][0] if node.inputs else None
-        seen += 1
     return ctx
 
 
