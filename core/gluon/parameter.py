@@ -245,8 +245,8 @@ class Parameter:
         assert self._ctx_list is not None
         return list(self._ctx_list)
 
-    # -- row_sparse weights: the full value is kept densely per context (the Trainer updates
-    #    it); readers take the rows they need, as MXNet's row_sparse_pull from the kvstore
+    # -- row_sparse weights: a RowSparseNDArray per context holding every row (the Trainer
+    #    updates it); readers take the rows they ask for, as MXNet's row_sparse_pull
     def _rows(self, row_id: Any, ctx: Any) -> NDArray:
         if self._stype != "row_sparse":
             raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' via row_sparse_data() because "
@@ -321,10 +321,8 @@ class Parameter:
         """The value averaged over contexts, on cpu (what save writes; every row of a
         row_sparse parameter, as a RowSparseNDArray, as MXNet)."""
         data = self._check_and_get(self._data, list)
-        if len(data) == 1:
-            acc = data[0].copyto(cpu())
-        else:
-            acc = data[0].copyto(cpu())
+        acc = data[0].copyto(cpu())
+        if len(data) > 1:
             for d in data[1:]:
                 acc += d.copyto(cpu())
             acc = acc / len(data)
