@@ -20,10 +20,10 @@ import numpy as np
 from ..context import Context, num_gpus
 from ..io import DataIter
 from ..ndarray import NDArray, array, waitall
-from .compare import default_context, default_dtype
+from .compare import default_dtype
 from ..util import getenv, setenv  # MXNet's test_utils re-exports them
 
-__all__ = ["random_arrays", "random_uniform_arrays", "random_sample", "rand_ndarray", "rand_shape_2d",
+__all__ = ["random_arrays", "random_uniform_arrays", "random_sample", "rand_shape_2d",
            "rand_shape_3d", "rand_shape_nd", "rand_coord_2d", "create_2d_tensor", "create_vector",
            "get_identity_mat", "get_identity_mat_batch", "assign_each", "assign_each2", "list_gpus",
            "get_cuda_compute_capability", "download", "download_model", "get_mnist", "get_mnist_pkl",
@@ -61,19 +61,6 @@ def random_sample(population: list, k: int) -> list:
     pop = list(population)
     np.random.shuffle(pop)
     return pop[:k]
-
-
-def rand_ndarray(shape: Any, stype: str = "default", density: Any = None, dtype: Any = None,
-                 modifier_func: Callable | None = None, shuffle_csr_indices: bool = False,
-                 distribution: Any = None, ctx: Context | None = None) -> NDArray:
-    """A random NDArray: standard normal values (``random_arrays``) for ``'default'``, else a
-    random ``'csr'`` / ``'row_sparse'`` array (``rand_sparse_ndarray``), as MXNet 1.9.1's."""
-    ctx = ctx or default_context()
-    if stype == "default":
-        return array(random_arrays(shape), dtype=dtype, ctx=ctx)
-    from .sparse_data import rand_sparse_ndarray
-    return rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func, dtype=dtype,
-                               shuffle_csr_indices=shuffle_csr_indices, distribution=distribution, ctx=ctx)[0]
 
 
 def rand_shape_2d(dim0: int = 10, dim1: int = 10, allow_zero_size: bool = False) -> tuple[int, int]:

@@ -1,4 +1,5 @@
-"""Random sparse arrays for tests (``mx.test_utils.rand_sparse_ndarray`` and friends), as
+"""Random arrays of every storage type for tests (``mx.test_utils.rand_ndarray``,
+``rand_sparse_ndarray`` and friends), as
 MXNet 1.9.1's test_utils makes them: CSR matrices with a uniform (through
 ``scipy.sparse.rand`` when scipy is installed) or power-law pattern, row_sparse arrays with
 rows drawn at the given density. Draws come from numpy's global random state, as MXNet's.
@@ -9,13 +10,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..context import Context
 from ..ndarray import NDArray, array
 from ..ndarray import random as _nd_random
 from ..ndarray import sparse as _sparse
 from .compare import default_context, default_dtype
-from .data import assign_each
+from .data import assign_each, random_arrays
 
-__all__ = ["rand_sparse_ndarray", "create_sparse_array", "create_sparse_array_zd", "shuffle_csr_column_indices"]
+__all__ = ["rand_ndarray", "rand_sparse_ndarray", "create_sparse_array", "create_sparse_array_zd",
+           "shuffle_csr_column_indices"]
 
 rnd = np.random
 
@@ -158,3 +161,15 @@ def create_sparse_array_zd(shape: Any, stype: str, density: float, data_init: An
             raise AssertionError(f"{len(rsp_indices)} row indices for {shape[0]} rows")
     return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices, dtype=dtype,
                                modifier_func=modifier_func, density=density, shuffle_csr_indices=shuffle_csr_indices)
+
+
+def rand_ndarray(shape: Any, stype: str = "default", density: Any = None, dtype: Any = None,
+                 modifier_func: Callable | None = None, shuffle_csr_indices: bool = False,
+                 distribution: Any = None, ctx: Context | None = None) -> NDArray:
+    """A random NDArray: standard normal values (``random_arrays``) for ``'default'``, else a
+    random ``'csr'`` / ``'row_sparse'`` array (``rand_sparse_ndarray``), as MXNet 1.9.1's."""
+    ctx = ctx or default_context()
+    if stype == "default":
+        return array(random_arrays(shape), dtype=dtype, ctx=ctx)
+    return rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func, dtype=dtype,
+                               shuffle_csr_indices=shuffle_csr_indices, distribution=distribution, ctx=ctx)[0]

@@ -371,7 +371,7 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
             b = uniform(shape)
             return b.copyto(ctx), b
         if stype in ("row_sparse", "csr"):
-            from .data import rand_ndarray
+            from .sparse_data import rand_ndarray
             b = rand_ndarray(shape, stype, density=density, dtype=dtype)
             return b.copyto(ctx).tostype("default"), b
         raise Exception("type not supported yet")  # MXNet's words  # noqa: TRY002
