@@ -79,6 +79,7 @@ INTERNAL_PLUGINS: tuple[str, ...] = (
     "plexnet.optimizer.builtin",
     "plexnet.optimizer.more",
     "plexnet.io.builtin",
+    "plexnet.symbol.sparse_ops",
 )
 
 #: The first-party plugins: they load right after the built-ins, in this order, and keep

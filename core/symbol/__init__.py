@@ -21,6 +21,7 @@ from .name import current as _name_current
 from .node import Entry, Node
 from .symbol import Group, Symbol, Variable, create, load, load_json, plug_operator_functions, var
 from .arith import *  # noqa: F401,F403 - MXNet's Python-level operator functions
+from . import sparse  # noqa: F401 - ``mx.sym.sparse``
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "create", "AttrScope", "NameManager", "Node",
            "Entry", "Prefix", "op_function", "zeros", "ones", "maximum", "minimum", "pow"]

@@ -1,0 +1,106 @@
+"""The two operators that exist only in MXNet's sparse namespaces: ``_sparse_retain``
+(``sym.sparse.retain``) and ``_sparse_adagrad_update`` (``sym.sparse.adagrad_update``).
+
+Registered as a built-in plugin (``plexnet.plugins.BUILTIN_MODULES``) so that symbols
+can hold them. On sparse arrays the symbolic executor runs the sparse kernels
+(``nd.sparse.retain``, the lazy AdaGrad of ``core/ndarray/sparse/optim.py``); the dense
+implementations below are what a graph bound to dense arrays runs:
+
+* ``_sparse_retain(data, indices)``: the rows of ``data`` listed in ``indices``, zeros
+  elsewhere; the gradient of ``data`` is the head gradient on those rows (MXNet's
+  ``_backward_sparse_retain``), ``indices`` gets none.
+* ``_sparse_adagrad_update(weight, grad, history)``: as MXNet 1.9.1, only row_sparse
+  gradients are supported; a dense one is refused naming the operator.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..base import PlexnetError, ShapeError
+from ..hookspecs import hookimpl
+from ..operator.contract import OpContext, Operator, OperatorProperty, OpReqType, assign
+from ..operator.params import Field, Params
+
+__all__ = ["RetainProp", "AdagradProp"]
+
+
+class RetainProp(OperatorProperty):
+    """``_sparse_retain(data, indices)``: keep the rows of ``data`` whose ids are in
+    ``indices`` (MXNet's ``sparse.retain``); other rows are zero."""
+
+    free_dtype_inputs = (1,)
+
+    def list_arguments(self) -> list[str]:
+        return ["data", "indices"]
+
+    def infer_shape(self, in_shape: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+        data, idx = in_shape
+        if idx is not None and len(idx) != 1:
+            raise ShapeError(f"_sparse_retain: indices must be 1-D, got shape {tuple(idx)}")
+        return [data, idx], [data], []
+
+    def infer_type(self, in_type: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+        data, idx = in_type
+        return [data, idx if idx is not None else np.dtype(np.int64)], [data], []
+
+    def declare_backward_dependency(self, out_grad: list[int], in_data: list[int],
+                                    out_data: list[int]) -> list[int]:
+        return list(out_grad) + [in_data[1]]
+
+
+class _RetainOp(Operator):
+    def forward(self, ctx: OpContext, in_data: Sequence[Any], req: Sequence[OpReqType],
+                out_data: Sequence[Any], aux_states: Sequence[Any]) -> None:
+        data, idx = in_data
+        keep = np.zeros(data.shape[0], dtype=bool)
+        keep[np.asarray(idx).astype(np.int64)] = True
+        res = data * keep.reshape((-1,) + (1,) * (data.ndim - 1)).astype(data.dtype)
+        assign(out_data[0], req[0], res)
+
+    def backward(self, ctx: OpContext, out_grad: Sequence[Any], in_data: Sequence[Any],
+                 out_data: Sequence[Any], req: Sequence[OpReqType], in_grad: Sequence[Any],
+                 aux_states: Sequence[Any]) -> None:
+        og, idx = out_grad[0], in_data[1]
+        keep = np.zeros(og.shape[0], dtype=bool)
+        keep[np.asarray(idx).astype(np.int64)] = True
+        assign(in_grad[0], req[0], og * keep.reshape((-1,) + (1,) * (og.ndim - 1)).astype(og.dtype))
+        if req[1] in (OpReqType.write, OpReqType.inplace):
+            in_grad[1][...] = 0
+
+
+class AdagradParam(Params):
+    lr = Field(float, doc="learning rate")
+    epsilon = Field(float, default=1e-7, doc="added to the denominator")
+    wd = Field(float, default=0.0, doc="weight decay (MXNet's sparse AdaGrad supports only 0)")
+    rescale_grad = Field(float, default=1.0, doc="the gradient is multiplied by it first")
+    clip_gradient = Field(float, default=-1.0, doc="clip to [-clip_gradient, clip_gradient]; negative: off")
+
+
+class AdagradProp(OperatorProperty):
+    """MXNet's sparse AdaGrad update (``sparse.adagrad_update``): ``history += g**2``;
+    ``weight -= lr * g / (sqrt(history) + epsilon)`` on the rows of a row_sparse ``grad``."""
+
+    param_cls = AdagradParam
+
+    def list_arguments(self) -> list[str]:
+        return ["weight", "grad", "history"]
+
+
+class _AdagradDense(Operator):
+    def forward(self, ctx: OpContext, in_data: Sequence[Any], req: Sequence[OpReqType],
+                out_data: Sequence[Any], aux_states: Sequence[Any]) -> None:
+        # MXNet 1.9.1: "Operator not implemented: operator = _sparse_adagrad_update" for dense grads
+        raise PlexnetError("_sparse_adagrad_update: argument 'grad' has storage type default; the operator "
+                           "takes only a row_sparse gradient (MXNet's sparse AdaGrad). Bind a row_sparse "
+                           "array for it, or use mx.optimizer.AdaGrad for dense gradients")
+
+
+@hookimpl
+def plexnet_register_operators(registry: Any) -> None:
+    registry.register_property("_sparse_retain", RetainProp)
+    registry.register_property("_sparse_adagrad_update", AdagradProp)
+    # host (numpy) implementations: the sparse kernels they stand in for run on the host too
+    registry.register_impl("_sparse_retain", "cpu", lambda prop, ctx: _RetainOp(), impl_name="numpy")
+    registry.register_impl("_sparse_adagrad_update", "cpu", lambda prop, ctx: _AdagradDense(), impl_name="numpy")
