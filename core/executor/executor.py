@@ -700,6 +700,13 @@ class Executor:
         sh_grads = shared_exec.grad_dict if shared_exec is not None else {}
         sh_aux = shared_exec.aux_dict if shared_exec is not None else {}
 
+        if stype_dict or any("__storage_type__" in g.nodes[nid].attrs for nid in g.arg_nids) or any(
+                g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1") for nid in g.op_nids):  # sparse storage (executor/sparse.py)
+            from .sparse_bind import sparse_simple_bind
+            sexe = sparse_simple_bind(cls, symbol, ctx, g, shapes, types, reqs, stype_dict, group2ctx)
+            if sexe is not None:
+                return sexe
+
         def make(name: str, nid: int, pool: dict) -> NDArray:
             e = g.row_ptr[nid]
             shape, dt = tuple(shapes[e]), types[e] if types[e] is not None else np.dtype(np.float32)
@@ -752,6 +759,9 @@ class Executor:
                 aux_list.append(_zeros(tuple(shapes[e]), ctx, types[e] or np.dtype(np.float32)))
         else:
             aux_list = _array_list(aux_states or [], aux_names, "aux_states", required=True)
+        if any(getattr(a, "stype", "default") != "default" for a in (*arg_list, *grad_list)):
+            from .sparse_exec import SparseExecutor  # sparse storage: executor/sparse.py
+            return SparseExecutor(cls, symbol, ctx, g, arg_list, grad_list, reqs, aux_list, group2ctx)
         exe = _class_for(cls, g)(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
                                  plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
         exe._place_outputs(group2ctx)

@@ -1,0 +1,186 @@
+"""Symbolic executors over sparse arrays (MXNet 1.9.1's storage types in ``bind``).
+
+``Executor.bind``/``simple_bind`` hand over to ``SparseExecutor`` when an argument or
+gradient is CSR/row_sparse (``bind`` with such arrays, ``Variable(stype=)``,
+``simple_bind(stype_dict=)``) or when a gradient is row_sparse by MXNet's rules
+(``Embedding(sparse_grad=True)``, the right operand of ``dot(csr, w)``). Graphs bound to
+dense arrays never get here: the dense executor is unchanged (one check per bind).
+
+How it runs (docs/sparse.md, "Symbolic sparse storage"):
+
+* inference (``forward(is_train=False)``, or any forward of an executor without
+  gradients) walks the graph node by node through the ``nd`` operator functions, which
+  run the sparse kernels for the storage types they get and fall back to the dense
+  operator on dense copies otherwise (core/ndarray/sparse/ops.py);
+* training (``forward(is_train=True)`` with gradients, then ``backward``) runs a dense
+  executor of the same graph over dense copies of the sparse arguments (MXNet's sparse
+  backward kernels give the same values); gradients bound as row_sparse receive the rows
+  MXNet's kernels produce (the columns a csr ``dot`` operand uses, the ids an
+  ``Embedding`` looks up) plus any other row with a non-zero value.
+
+Output storage types follow ``infer_stype`` (the table of docs/sparse.md).
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..base import PlexnetError
+from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
+from ..ndarray import sparse as _sp
+from ..ndarray.sparse.ops import ZERO_PRESERVING
+
+__all__ = ["SparseExecutor", "STYPE_CODES", "var_stype", "infer_stypes", "grad_stypes", "wants_sparse",
+           "make_array"]
+
+#: MXNet's ``__storage_type__`` codes
+STYPE_CODES = {"0": "default", "1": "row_sparse", "2": "csr", "-1": "default"}
+_STYPES = ("default", "row_sparse", "csr")
+_ZP = frozenset(ZERO_PRESERVING)
+_ADD = frozenset({"elemwise_add", "elemwise_sub", "_plus", "_minus", "_add", "_sub", "_grad_add"})
+_MUL = frozenset({"elemwise_mul", "_mul"})
+_UPDATES = frozenset({"sgd_update", "sgd_mom_update", "adam_update", "ftrl_update", "_sparse_adagrad_update"})
+
+
+def stype_of(a: Any) -> str:
+    return getattr(a, "stype", "default") if a is not None else "default"
+
+
+def check_stype(stype: Any, what: str) -> str:
+    """``stype`` validated (a name or MXNet's code), or an error naming ``what``."""
+    s = STYPE_CODES.get(str(stype), stype)
+    if s not in _STYPES:
+        raise PlexnetError(f"{what}: unknown storage type {stype!r}; expected one of {', '.join(_STYPES)}")
+    return str(s)
+
+
+def var_stype(node: Any) -> str:
+    """A variable's storage type from its ``__storage_type__`` attribute (``Variable(stype=)``)."""
+    v = node.attrs.get("__storage_type__")
+    return "default" if v is None else check_stype(v, f"Variable {node.name!r}")
+
+
+def _truthy(v: Any) -> bool:
+    return str(v).strip().lower() in ("true", "1")
+
+
+def _param(v: str) -> Any:
+    """An MXNet parameter string as a Python value (``'True'`` -> True, ``'(0, 1)'`` -> tuple)."""
+    if v in ("True", "False", "true", "false"):
+        return v.lower() == "true"
+    try:
+        return ast.literal_eval(v)
+    except (ValueError, SyntaxError):
+        return v
+
+
+def _node_stype(op: str, params: dict[str, str], ins: list[str]) -> str:
+    """MXNet 1.9.1's output storage type of ``op`` for input storage types ``ins``."""
+    if op == "cast_storage":
+        return check_stype(params.get("stype", "default"), "cast_storage: argument 'stype'")
+    if all(s == "default" for s in ins):
+        return "default"
+    first = ins[0] if ins else "default"
+    if op in _ZP:
+        return first if len(ins) == 1 else "default"
+    if op == "clip":
+        lo, hi = float(_param(params.get("a_min", "0"))), float(_param(params.get("a_max", "0")))
+        return first if lo <= 0 <= hi else "default"
+    if op in ("zeros_like", "_sparse_retain"):
+        return first
+    if op in _ADD and len(ins) == 2:
+        return ins[0] if ins[0] == ins[1] else "default"
+    if op in _MUL and len(ins) == 2:
+        sp = {s for s in ins if s != "default"}
+        return sp.pop() if len(sp) == 1 else "default"
+    if op in ("broadcast_mul", "broadcast_div"):
+        return "csr" if ins == ["csr", "default"] else "default"
+    if op in ("add_n", "ElementWiseSum"):
+        return "row_sparse" if all(s == "row_sparse" for s in ins) else "default"
+    if op == "dot":
+        ta, tb = _truthy(params.get("transpose_a", False)), _truthy(params.get("transpose_b", False))
+        if ins[0] == "csr" and ta and ins[1] in ("default", "row_sparse") and not tb:
+            return "row_sparse"
+        if ins[0] == "default" and ins[1] == "csr":
+            return "csr"
+        return "default"
+    if op == "slice":
+        step = _param(params.get("step", "()")) or ()
+        return "csr" if first == "csr" and all(s in (None, 1) for s in step) else "default"
+    if op in ("Concat", "concat"):
+        return "csr" if all(s == "csr" for s in ins) and int(_param(params.get("dim", "1"))) == 0 else "default"
+    if op in _UPDATES:
+        return first
+    return "default"
+
+
+def infer_stypes(g: Any, arg_stypes: Sequence[str], aux_stypes: Sequence[str] | None = None) -> list[str]:
+    """The storage type of every entry of graph ``g`` (by entry id)."""
+    st = ["default"] * g.num_entries
+    for nid, s in zip(g.arg_nids, arg_stypes):
+        st[g.row_ptr[nid]] = s
+    for nid, s in zip(g.aux_nids, aux_stypes or ()):
+        st[g.row_ptr[nid]] = s
+    for nid in g.op_nids:
+        node = g.nodes[nid]
+        ins = [st[e] for e in g.inputs[nid]]
+        out = _node_stype(node.op, node.params(), ins)
+        for k in range(g.row_ptr[nid + 1] - g.row_ptr[nid]):
+            st[g.row_ptr[nid] + k] = out if k == 0 else "default"
+    return st
+
+
+def _sparse_grad_rules(g: Any, st: list[str]) -> dict[int, set[str]]:
+    """Argument node id -> the gradient kinds MXNet's backward gives it: ``'dot'`` (right
+    operand of ``dot(csr, w)``), ``'embedding'`` (weight of ``Embedding(sparse_grad=True)``),
+    ``'other'`` (any other consumer: dense)."""
+    arg_of = {g.row_ptr[nid]: nid for nid in g.arg_nids}
+    kinds: dict[int, set[str]] = {}
+    for nid in g.op_nids:
+        node = g.nodes[nid]
+        p = node.params()
+        for pos, e in enumerate(g.inputs[nid]):
+            a = arg_of.get(e)
+            if a is None:
+                continue
+            ins = g.inputs[nid]
+            if (node.op == "dot" and pos == 1 and st[ins[0]] == "csr"
+                    and not _truthy(p.get("transpose_a", False)) and not _truthy(p.get("transpose_b", False))):
+                kind = "dot"
+            elif node.op == "Embedding" and pos == 1 and _truthy(p.get("sparse_grad", False)):
+                kind = "embedding"
+            else:
+                kind = "other"
+            kinds.setdefault(a, set()).add(kind)
+    return kinds
+
+
+def grad_stypes(g: Any, arg_stypes: Sequence[str]) -> list[str]:
+    """MXNet's gradient storage type per argument (``simple_bind``): row_sparse where every
+    consumer's backward gives one (``dot(csr, w)``'s ``w``, a sparse-grad ``Embedding``'s
+    weight), default elsewhere."""
+    st = infer_stypes(g, arg_stypes)
+    kinds = _sparse_grad_rules(g, st)
+    return ["row_sparse" if kinds.get(nid) and "other" not in kinds[nid] else "default" for nid in g.arg_nids]
+
+
+def wants_sparse(g: Any, arg_stypes: Sequence[str]) -> bool:
+    """True when the graph needs the sparse executor: a sparse argument, or a
+    sparse-gradient ``Embedding``."""
+    if any(s != "default" for s in arg_stypes):
+        return True
+    return any(g.nodes[nid].op == "Embedding" and _truthy(g.nodes[nid].attrs.get("sparse_grad", False))
+               for nid in g.op_nids)
+
+
+def make_array(stype: str, shape: tuple, ctx: Any, dtype: Any) -> NDArray:
+    """A zero array of storage type ``stype``."""
+    if stype == "default":
+        return _dense_zeros(shape, ctx, dtype)
+    return _sp.zeros(stype, shape, ctx=ctx, dtype=dtype)
+
+
+def _densify(a: NDArray) -> NDArray:
+    return a.tostype("default") if stype_of(a) != "default" else a
