@@ -700,8 +700,9 @@ class Executor:
         sh_grads = shared_exec.grad_dict if shared_exec is not None else {}
         sh_aux = shared_exec.aux_dict if shared_exec is not None else {}
 
+        # sparse storage types (executor/sparse.py): checked once per bind, never per forward
         if stype_dict or any("__storage_type__" in g.nodes[nid].attrs for nid in g.arg_nids) or any(
-                g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1") for nid in g.op_nids):  # sparse storage (executor/sparse.py)
+                g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1") for nid in g.op_nids):
             from .sparse_bind import sparse_simple_bind
             sexe = sparse_simple_bind(cls, symbol, ctx, g, shapes, types, reqs, stype_dict, group2ctx)
             if sexe is not None:

@@ -25,14 +25,12 @@ from __future__ import annotations
 import ast
 from typing import Any, Sequence
 
-import numpy as np
-
 from ..base import PlexnetError
 from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
 from ..ndarray import sparse as _sp
 from ..ndarray.sparse.ops import ZERO_PRESERVING
 
-__all__ = ["SparseExecutor", "STYPE_CODES", "var_stype", "infer_stypes", "grad_stypes", "wants_sparse",
+__all__ = ["STYPE_CODES", "var_stype", "infer_stypes", "grad_stypes", "wants_sparse",
            "make_array"]
 
 #: MXNet's ``__storage_type__`` codes

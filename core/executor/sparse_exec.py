@@ -14,7 +14,7 @@ from ..context import Context
 from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
 from ..ndarray import sparse as _sp
 from ..operator.contract import OpReqType
-from .sparse import _densify, _param, _sparse_grad_rules, _truthy, infer_stypes, stype_of
+from .sparse import _densify, _param, _sparse_grad_rules, infer_stypes, stype_of
 
 __all__ = ["SparseExecutor"]
 
@@ -46,8 +46,8 @@ class SparseExecutor:
         self._check_nodes()
         # the dense twin: the user's dense arrays themselves, dense copies of the sparse ones
         self._dargs = [a if stype_of(a) == "default" else _dense_zeros(a.shape, ctx, a.dtype) for a in self.arg_arrays]
-        self._dgrads = [None if gr is None else gr if stype_of(gr) == "default" else _dense_zeros(gr.shape, ctx, gr.dtype)
-                        for gr in self.grad_arrays]
+        self._dgrads = [None if gr is None else gr if stype_of(gr) == "default"
+                        else _dense_zeros(gr.shape, ctx, gr.dtype) for gr in self.grad_arrays]
         dreqs = [r if gr is None or stype_of(gr) == "default" else (OpReqType.write if r != _NULL else _NULL)
                  for r, gr in zip(self._grad_reqs, self.grad_arrays)]
         self._has_grad = any(r != _NULL for r in self._grad_reqs)
@@ -106,7 +106,9 @@ class SparseExecutor:
         s = stype_of(a)
         if s == stype:
             return a
-        return (a if s == "default" else a.tostype("default")).tostype(stype) if stype != "default" else a.tostype(stype)
+        if stype == "default" or s == "default":
+            return a.tostype(stype)
+        return a.tostype("default").tostype(stype)  # csr <-> row_sparse goes through dense
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass; keyword arrays are first copied into the arguments of those
