@@ -15,6 +15,8 @@ differentiated again.
 from __future__ import annotations
 
 import contextlib
+
+import numpy as np
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ from ..env import env_flag, env_int
 from ..engine.base import FnProperty
 from ..operator.contract import OpReqType
 from ..ndarray.ndarray import _new
+from ..ndarray.sparse.autograd import row_hint, store_sparse
 from ..tape import Leaf, SimpleNode, describe
 from ..tape import copy_into as _copy_into, fill as _fill
 from ..tape.bulk import Bulk, pusher as _pusher
@@ -169,7 +172,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 node.free()
         return res
     bulk = _bulk()
-    sparse_leaves: list = []
+    #: gradient key of a variable with a sparse gradient array -> (leaf, dense buffer, row hints)
+    sparse_leaves: dict[tuple[int, int], tuple[Any, Any, list]] = {}
     with bulk if bulk is not None else contextlib.nullcontext():
         acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
         for h, g in zip(heads, head_grads):
@@ -188,6 +192,11 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 if g is None:
                     g = _new_like(h)
                     _fill(g, 1.0)
+                if n.grad.stype != "default":  # a sparse variable as its own head
+                    buf = acc[key] = _new(tuple(h.shape), h.context, np.dtype(h.dtype))
+                    _copy_into(buf, g, _WRITE)
+                    sparse_leaves[key] = (n, buf, [None])
+                    continue
                 _copy_into(n.grad, g, n.req)
                 n.fresh = True
                 acc[key] = n.grad
@@ -257,6 +266,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     cur = acc[key] = cur.materialize()
                 if keys is not None:
                     if key in keys:  # the same array twice in one call: a private buffer, added after
+                        if sparse_leaves and key in sparse_leaves:
+                            sparse_leaves[key][2].append(row_hint(node, i))
                         p = _new_like(x)
                         if privates is None:
                             privates = []
@@ -265,12 +276,14 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                         continue
                     keys.append(key)
                 if cur is not None:
+                    if sparse_leaves and key in sparse_leaves:
+                        sparse_leaves[key][2].append(row_hint(node, i))
                     targets.append((cur, _ADD))
                 elif n.__class__ is Leaf and want is None and n.grad.stype != "default":
-                    # a sparse gradient array (Embedding(sparse_grad=True)): the operators write
-                    # dense gradients; gathered here, stored into it after the walk
-                    b = acc[key] = _new_like(x)
-                    sparse_leaves.append((n, b))
+                    # a sparse gradient array: the operators write dense gradients; gathered
+                    # here, stored into it after the walk as MXNet stores them (sparse/autograd.py)
+                    b = acc[key] = _new(tuple(x.shape), x.context, np.dtype(x.dtype))
+                    sparse_leaves[key] = (n, b, [row_hint(node, i)])
                     targets.append((b, _WRITE))
                 elif n.__class__ is Leaf and want is None:
                     n.fresh = True
@@ -293,8 +306,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     _copy_into(acc[key], p, _ADD)
                 if bulk is not None:
                     bulk.keep([p for p, _key in privates])
-    for n, b in sparse_leaves:
-        _store_sparse(n, b)
+    for n, b, hints in sparse_leaves.values():
+        store_sparse(n, b, hints)
     if not retain_graph:
         for node in order:
             node.free()
@@ -308,17 +321,6 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             results.append(r)
         return results
     return None
-
-
-def _store_sparse(leaf: Any, dense: Any) -> None:
-    """``leaf.grad`` (a sparse array) takes the gathered dense gradient: written, or added
-    for ``grad_req='add'``; a row_sparse gradient keeps the rows that are not all zero."""
-    g = leaf.grad
-    if leaf.req == _ADD:
-        g[:] = g.tostype("default") + dense
-    else:
-        g[:] = dense
-    leaf.fresh = True
 
 
 def _op_name(node: Any) -> str | None:

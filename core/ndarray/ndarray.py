@@ -479,14 +479,25 @@ class NDArray:
 
     # -- autograd (the tape, plexnet.tape; the backward pass is plexnet.autograd's) ---------------------
     def attach_grad(self, grad_req: str = "write", stype: Any = None) -> None:
-        """Allocate a zero gradient array and mark this array as a variable."""
-        if stype not in (None, "default"):
-            raise PlexnetError(f"attach_grad: stype {stype!r} is not supported; plexnet arrays are dense "
-                               f"('default')")
+        """Allocate a zero gradient array and mark this array as a variable. ``stype``:
+        the gradient's storage type ('default', 'row_sparse', 'csr'; None: this array's,
+        as MXNet's ``zeros_like``); sparse gradients: docs/sparse.md "Autograd"."""
+        if stype is None:
+            stype = self.stype
+        elif stype not in ("default", "row_sparse", "csr"):
+            raise ValueError(f"attach_grad: stype must be None, 'default', 'row_sparse' or 'csr'; got {stype!r}")
+        if stype == "csr" and self.ndim != 2:
+            raise ShapeError(f"attach_grad: stype='csr' needs a 2-D array; this one has shape {self.shape}")
         req = OpReqType.parse(grad_req)
         if req == OpReqType.inplace:
             req = OpReqType.write
-        mark_variable(self, None if req == OpReqType.null else zeros(self.shape, self.context, self.dtype), req)
+        if req == OpReqType.null:
+            grad = None
+        elif stype == "default":
+            grad = zeros(self.shape, self.context, self.dtype)
+        else:
+            grad = _sparse_call("zeros", stype, self.shape, self.context, self.dtype)
+        mark_variable(self, grad, req)
 
     @property
     def grad(self) -> "NDArray | None":

@@ -200,7 +200,10 @@ class BaseSparseNDArray(NDArray):
         return _fns["cast_storage"](self, stype)
 
     def copy(self) -> "BaseSparseNDArray":
-        return self._same(self._vals.copy())
+        res = self._same(self._vals.copy())
+        if self._ag is not None:  # a recorded copy of a variable (autograd.py)
+            _fns["record_copy"](self, res)
+        return res
 
     def copyto(self, other: Any) -> NDArray:
         """Copy into ``other`` (an NDArray of the same shape, any storage type MXNet

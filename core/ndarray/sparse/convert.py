@@ -7,9 +7,10 @@ import numpy as np
 
 from ...base import ShapeError
 from ...context import Context, current_context
+from ...tape import STATE as _AG
 from .. import ndarray as _nd
 from ..ndarray import NDArray
-from . import kernels as K
+from . import autograd as _sag, kernels as K
 from .base import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, host, new_csr, new_rsp, plug
 
 __all__ = ["cast_storage", "csr_matrix", "row_sparse_array", "zeros", "empty", "array"]
@@ -44,6 +45,8 @@ def cast_storage(data: NDArray, stype: str = "default", out: NDArray | None = No
         d = host(data)
         v, i = K.dense_to_rsp(d)
         res = new_rsp(v, i, d.shape, data.context)
+    if _AG.recording and data._ag is not None and res._ag is None:
+        _sag.link(data, res, "cast_storage")  # its gradient is the result's, dense
     if out is not None:
         out[:] = res
         return out

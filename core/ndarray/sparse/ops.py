@@ -18,7 +18,7 @@ from ...base import PlexnetError, ShapeError
 from ...tape import STATE as _AG
 from .. import ndarray as _nd
 from ..ndarray import NDArray
-from . import kernels as K
+from . import autograd as _sag, kernels as K
 from .base import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, host, new_csr, new_rsp, nd_from_host, plug
 from .convert import cast_storage, zeros as _sp_zeros
 
@@ -45,7 +45,9 @@ def stype_of(a: Any) -> str:
 
 
 def _dense(a: Any) -> Any:
-    return a._dense() if isinstance(a, BaseSparseNDArray) else a
+    if isinstance(a, BaseSparseNDArray):  # (recording: the dense copy is linked to a variable's graph)
+        return _sag.dense_input(a) if _AG.recording else a._dense()
+    return a
 
 
 def _place(res: NDArray, out: NDArray | None) -> NDArray:
@@ -69,9 +71,11 @@ def fallback(fn: Impl, args: tuple, kwargs: dict[str, Any]) -> Any:
 def dispatch(name: str, fn: Impl, args: tuple, kwargs: dict[str, Any]) -> Any:
     """Run operator ``name`` (dense function ``fn``) on arguments some of which are sparse.
 
-    While autograd records, the dense operator runs (on dense copies): the tape records
-    it, so the dense arguments get their gradients (the sparse kernels are not recorded)."""
-    impl = None if _AG.recording else IMPLS.get(name)
+    While autograd records and an argument is in the graph, the result keeps its storage
+    type and the gradient goes through the dense operator (``autograd.recorded``)."""
+    impl = IMPLS.get(name)
+    if _AG.recording and kwargs.get("out") is None and _sag.in_graph(args, kwargs):
+        return _sag.recorded(name, fn, args, kwargs, impl)
     if impl is not None:
         res = impl(fn, *args, **kwargs)
         if res is not NotImplemented:
@@ -217,7 +221,10 @@ def _scaled(x: Any, s: float, keep: bool, f: Callable[[Any], Any]) -> Any:
     """A sparse array times/over a scalar keeps its storage (values only); other scalar
     operations give dense results, as MXNet's ``_plus_scalar`` ... on sparse inputs."""
     if is_sparse(x) and keep:
-        return x._same(f(x.data))
+        res = x._same(f(x.data))
+        if _AG.recording and x._ag is not None:  # the gradient through f on the dense values
+            return _sag.link(f(_sag.dense_input(x)), res, "_mul_scalar")
+        return res
     return f(_dense(x))
 
 
@@ -323,7 +330,10 @@ def retain(data: Any = None, indices: Any = None, out: Any = None, **_: Any) -> 
         raise ValueError(f"retain: indices must be in [0, {data.shape[0]}) for data of shape {data.shape}; got "
                          f"min {idx.min()}, max {idx.max()}")
     v, keep = K.rsp_retain(host(data.data), host(data.indices), idx)
-    return _place(new_rsp(v, keep, data.shape, data.context), out)  # type: ignore[return-value]
+    res = new_rsp(v, keep, data.shape, data.context)
+    if _AG.recording and data._ag is not None:  # the gradient: the output gradient's retained rows
+        res = _sag.link(_sag.retain_dense(data, idx), res, "_sparse_retain")
+    return _place(res, out)  # type: ignore[return-value]
 
 
 def _norm_bound(b: Any, n: int, default: int) -> int:

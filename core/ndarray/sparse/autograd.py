@@ -1,0 +1,196 @@
+"""Sparse arrays under ``autograd.record()`` (MXNet 1.9.1 semantics, docs/sparse.md "Autograd").
+
+Forward results keep MXNet's storage types while recording: an operator with a sparse
+argument runs its sparse kernel, unrecorded, for the result, and the same operator on
+dense copies of the arguments, recorded, for the gradient. ``StorageNode`` links the two
+(and a sparse argument to its dense copy): its gradient is the output gradient, so the
+tape only ever carries dense gradient buffers, as MXNet's backward, whose operators on
+sparse inputs fall back to dense (the values agree: tests/sparse/test_autograd_sparse*.py).
+
+A variable whose gradient array is sparse (``attach_grad(stype=...)``, a Gluon parameter
+with ``grad_stype='row_sparse'``) has its contributions gathered densely by the backward
+walk and stored by ``store_sparse`` after it, as MXNet stores them:
+
+* a row_sparse gradient whose every contribution comes from an operator with a sparse
+  backward (``dot(csr, w)``: the columns ``csr`` stores; ``Embedding(sparse_grad=True)``
+  and ``contrib.SparseEmbedding``: the looked-up rows) holds exactly those rows, zero or
+  not (the union of them for several contributions);
+* otherwise (a dense contribution, a csr gradient) the summed dense gradient is cast to
+  the buffer's storage type, keeping the non-zero rows / entries (MXNet's storage fallback
+  ``cast_storage``).
+
+Nothing here runs until the first sparse array exists or a sparse gradient is attached:
+the dense imperative path pays no more than before.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ...operator.contract import OpReqType
+from ...tape import STATE as _AG, TapeNode, copy_into
+from .. import ndarray as _nd
+from ..ndarray import NDArray, _new
+from . import kernels as K
+from .base import BaseSparseNDArray, RowSparseNDArray, host, new_rsp, plug
+
+__all__ = ["StorageNode", "dense_input", "in_graph", "link", "recorded", "retain_dense", "row_hint", "store_sparse",
+           "ROW_HINTS"]
+
+#: recorded dense node -> {argument index: what its sparse backward keeps} (``row_hint``)
+ROW_HINTS: "weakref.WeakKeyDictionary[TapeNode, dict[int, tuple]]" = weakref.WeakKeyDictionary()
+
+_ADD = OpReqType.add
+
+
+class _Spec:
+    """The shape and dtype of a node's output, for a zero output gradient (``_zeros_of``)
+    without reading a sparse array's dense view."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+
+class StorageNode(TapeNode):
+    """``out`` holds ``src``'s values in another storage type (``cast_storage``, a sparse
+    result linked to the recorded dense computation of its values, the dense copy of a
+    sparse argument): the gradient of ``src`` is ``out``'s gradient, dense."""
+
+    __slots__ = ("src_dtype", "src_shape")
+    bulkable = True
+
+    def __init__(self, src: NDArray, out: NDArray, name: str) -> None:
+        # TapeNode.__init__ reads the outputs' raw buffers: a sparse array's is a dense copy
+        self.name = name
+        self.inputs = [src]
+        self.n_args = 1
+        self.out_data = [_Spec(out.shape, out.dtype)]
+        self.out_chunks = []
+        self.nvis = 1
+        self.ctx = out.context
+        self.freed = False
+        self.src_shape = tuple(src.shape)
+        self.src_dtype = np.dtype(src.dtype)
+
+    def own_grad(self, i: int) -> Any:
+        return _new(self.src_shape, self.ctx, self.src_dtype)
+
+    def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
+        t = targets[0]
+        if t is not None:
+            copy_into(t[0], out_grads[0], t[1])
+
+
+def link(src: NDArray, out: NDArray, name: str) -> NDArray:
+    """Give ``out`` (``src``'s values, computed unrecorded) ``src``'s place in the graph."""
+    if src._ag is not None:
+        out._ag = (StorageNode(src, out, name), 0)
+    return out
+
+
+def dense_input(a: Any) -> Any:
+    """A sparse argument as the dense array a recorded operator reads (linked to it);
+    anything else unchanged."""
+    if isinstance(a, BaseSparseNDArray):
+        d = a._dense()
+        return link(a, d, "cast_storage") if a._ag is not None else d
+    return a
+
+
+def in_graph(args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Whether an argument is part of a recorded graph (only then is a call recorded)."""
+    for a in args:
+        if getattr(a, "_ag", None) is not None:
+            return True
+    return any(getattr(v, "_ag", None) is not None for v in kwargs.values())
+
+
+def recorded(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any],
+             impl: Callable[..., Any] | None) -> Any:
+    """``nd.<name>`` while recording, with a sparse argument and an argument in the graph:
+    the result in MXNet's storage type, its gradient through the dense operator."""
+    res: Any = NotImplemented
+    if impl is not None:
+        prev, _AG.recording = _AG.recording, False
+        try:
+            res = impl(fn, *args, **kwargs)
+        finally:
+            _AG.recording = prev
+    dense = fn(*(dense_input(a) for a in args), **{k: dense_input(v) for k, v in kwargs.items()})
+    if name == "dot":
+        _hint_dot(dense, args, kwargs)
+    if isinstance(res, BaseSparseNDArray) and isinstance(dense, NDArray):
+        return link(dense, res, name)
+    return dense
+
+
+def retain_dense(data: BaseSparseNDArray, idx: np.ndarray) -> NDArray:
+    """``retain``'s values computed densely and recorded: ``data`` times a row mask."""
+    mask = np.zeros((data.shape[0],) + (1,) * (data.ndim - 1), dtype=np.dtype(data.dtype))
+    mask[np.asarray(idx, np.int64).reshape(-1)] = 1
+    return dense_input(data) * _nd.array(mask, ctx=data.context)  # type: ignore[no-any-return]
+
+
+def _hint_dot(dense: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """``dot(csr, w)``: MXNet's backward ``dot(csr.T, dy)`` is row_sparse, holding a row for
+    every column ``csr`` stores (even where the value is zero)."""
+    lhs = args[0] if args else kwargs.get("lhs")
+    if kwargs.get("transpose_a") or kwargs.get("transpose_b") or len(args) > 2:
+        return
+    if lhs is not None and getattr(lhs, "stype", "") == "csr" and getattr(dense, "_ag", None) is not None:
+        ROW_HINTS[dense._ag[0]] = {1: ("cols", lhs)}
+
+
+_SPARSE_GRAD_OPS = ("Embedding", "_contrib_SparseEmbedding", "SparseEmbedding")
+
+
+def row_hint(node: Any, i: int) -> tuple | None:
+    """What the sparse backward of ``node`` keeps of argument ``i``'s gradient, or None
+    when MXNet computes that gradient densely."""
+    h = ROW_HINTS.get(node)
+    if h is not None:
+        return h.get(i)
+    prop = getattr(node, "prop", None)
+    if i == 1 and prop is not None and prop.op_name in _SPARSE_GRAD_OPS and \
+            getattr(prop.param, "sparse_grad", False) and node.inputs:
+        return ("take", node.inputs[0], int(prop.param.input_dim))
+    return None
+
+
+def _rows(hint: tuple) -> np.ndarray:
+    if hint[0] == "cols":
+        return np.unique(host(hint[1].indices)).astype(K.IDX)
+    idx = np.clip(host(hint[1]).astype(np.int64).reshape(-1), 0, hint[2] - 1)
+    return np.unique(idx).astype(K.IDX)
+
+
+def store_sparse(leaf: Any, dense: NDArray, hints: list) -> None:
+    """``leaf.grad`` (a sparse array) takes the gathered dense gradient ``dense``: written,
+    or added for ``grad_req='add'`` (MXNet 1.9.1 refuses 'add' for sparse gradients)."""
+    g = leaf.grad
+    add = leaf.req == _ADD
+    if isinstance(g, RowSparseNDArray) and hints and all(h is not None for h in hints):
+        rows = np.unique(np.concatenate([_rows(h) for h in hints]))
+        d = host(dense)
+        if add:
+            rows = np.union1d(rows, host(g.indices)).astype(K.IDX)
+            d = d + g.asnumpy()
+        g._assign(new_rsp(d[rows], rows, g.shape, g.context, g.dtype))
+    elif add:
+        g[:] = g.tostype("default") + dense
+    else:
+        g[:] = dense
+    leaf.fresh = True
+
+
+def _record_copy(src: BaseSparseNDArray, res: BaseSparseNDArray) -> None:
+    if _AG.recording:
+        link(src, res, "_copy")
+
+
+plug(record_copy=_record_copy)
