@@ -36,9 +36,6 @@ class SparseExecutor:
         for name, a, gr in zip(self._arg_names, self.arg_arrays, self.grad_arrays):
             if stype_of(a) != "default" and a.stype not in ("csr", "row_sparse"):
                 raise PlexnetError(f"bind: argument {name!r} has unknown storage type {a.stype!r}")
-            if gr is not None and stype_of(gr) not in ("default", "row_sparse"):
-                raise PlexnetError(f"bind: gradient array for argument {name!r} has storage type {gr.stype}; "
-                                   f"gradients are 'default' or 'row_sparse' (as MXNet's backward kernels)")
             if gr is not None and tuple(gr.shape) != tuple(a.shape):
                 raise ShapeError(f"bind: gradient array for {name!r} has shape {tuple(gr.shape)}, the argument "
                                  f"has {tuple(a.shape)}")
@@ -173,6 +170,9 @@ class SparseExecutor:
         self._dense.backward(out_grads, is_train=is_train)
         for i, (gr, dg, req) in enumerate(zip(self.grad_arrays, self._dgrads, self._grad_reqs)):
             if gr is None or dg is None or gr is dg or req == _NULL:
+                continue
+            if stype_of(gr) == "csr":  # the non-zero entries (MXNet's csr gradients: unary operators of csr)
+                gr[:] = (gr.tostype("default") + dg if req == _ADD else dg).tostype("csr")
                 continue
             rsp = self._to_rsp(i, dg)
             if req == _ADD:

@@ -14,6 +14,7 @@ from ..ndarray import NDArray, array, waitall, zeros
 from ..symbol import Symbol, Variable, op_function
 from .compare import (assert_almost_equal, compare_ndarray_tuple, default_context, default_dtype,
                       default_numeric_eps, get_tolerance, get_tols)
+from .sparse_data import create_sparse_array
 
 __all__ = ["simple_forward", "numeric_grad", "check_numeric_gradient", "check_symbolic_forward",
            "check_symbolic_backward", "check_speed", "check_consistency", "same_symbol_structure",
@@ -157,6 +158,9 @@ def check_numeric_gradient(sym: Symbol, location: Any, aux_states: Any = None, n
     grads_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
     grads_npy["__random_proj"] = np.random.normal(0, 0.01, size=out_shape[0])
     args_grad = {k: array(v, ctx=ctx, dtype=dtype) for k, v in grads_npy.items()}
+    for k, st in (grad_stype_dict or {}).items():  # MXNet: an empty sparse gradient array
+        if k in args_grad and st in ("row_sparse", "csr"):
+            args_grad[k] = create_sparse_array(args_grad[k].shape, st, density=0.0, dtype=dtype)
     req = {k: grad_req.get(k, "null") for k in out.list_arguments()}
     req["__random_proj"] = "write"
     executor = out.bind(ctx, args=location, args_grad=args_grad, grad_req=req, aux_states=aux_states)
@@ -207,6 +211,9 @@ def check_symbolic_backward(sym: Symbol, location: Any, out_grads: Any, expected
     grads_npy = {k: np.random.normal(size=np.shape(v)) for k, v in sorted(expected.items())}
     grads = {k: array(v, ctx=ctx, dtype=np.asarray(expected[k]).dtype if dtype == "asnumpy" else dtype)
              for k, v in grads_npy.items()}
+    for k, st in (grad_stypes or {}).items():  # MXNet: a sparse gradient array starts empty
+        if k in grads and st is not None and st != "default":
+            grads[k] = create_sparse_array(grads[k].shape, st, density=0.0)
     grad_req = _grad_req_dict(grad_req, sym.list_arguments())
     executor = sym.bind(ctx, args=location, args_grad=grads, aux_states=aux_states, grad_req=grad_req)
     executor.forward(is_train=True)
