@@ -26,7 +26,8 @@ from ..env import env_flag, env_int
 from ..engine.base import FnProperty
 from ..operator.contract import OpReqType
 from ..ndarray.ndarray import _new
-from ..ndarray.sparse.autograd import row_hint, store_sparse
+from ..ndarray.sparse.autograd import StorageNode, row_hint, store_sparse
+from ..ndarray.sparse.base import STATE as _SPARSE
 from ..tape import Leaf, SimpleNode, describe
 from ..tape import copy_into as _copy_into, fill as _fill
 from ..tape.bulk import Bulk, pusher as _pusher
@@ -174,6 +175,9 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
     bulk = _bulk()
     #: gradient key of a variable with a sparse gradient array -> (leaf, dense buffer, row hints)
     sparse_leaves: dict[tuple[int, int], tuple[Any, Any, list]] = {}
+    #: what the sparse backward of each contribution keeps, per gradient key of a sparse
+    #: variable or of a storage cast's output (passed through it); None: no sparse array exists
+    shints: dict[tuple[int, int], list] | None = {} if _SPARSE.live else None
     with bulk if bulk is not None else contextlib.nullcontext():
         acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
         for h, g in zip(heads, head_grads):
@@ -195,7 +199,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 if n.grad.stype != "default":  # a sparse variable as its own head
                     buf = acc[key] = _new(tuple(h.shape), h.context, np.dtype(h.dtype))
                     _copy_into(buf, g, _WRITE)
-                    sparse_leaves[key] = (n, buf, [None])
+                    shints[key] = [None]  # type: ignore[index]
+                    sparse_leaves[key] = (n, buf, shints[key])  # type: ignore[index]
                     continue
                 _copy_into(n.grad, g, n.req)
                 n.fresh = True
@@ -266,8 +271,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     cur = acc[key] = cur.materialize()
                 if keys is not None:
                     if key in keys:  # the same array twice in one call: a private buffer, added after
-                        if sparse_leaves and key in sparse_leaves:
-                            sparse_leaves[key][2].append(row_hint(node, i))
+                        if shints and key in shints:
+                            shints[key].append(_hint(node, i, shints))
                         p = _new_like(x)
                         if privates is None:
                             privates = []
@@ -276,20 +281,23 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                         continue
                     keys.append(key)
                 if cur is not None:
-                    if sparse_leaves and key in sparse_leaves:
-                        sparse_leaves[key][2].append(row_hint(node, i))
+                    if shints and key in shints:
+                        shints[key].append(_hint(node, i, shints))
                     targets.append((cur, _ADD))
                 elif n.__class__ is Leaf and want is None and n.grad.stype != "default":
                     # a sparse gradient array: the operators write dense gradients; gathered
                     # here, stored into it after the walk as MXNet stores them (sparse/autograd.py)
                     b = acc[key] = _new(tuple(x.shape), x.context, np.dtype(x.dtype))
-                    sparse_leaves[key] = (n, b, [row_hint(node, i)])
+                    shints[key] = [_hint(node, i, shints)]  # type: ignore[index]
+                    sparse_leaves[key] = (n, b, shints[key])  # type: ignore[index]
                     targets.append((b, _WRITE))
                 elif n.__class__ is Leaf and want is None:
                     n.fresh = True
                     acc[key] = n.grad
                     targets.append((n.grad, n.req))
                 else:
+                    if shints is not None and n.__class__ is StorageNode:
+                        shints[key] = [_hint(node, i, shints)]
                     b = node.own_grad(i)  # a buffer the node writes anyway (no copy)
                     if b is None:
                         b = _new_like(x)
@@ -321,6 +329,15 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             results.append(r)
         return results
     return None
+
+
+def _hint(node: Any, i: int, shints: dict) -> Any:
+    """What ``node``'s sparse backward keeps of argument ``i``'s gradient (sparse/autograd.py);
+    a storage cast passes on what its own output gradient's contributions keep."""
+    if node.__class__ is StorageNode:
+        hs = shints.get((id(node), 0))
+        return ("union", hs) if hs and all(h is not None for h in hs) else None
+    return row_hint(node, i)
 
 
 def _op_name(node: Any) -> str | None:

@@ -254,18 +254,18 @@ class Parameter:
         if getattr(self, "_trainer", None) is None:
             raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is "
                                f"created with it.")
-        if autograd.is_recording() and self.grad_req != "null":
-            # the rows returned are a copy: a graph built on them would leave the gradient at
-            # zero without a word, so refuse (a dense weight with grad_stype='row_sparse' trains)
-            raise PlexnetError(f"Parameter '{self.name}': gradients through a row_sparse weight's "
-                               f"row_sparse_data() are not supported by plexnet; use a dense weight with "
-                               f"grad_stype='row_sparse' (e.g. Embedding(sparse_grad=True)), or set grad_req='null'")
         full = self._check_and_get(self._data, ctx)
         rows = np.unique(row_id.asnumpy().astype(np.int64)) if isinstance(row_id, NDArray) else \
             np.unique(np.asarray(row_id, dtype=np.int64))
         from ..ndarray import sparse as _sparse
-        return _sparse.row_sparse_array((full.asnumpy()[rows], rows), shape=full.shape, ctx=full.context,
-                                        dtype=full.dtype)
+        res = _sparse.row_sparse_array((full.asnumpy()[rows], rows), shape=full.shape, ctx=full.context,
+                                       dtype=full.dtype)
+        if autograd.is_recording() and self.grad_req != "null":
+            # MXNet pulls the rows into the variable itself: the gradient is the whole
+            # gradient with respect to the weight (not masked by row_id); the copy is linked
+            from ..ndarray.sparse.autograd import link
+            link(full, res, "row_sparse_data")
+        return res
 
     def row_sparse_data(self, row_id: NDArray) -> NDArray:
         """The rows ``row_id`` of a ``row_sparse`` parameter, as a RowSparseNDArray on

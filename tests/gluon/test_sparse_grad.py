@@ -72,8 +72,11 @@ def test_row_sparse_parameter_as_mxnet() -> None:
     np.testing.assert_array_equal(w2.asnumpy()[[1, 3]], full[[1, 3]])
     assert p._reduce().stype == "row_sparse"                 # what save_parameters writes
     assert p._data[0].stype == "row_sparse"                  # the stored value, as MXNet's
-    with autograd.record(), pytest.raises(mx.PlexnetError, match="not supported"):
-        p.row_sparse_data(row_id)                            # a copy: no silent zero gradient
+    with autograd.record():                                  # gradients flow to the weight
+        y = p.row_sparse_data(row_id) * 2
+    y.backward()
+    assert p.grad(mx.cpu(1)).stype == "row_sparse"
+    np.testing.assert_allclose(p.grad(mx.cpu(1)).asnumpy(), np.full((10, 10), 2.0))
     with pytest.raises(mx.PlexnetError, match="csr"):
         gluon.Parameter("c", shape=(2, 2), stype="csr")
 
@@ -109,3 +112,32 @@ def test_blocks_with_row_sparse_weights_refuse_as_mxnet() -> None:
     net.initialize()
     with pytest.raises(RuntimeError, match="row_sparse_data"):
         net(nd.ones((2, 5)))
+
+
+def test_gradient_through_row_sparse_data_as_mxnet() -> None:
+    # MXNet 1.9.1 (pulls the rows into the variable itself): the weight's gradient is the
+    # whole gradient, row_sparse with the columns the csr stores (an explicit zero included)
+    p = gluon.Parameter("w", shape=(5, 2), stype="row_sparse", grad_stype="row_sparse")
+    p.initialize(mx.init.Constant(1))
+    tr = gluon.Trainer([p], "sgd", {"learning_rate": 0.1})
+    csr = nd.sparse.csr_matrix(([1., 0., 3.], [1, 3, 1], [0, 2, 2, 3]), shape=(3, 5))
+    with autograd.record():
+        w = p.row_sparse_data(nd.array([1, 3]))
+        y = nd.sparse.dot(csr, w)
+    assert w.indices.asnumpy().tolist() == [1, 3]
+    y.backward()
+    g = p.grad()
+    assert g.stype == "row_sparse" and g.indices.asnumpy().tolist() == [1, 3]
+    np.testing.assert_allclose(g.asnumpy(), [[0, 0], [4, 4], [0, 0], [0, 0], [0, 0]])
+    tr.step(1)
+    np.testing.assert_allclose(p.row_sparse_data(nd.arange(5)).asnumpy(),
+                               [[1, 1], [0.6, 0.6], [1, 1], [1, 1], [1, 1]], rtol=1e-6)
+    # a dense gradient array: every row (MXNet: w * 2 with a dense head gradient)
+    q = gluon.Parameter("q", shape=(5, 2), stype="row_sparse")
+    q.initialize(mx.init.Constant(1))
+    gluon.Trainer([q], "sgd")
+    with autograd.record():
+        y = q.row_sparse_data(nd.array([1, 3])) * 2
+    y.backward()
+    assert q.grad().stype == "default"
+    np.testing.assert_allclose(q.grad().asnumpy(), np.full((5, 2), 2.0))

@@ -163,6 +163,8 @@ def row_hint(node: Any, i: int) -> tuple | None:
 
 
 def _rows(hint: tuple) -> np.ndarray:
+    if hint[0] == "union":  # passed through storage casts (backward.py)
+        return np.unique(np.concatenate([_rows(h) for h in hint[1]])).astype(K.IDX)
     if hint[0] == "cols":
         return np.unique(host(hint[1].indices)).astype(K.IDX)
     idx = np.clip(host(hint[1]).astype(np.int64).reshape(-1), 0, hint[2] - 1)
