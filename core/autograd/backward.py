@@ -199,8 +199,9 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 if n.grad.stype != "default":  # a sparse variable as its own head
                     buf = acc[key] = _new(tuple(h.shape), h.context, np.dtype(h.dtype))
                     _copy_into(buf, g, _WRITE)
-                    shints[key] = [None]  # type: ignore[index]
-                    sparse_leaves[key] = (n, buf, shints[key])  # type: ignore[index]
+                    assert shints is not None  # a sparse array exists
+                    shints[key] = [None]
+                    sparse_leaves[key] = (n, buf, shints[key])
                     continue
                 _copy_into(n.grad, g, n.req)
                 n.fresh = True
@@ -288,8 +289,9 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     # a sparse gradient array: the operators write dense gradients; gathered
                     # here, stored into it after the walk as MXNet stores them (sparse/autograd.py)
                     b = acc[key] = _new(tuple(x.shape), x.context, np.dtype(x.dtype))
-                    shints[key] = [_hint(node, i, shints)]  # type: ignore[index]
-                    sparse_leaves[key] = (n, b, shints[key])  # type: ignore[index]
+                    assert shints is not None  # a sparse array exists
+                    shints[key] = [_hint(node, i, shints)]
+                    sparse_leaves[key] = (n, b, shints[key])
                     targets.append((b, _WRITE))
                 elif n.__class__ is Leaf and want is None:
                     n.fresh = True

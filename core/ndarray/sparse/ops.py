@@ -330,7 +330,7 @@ def retain(data: Any = None, indices: Any = None, out: Any = None, **_: Any) -> 
         raise ValueError(f"retain: indices must be in [0, {data.shape[0]}) for data of shape {data.shape}; got "
                          f"min {idx.min()}, max {idx.max()}")
     v, keep = K.rsp_retain(host(data.data), host(data.indices), idx)
-    res = new_rsp(v, keep, data.shape, data.context)
+    res: NDArray = new_rsp(v, keep, data.shape, data.context)
     if _AG.recording and data._ag is not None:  # the gradient: the output gradient's retained rows
         res = _sag.link(_sag.retain_dense(data, idx), res, "_sparse_retain")
     return _place(res, out)  # type: ignore[return-value]
