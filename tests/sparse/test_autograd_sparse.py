@@ -1,0 +1,81 @@
+"""Sparse storage under autograd: argument checks, mark_variables with sparse gradient arrays,
+recorded sparse results (values are checked against MXNet 1.9.1 in test_autograd_sparse_mxnet.py)."""
+import numpy as np
+import pytest
+
+import plexnet as mx
+from plexnet import autograd, nd
+
+sp = nd.sparse
+
+
+def test_attach_grad_bad_stype_names_the_argument():
+    x = nd.ones((2, 2))
+    with pytest.raises(ValueError, match="attach_grad: stype must be None, 'default', 'row_sparse' or 'csr'"):
+        x.attach_grad(stype="sparse")
+    with pytest.raises(mx.base.ShapeError, match="attach_grad: stype='csr' needs a 2-D array"):
+        nd.ones((3,)).attach_grad(stype="csr")
+
+
+def test_attach_grad_null_and_sparse_default():
+    x = nd.ones((2, 2))
+    x.attach_grad(grad_req="null", stype="row_sparse")
+    assert x.grad is None
+    c = sp.csr_matrix(([1.], [0], [0, 1, 1]), shape=(2, 2))
+    c.attach_grad()                                  # None: the array's own storage type (zeros_like)
+    assert c.grad.stype == "csr" and c.grad.indices.asnumpy().tolist() == []
+    c.attach_grad(stype="default")
+    assert c.grad.stype == "default"
+
+
+def test_mark_variables_with_sparse_gradients():
+    csr = sp.csr_matrix(([1., 2.], [0, 2], [0, 1, 2]), shape=(2, 4))
+    w = nd.ones((4, 3))
+    g = sp.zeros("row_sparse", (4, 3))
+    autograd.mark_variables([w], [g])
+    with autograd.record():
+        y = nd.dot(csr, w)
+    y.backward()
+    assert w.grad is g and g.indices.asnumpy().tolist() == [0, 2]
+    np.testing.assert_allclose(g.asnumpy(), [[1] * 3, [0] * 3, [2] * 3, [0] * 3])
+
+
+def test_recorded_sparse_results_keep_their_storage_and_values():
+    r = nd.array([[0, 1], [0, 0], [2, 3]]).tostype("row_sparse")
+    r.attach_grad()
+    with autograd.record():
+        a = r * 3
+        b = nd.relu(a)
+        c = b.tostype("default")
+        y = c.sum()
+    assert (a.stype, b.stype, c.stype) == ("row_sparse", "row_sparse", "default")
+    np.testing.assert_allclose(b.asnumpy(), 3 * np.array([[0, 1], [0, 0], [2, 3]]))
+    y.backward()                 # 3 where relu passes, 0 elsewhere: the non-zero rows are kept (MXNet)
+    assert r.grad.stype == "row_sparse" and r.grad.indices.asnumpy().tolist() == [0, 2]
+    np.testing.assert_allclose(r.grad.asnumpy(), [[0, 3], [0, 0], [3, 3]])
+
+
+def test_unrecorded_when_no_argument_is_in_the_graph():
+    csr = sp.csr_matrix(([1.], [0], [0, 1, 1]), shape=(2, 2))
+    with autograd.record():
+        y = csr * 2                                  # nothing marked: sparse kernel, no tape
+        z = nd.sparse.dot(csr, nd.ones((2, 2)), transpose_a=True)
+    assert y.stype == "csr" and y._ag is None
+    assert z.stype == "row_sparse" and z._ag is None
+
+
+def test_autograd_grad_of_a_sparse_variable_is_dense():
+    w = nd.ones((3, 2))
+    w.attach_grad(stype="row_sparse")
+    csr = sp.csr_matrix(([2.], [1], [0, 1]), shape=(1, 3))
+    with autograd.record():
+        y = sp.dot(csr, w)
+    (g,) = autograd.grad(y, [w])
+    np.testing.assert_allclose(g.asnumpy(), [[0, 0], [2, 2], [0, 0]])
+
+
+def test_sparse_variable_as_its_own_head():
+    r = nd.array([[0, 1], [0, 0]]).tostype("row_sparse")
+    r.attach_grad(stype="row_sparse")
+    r.backward()
+    np.testing.assert_allclose(r.grad.asnumpy(), np.ones((2, 2)))
