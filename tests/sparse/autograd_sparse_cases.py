@@ -86,6 +86,7 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
         "elemwise_add": lambda mx, a: mx.nd.elemwise_add(a, a), "elemwise_mul": lambda mx, a: mx.nd.elemwise_mul(a, a),
         "sum": lambda mx, a: mx.nd.sum(a), "copy": lambda mx, a: a.copy(), "identity": lambda mx, a: mx.nd.identity(a),
         "clip": lambda mx, a: mx.nd.clip(a, -1, 2), "zeros_like": lambda mx, a: mx.nd.zeros_like(a),
+        "pow2": lambda mx, a: a ** 2, "rpow": lambda mx, a: 2 ** a,
     }
     for vname, make in (("csr", _c), ("rsp", _r)):
         for oname, f in unary.items():

@@ -195,4 +195,8 @@ def _record_copy(src: BaseSparseNDArray, res: BaseSparseNDArray) -> None:
         link(src, res, "_copy")
 
 
-plug(record_copy=_record_copy)
+def _dense_arg(a: BaseSparseNDArray) -> NDArray:
+    return dense_input(a) if _AG.recording else a._dense()  # type: ignore[no-any-return]
+
+
+plug(record_copy=_record_copy, dense_arg=_dense_arg)

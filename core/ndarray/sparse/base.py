@@ -311,8 +311,13 @@ class BaseSparseNDArray(NDArray):
 
     # power and modulo: MXNet falls back to dense storage (with a sparse operand the result is dense)
     def _dense_binary(self, other: Any, op: Callable[[Any, Any], Any]) -> NDArray:
-        o = other._dense() if isinstance(other, BaseSparseNDArray) else other
-        return op(self._dense(), o)  # type: ignore[no-any-return]
+        o = other._dense_arg() if isinstance(other, BaseSparseNDArray) else other
+        return op(self._dense_arg(), o)  # type: ignore[no-any-return]
+
+    def _dense_arg(self) -> NDArray:
+        """The dense copy a dense operator reads; while recording, a variable's copy is
+        linked to its graph (autograd.py)."""
+        return _fns["dense_arg"](self) if self._ag is not None else self._dense()
 
     def __pow__(self, other: Any) -> NDArray:
         return self._dense_binary(other, lambda a, b: a ** b)
