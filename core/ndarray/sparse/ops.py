@@ -348,7 +348,8 @@ def _slice(fn: Impl, data: Any = None, begin: Any = (), end: Any = (), step: Any
            **kw: Any) -> Any:
     if not isinstance(data, CSRNDArray) or any(s not in (None, 1) for s in (step or ())):
         return NotImplemented
-    begin, end = tuple(begin), tuple(end)
+    # MXNet's Shape parameters take a bare int too (``crop(csr, begin=1, end=3)``)
+    begin, end = ((b,) if isinstance(b, (int, np.integer)) or b is None else tuple(b) for b in (begin, end))
     if len(begin) != len(end) or not 1 <= len(begin) <= 2:
         raise ShapeError(f"slice: begin {begin} and end {end} must have one or two entries for a csr array")
     r0, r1 = _norm_bound(begin[0], data.shape[0], 0), _norm_bound(end[0], data.shape[0], data.shape[0])
