@@ -37,7 +37,8 @@ __all__ = ["STYPE_CODES", "var_stype", "infer_stypes", "grad_stypes", "wants_spa
 STYPE_CODES = {"0": "default", "1": "row_sparse", "2": "csr", "-1": "default"}
 _STYPES = ("default", "row_sparse", "csr")
 _ZP = frozenset(ZERO_PRESERVING)
-_ADD = frozenset({"elemwise_add", "elemwise_sub", "_plus", "_minus", "_add", "_sub", "_grad_add"})
+_ADD = frozenset({"elemwise_add", "elemwise_sub", "_plus", "_minus", "_add", "_sub", "_grad_add", "_maximum", "_minimum",
+                  "_hypot"})
 _MUL = frozenset({"elemwise_mul", "_mul"})
 _UPDATES = frozenset({"sgd_update", "sgd_mom_update", "adam_update", "ftrl_update", "_sparse_adagrad_update"})
 

@@ -211,8 +211,9 @@ def check_symbolic_backward(sym: Symbol, location: Any, out_grads: Any, expected
     grads_npy = {k: np.random.normal(size=np.shape(v)) for k, v in sorted(expected.items())}
     grads = {k: array(v, ctx=ctx, dtype=np.asarray(expected[k]).dtype if dtype == "asnumpy" else dtype)
              for k, v in grads_npy.items()}
-    for k, st in (grad_stypes or {}).items():  # MXNet: a sparse gradient array starts empty
-        if k in grads and st is not None and st != "default":
+    for k in grads:  # MXNet: a sparse gradient array starts empty (a list of stypes names no argument)
+        st = grad_stypes[k] if grad_stypes is not None and k in grad_stypes else None
+        if st is not None and st != "default":
             grads[k] = create_sparse_array(grads[k].shape, st, density=0.0)
     grad_req = _grad_req_dict(grad_req, sym.list_arguments())
     executor = sym.bind(ctx, args=location, args_grad=grads, aux_states=aux_states, grad_req=grad_req)
