@@ -99,6 +99,14 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["csr_mul_dense"] = lambda mx: _run(mx, _c(mx), lambda a: a * mx.nd.ones((3, 3)) * 2)
     c["rsp_mul_dense"] = lambda mx: _run(mx, _r(mx), lambda a: a * (mx.nd.ones((3, 2)) * 2))
     c["rsp_retain"] = lambda mx: _run(mx, _r(mx), lambda a: mx.nd.sparse.retain(a, mx.nd.array([0, 1])))
+    c["rsp_retain_duplicate_ids"] = lambda mx: _run(
+        mx, mx.nd.array([[1, 0], [0, 0], [2, 3]]).tostype("row_sparse"),
+        lambda a: mx.nd.sparse.retain(a, mx.nd.array([0, 0, 2], dtype="int64")).sum(), "row_sparse")
+    # MXNet's sparse tutorial: Y = dot(X, W) + b, W.attach_grad(stype='row_sparse')
+    c["tutorial_dot_plus_bias"] = lambda mx: _run(
+        mx, mx.nd.arange(20).reshape((10, 2)),
+        lambda w: mx.nd.dot(mx.nd.sparse.csr_matrix(([6., 7., 8., 9.], [0, 4, 1, 0], [0, 2, 3, 4]), shape=(3, 10)),
+                            w) + mx.nd.zeros((3, 1)), "row_sparse")
     c["csr_slice"] = lambda mx: _run(mx, _c(mx), lambda a: mx.nd.slice(a, begin=(0,), end=(2,)))
     c["rsp_add_n"] = lambda mx: _run(mx, _r(mx), lambda a: mx.nd.add_n(a, a))
     dense = lambda mx: mx.nd.array([[0, 1], [2, 0]])

@@ -25,6 +25,11 @@ def _run(name):
         return CASES[name](mx)
 
 
+#: MXNet 1.9.1 stores a row once per duplicate id (indices [0, 0, 2]); plexnet's row_sparse
+#: gradients are canonical (sorted, unique), the values agree (docs/sparse.md "Autograd")
+CANONICAL = {"rsp_retain_duplicate_ids"}
+
+
 @pytest.mark.parametrize("name", sorted(n for n in CASES if n not in MXNET_REFUSES))
 def test_gradient_matches_mxnet(name):
     want = FIXTURES[name]
@@ -35,7 +40,8 @@ def test_gradient_matches_mxnet(name):
     assert g.stype == want["stype"]
     assert list(g.shape) == want["shape"]
     if g.stype == "row_sparse":
-        assert g.indices.asnumpy().tolist() == want["indices"]
+        rows = sorted(set(want["indices"])) if name in CANONICAL else want["indices"]
+        assert g.indices.asnumpy().tolist() == rows
     elif g.stype == "csr":
         assert g.indptr.asnumpy().tolist() == want["indptr"]
         assert g.indices.asnumpy().tolist() == want["indices"]
