@@ -296,8 +296,12 @@ def _vecs(e: Any) -> dict:
 
 
 def embedding_case(mx: Any) -> dict:
+    with tempfile.TemporaryDirectory(prefix="contrib_text_") as root:
+        return _embedding_case(mx, root)
+
+
+def _embedding_case(mx: Any, root: str) -> dict:
     text, nd = mx.contrib.text, mx.nd
-    root = tempfile.mkdtemp(prefix="contrib_text_")
     p = {k: _write(root, k + ".txt", rows) for k, rows in FILES.items()}
     p["space"] = _write(root, "space.txt", FILES["e1"], " ")
     out: dict = {}
@@ -381,7 +385,13 @@ def registry_case(mx: Any) -> dict:
 
     # a pre-trained embedding whose file is already in place loads without network (MXNet's
     # test_download_embed with the file put there first)
-    root = tempfile.mkdtemp(prefix="contrib_emb_")
+    with tempfile.TemporaryDirectory(prefix="contrib_emb_") as root:
+        _local_embedding(mx, emb, root, out)
+    out["not_subclass"] = _err(lambda: emb.register(dict))
+    return out
+
+
+def _local_embedding(mx: Any, emb: Any, root: str, out: dict) -> None:
     os.makedirs(os.path.join(root, "casetest"))
     content = "hello 1 2 3 4 5\nworld 6 7 8 9 10\n"
     with open(os.path.join(root, "casetest", "embedding_test.vec"), "w") as f:
@@ -403,8 +413,6 @@ def registry_case(mx: Any) -> dict:
     out["local_file"] = [type(made).__name__, _vecs(made), _vecs(made2),
                          "casetest" in emb.get_pretrained_file_names(),
                          emb.get_pretrained_file_names("casetest")]
-    out["not_subclass"] = _err(lambda: emb.register(dict))
-    return out
 
 
 # ---------------------------------------------------------------- signatures

@@ -266,6 +266,11 @@ def metric_names(mx) -> dict:
 
 
 def construction_messages(mx) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        return _construction_messages(mx, tmp)
+
+
+def _construction_messages(mx, tmp: str) -> dict:
     E = mx.gluon.contrib.estimator.Estimator
     gl = mx.gluon
     out = {}
@@ -294,7 +299,7 @@ def construction_messages(mx) -> dict:
         "evaluate_list": _error_of(lambda: est.evaluate([mx.nd.ones((2, 4))])),
         "logging_interval": _error_of(lambda: mx.gluon.contrib.estimator.LoggingHandler(log_interval="batch")),
         "checkpoint_best": _error_of(lambda: mx.gluon.contrib.estimator.CheckpointHandler(
-            tempfile.mkdtemp(), save_best=True)),
+            tmp, save_best=True)),
         "early_monitor": _error_of(lambda: mx.gluon.contrib.estimator.EarlyStoppingHandler(monitor="acc")),
         "early_composite": _error_of(lambda: mx.gluon.contrib.estimator.EarlyStoppingHandler(
             monitor=mx.metric.CompositeEvalMetric([mx.metric.Accuracy()]))),
@@ -304,7 +309,7 @@ def construction_messages(mx) -> dict:
     _, out["early_modes"] = _warnings_of(lambda: [
         eh.EarlyStoppingHandler(monitor=mx.metric.Loss("l"), mode=m) for m in ("auto", "min", "max", "bogus")])
     _, out["checkpoint_modes"] = _warnings_of(lambda: [
-        eh.CheckpointHandler(tempfile.mkdtemp(), monitor=mx.metric.Loss("l"), save_best=True, mode=m)
+        eh.CheckpointHandler(tmp, monitor=mx.metric.Loss("l"), save_best=True, mode=m)
         for m in ("auto", "min", "max", "bogus")])
     return out
 
