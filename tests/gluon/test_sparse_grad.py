@@ -141,3 +141,30 @@ def test_gradient_through_row_sparse_data_as_mxnet() -> None:
     y.backward()
     assert q.grad().stype == "default"
     np.testing.assert_allclose(q.grad().asnumpy(), np.full((5, 2), 2.0))
+
+
+def test_contrib_sparse_embedding_as_mxnet() -> None:
+    # MXNet 1.9.1: row_sparse weight and gradient; the gradient holds the looked-up rows
+    # (zero or not), SGD changes only them
+    net = gluon.contrib.nn.SparseEmbedding(6, 2)
+    net.initialize(mx.init.Constant(0.5))
+    assert (net.weight._stype, net.weight._grad_stype) == ("row_sparse", "row_sparse")
+    assert repr(net) == "SparseEmbedding(6 -> 2, float32)"
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    x = nd.array([4, 1, 1])
+    for _ in range(2):
+        with autograd.record():
+            y = net(x)
+        assert y.stype == "default"
+        y.backward(nd.array([[1, 2], [0, 0], [3, 3]]))
+        g = net.weight.grad()
+        assert g.stype == "row_sparse" and g.indices.asnumpy().tolist() == [1, 4]
+        np.testing.assert_allclose(g.asnumpy()[[1, 4]], [[3, 3], [1, 2]])
+        tr.step(1)
+    w = net.weight.row_sparse_data(nd.arange(6)).asnumpy()
+    np.testing.assert_allclose(w, [[0.5, 0.5], [-0.1, -0.1], [0.5, 0.5], [0.5, 0.5], [0.3, 0.1], [0.5, 0.5]],
+                               rtol=1e-5, atol=1e-6)
+    with autograd.record():
+        y = net(nd.array([2, 3]))
+    y.backward(nd.zeros((2, 2)))                    # zero gradients: the rows are still stored
+    assert net.weight.grad().indices.asnumpy().tolist() == [2, 3]

@@ -5,7 +5,7 @@
 ``cnn`` (DeformableConvolution, ModulatedDeformableConvolution on ops-contrib's operators)
 ``data`` (IntervalSampler, text.WikiText2/103 from local files) and ``estimator``
 (Estimator, event handlers, BatchProcessor; ported from MXNet's Apache-2.0 sources).
-Not provided: ``nn.SparseEmbedding`` (row-sparse gradients).
+``nn.SparseEmbedding`` has a row_sparse weight and gradient (docs/sparse.md "Autograd").
 """
 from typing import Any
 

@@ -3,16 +3,18 @@
 ``Concurrent``/``HybridConcurrent`` are ``gluon.nn``'s Concatenate/HybridConcatenate under
 their 1.x contrib names; the pixel shuffles rearrange ``factor``-fold channel groups into
 space (sub-pixel convolution, Shi et al. 2016) with reshapes and one transpose.
+``SparseEmbedding`` keeps a row_sparse weight and gradient (docs/sparse.md "Autograd").
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ...block import HybridBlock
+from .... import ndarray as _nd
+from ...block import Block, HybridBlock
 from ...nn.basic_layers import Concatenate, HybridConcatenate, Identity, SyncBatchNorm
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D"]
+           "PixelShuffle3D", "SparseEmbedding"]
 
 
 class Concurrent(Concatenate):
@@ -81,3 +83,25 @@ class PixelShuffle2D(_PixelShuffle):
 class PixelShuffle3D(_PixelShuffle):
     """(N, f1*f2*f3*C, D, H, W) -> (N, C, D*f1, H*f2, W*f3)."""
     _ndim = 3
+
+
+class SparseEmbedding(Block):
+    """MXNet 1.9.1's ``contrib.nn.SparseEmbedding``: an Embedding whose weight and gradient are
+    row_sparse. Each call reads the rows ``x`` looks up (``row_sparse_data``; a Trainer must
+    exist) and, under ``autograd.record()``, gets a row_sparse gradient holding those rows;
+    the Trainer updates them lazily. Not hybridizable (a Block, as MXNet's)."""
+
+    def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32", weight_initializer: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer, dtype=dtype,
+                                      grad_stype="row_sparse", stype="row_sparse")
+
+    def forward(self, x: Any) -> Any:
+        weight = self.weight.row_sparse_data(x)
+        return _nd.Embedding(x, weight, name="fwd", **self._kwargs)
+
+    def __repr__(self) -> str:
+        k = self._kwargs
+        return f"{self.__class__.__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
