@@ -97,7 +97,9 @@ class BaseSparseNDArray(NDArray):
         reads an array's raw buffer. Writing to it does not change the sparse array."""
         d = self._dense()
         d.wait_to_read()
-        return d._data
+        # a copy that owns its memory: ``d`` goes back to the storage pool when this returns, and
+        # an operation pushed with the buffer (``dense[:] = sparse``) would read reused memory
+        return d._data.copy()
 
     # -- properties ---------------------------------------------------------------------------------
     @property
