@@ -189,11 +189,15 @@ def _scalar_or_sym(lhs: Any, rhs: Any, op: str, sop: str, name: str | None) -> S
     raise TypeError("at least one operand must be a Symbol")
 
 
-def maximum(left: Any, right: Any, name: str | None = None) -> Symbol:
+def maximum(left: Any, right: Any, name: str | None = None) -> Any:
+    if not isinstance(left, Symbol) and not isinstance(right, Symbol):
+        return left if left > right else right  # two numbers: a number, as MXNet
     return _scalar_or_sym(left, right, "_maximum", "_maximum_scalar", name)
 
 
-def minimum(left: Any, right: Any, name: str | None = None) -> Symbol:
+def minimum(left: Any, right: Any, name: str | None = None) -> Any:
+    if not isinstance(left, Symbol) and not isinstance(right, Symbol):
+        return left if left < right else right  # two numbers: a number, as MXNet
     return _scalar_or_sym(left, right, "_minimum", "_minimum_scalar", name)
 
 

@@ -46,7 +46,7 @@ def hypot(left: Any, right: Any, name: str | None = None) -> Any:
     if _num(left) and isinstance(right, Symbol):
         return create("_HypotScalar", (right,), _named({"scalar": float(left)}, name))
     if _num(left) and _num(right):
-        return float(np.hypot(left, right))
+        return np.hypot(left, right)  # a numpy float64, as MXNet
     raise TypeError(f"types ({type(left).__name__}, {type(right).__name__}) not supported")
 
 
