@@ -1,6 +1,7 @@
 """Errors and version constants shared by every part of plexnet."""
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 from typing import Any
@@ -9,7 +10,8 @@ import numpy as np
 
 __all__ = ["PlexnetError", "MXNetError", "NotImplementedForSymbol", "py_str", "ShapeError", "InferTypeError",
            "PluginError", "EngineError", "__version__", "API_VERSION", "mx_real_t", "numeric_types", "integer_types",
-           "string_types", "data_dir", "data_dir_default"]
+           "string_types", "data_dir", "data_dir_default", "mx_int", "mx_uint", "mx_int64", "mx_float",
+           "mx_float_p", "c_str", "c_str_array", "c_array", "c_array_buf"]
 
 __version__ = "0.1.0"
 #: Version of the plugin-facing API (hookspecs, registries, contracts). Plugins declare
@@ -21,6 +23,37 @@ mx_real_t = np.float32
 numeric_types = (float, int, np.generic)
 integer_types = (int, np.int32, np.int64)
 string_types = (str,)
+#: MXNet's ctypes aliases (``mxnet/base.py``): plexnet has no C library, but scripts build
+#: ctypes arrays with them (``c_array(mx_float, ...)``, MXNet's own docstring example)
+mx_int = ctypes.c_int
+mx_uint = ctypes.c_uint
+mx_int64 = ctypes.c_int64
+mx_float = ctypes.c_float
+mx_float_p = ctypes.POINTER(mx_float)
+
+
+def c_str(string: str) -> ctypes.c_char_p:
+    """A ctypes ``char *`` of a Python string (MXNet's ``base.c_str``)."""
+    return ctypes.c_char_p(string.encode("utf-8"))
+
+
+def c_str_array(strings: Any) -> Any:
+    """A ctypes ``const char **`` of Python strings (MXNet's ``base.c_str_array``)."""
+    arr = (ctypes.c_char_p * len(strings))()
+    arr[:] = [s.encode("utf-8") for s in strings]
+    return arr
+
+
+def c_array(ctype: Any, values: Any) -> Any:
+    """A ctypes array of ``ctype`` holding ``values`` (MXNet's ``base.c_array``)."""
+    out = (ctype * len(values))()
+    out[:] = values
+    return out
+
+
+def c_array_buf(ctype: Any, buf: Any) -> Any:
+    """A ctypes array of ``ctype`` over a Python buffer (MXNet's ``base.c_array_buf``)."""
+    return (ctype * len(buf)).from_buffer(buf)
 
 
 class PlexnetError(Exception):

@@ -194,13 +194,26 @@ def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) 
     return _need("Concat", "concatenate")(*arrays, dim=axis)
 
 
-def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
-    """Move axis ``source`` to position ``destination`` (both in [-ndim, ndim), as MXNet)."""
+def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
+    """Move axes ``source`` (an int or a sequence of ints, in [-ndim, ndim), as MXNet) to
+    positions ``destination``, the other axes keeping their order."""
     a = tensor
-    for what, ax in (("Source", source), ("Destination", destination)):
-        if not -a.ndim <= ax < a.ndim:
-            raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim ({a.ndim}); got {ax}")
-    axes = list(range(a.ndim))
-    axes.insert(destination % a.ndim, axes.pop(source % a.ndim))
+
+    def norm(what: str, axes: Any) -> list[int]:
+        seq = list(axes) if isinstance(axes, (list, tuple)) else [axes]
+        for ax in seq:
+            if not -a.ndim <= ax < a.ndim:
+                raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim "
+                                 f"({a.ndim}); got {ax}")
+        out = [int(ax) % a.ndim for ax in seq]
+        if len(set(out)) != len(out):
+            raise ValueError(f"moveaxis: repeated axis in `{what.lower()}` argument")
+        return out
+    src, dst = norm("Source", source), norm("Destination", destination)
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    axes = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        axes.insert(d, s)
     return _need("transpose", "moveaxis")(a, axes=tuple(axes))
 
