@@ -19,8 +19,9 @@ _DEFAULT_CTX_DEPRECATED = ("Context.default_ctx has been deprecated. Please use 
                            "instead. Please use test_utils.set_default_context to set a default context")
 
 
-class _ContextMeta(type):
-    """Gives ``Context`` MXNet 1.x's deprecated class property ``Context.default_ctx``."""
+class _MXClassPropertyMetaClass(type):
+    """Gives ``Context`` MXNet 1.x's deprecated class property ``Context.default_ctx`` (MXNet's
+    name for it: ``type(type(ctx))`` shows it)."""
 
     @property
     def default_ctx(cls) -> "Context":
@@ -33,7 +34,7 @@ class _ContextMeta(type):
         _set_current(val)
 
 
-class Context(metaclass=_ContextMeta):
+class Context(metaclass=_MXClassPropertyMetaClass):
     """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)``.
 
     Usable as a ``with`` block to set the default context, as in MXNet.
