@@ -73,8 +73,9 @@ class KVStoreBase:
     #: the capability name ``is_capable`` takes for "the store runs the optimizer" (MXNet's constant)
     OPTIMIZER = "optimizer"
 
-    def __init__(self, name: str) -> None:
-        self._type = name
+    def __init__(self, name: str | None = None) -> None:
+        # a class registered with ``KVStoreBase.register`` is built with no arguments (MXNet)
+        self._type = type(self).__name__.lower() if name is None else name
         self._updater: Any = None
         self._updater_func: Any = None
         self._optimizer: Any = None
