@@ -79,3 +79,28 @@ def test_sparse_variable_as_its_own_head():
     r.attach_grad(stype="row_sparse")
     r.backward()
     np.testing.assert_allclose(r.grad.asnumpy(), np.ones((2, 2)))
+
+
+def test_dot_of_a_constant_csr_never_densifies_it():
+    # a (10^6 x 10^6) csr: a dense copy would need 4 TB; the recorded dot and its backward
+    # work on the compact arrays (CsrDotNode), as MXNet's sparse dot
+    n = 10 ** 6
+    csr = sp.csr_matrix(([1., 2., 3.], [5, 999_999, 5], [0, 2] + [2] * (n - 2) + [3]), shape=(n, n))
+    w = nd.ones((n, 2))
+    w.attach_grad(stype="row_sparse")
+    with autograd.record():
+        y = sp.dot(csr, w)
+    np.testing.assert_allclose(y[0].asnumpy(), [3, 3])
+    y.backward()
+    assert w.grad.indices.asnumpy().tolist() == [5, 999_999]
+    np.testing.assert_allclose(w.grad.data.asnumpy(), [[4, 4], [2, 2]])
+    v = nd.ones((n, 2))
+    v.attach_grad(grad_req="add")                   # csr.T x v: the gradient csr @ dy, accumulated
+    for _ in range(2):
+        with autograd.record():
+            z = sp.dot(csr, v, transpose_a=True)
+        assert z.stype == "row_sparse"
+        z.backward()
+    g = v.grad.asnumpy()
+    np.testing.assert_allclose(g[[0, n - 1]], [[6, 6], [6, 6]])
+    assert g[1:n - 1].sum() == 0

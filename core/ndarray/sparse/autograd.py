@@ -29,20 +29,23 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...engine.base import FnProperty
 from ...operator.contract import OpReqType
 from ...tape import STATE as _AG, TapeNode, copy_into
+from ...tape.bulk import pusher
 from .. import ndarray as _nd
 from ..ndarray import NDArray, _new
 from . import kernels as K
 from .base import BaseSparseNDArray, RowSparseNDArray, host, new_rsp, plug
 
-__all__ = ["StorageNode", "dense_input", "in_graph", "link", "recorded", "retain_dense", "row_hint", "store_sparse",
-           "ROW_HINTS"]
+__all__ = ["CsrDotNode", "StorageNode", "dense_input", "in_graph", "link", "recorded", "retain_dense", "row_hint",
+           "store_sparse", "ROW_HINTS"]
 
 #: recorded dense node -> {argument index: what its sparse backward keeps} (``row_hint``)
 ROW_HINTS: "weakref.WeakKeyDictionary[TapeNode, dict[int, tuple]]" = weakref.WeakKeyDictionary()
 
 _ADD = OpReqType.add
+_NORMAL = FnProperty.NORMAL
 
 
 class _Spec:
@@ -121,12 +124,91 @@ def recorded(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, A
             res = impl(fn, *args, **kwargs)
         finally:
             _AG.recording = prev
+    if name == "dot" and isinstance(res, NDArray):
+        node = _csr_dot_node(res, args, kwargs)
+        if node is not None:
+            res._ag = (node, 0)
+            return res
     dense = fn(*(dense_input(a) for a in args), **{k: dense_input(v) for k, v in kwargs.items()})
     if name == "dot":
         _hint_dot(dense, args, kwargs)
     if isinstance(res, BaseSparseNDArray) and isinstance(dense, NDArray):
         return link(dense, res, name)
     return dense
+
+
+class CsrDotNode(TapeNode):
+    """``dot(csr, w)`` / ``dot(csr.T, w)`` with a constant csr (a sparse linear model's data):
+    the gradient of ``w`` (``csr.T @ dy``, ``csr @ dy``) is computed from the compact arrays in
+    one engine operation, as MXNet's sparse backward: no dense copy of the csr is made."""
+
+    __slots__ = ("csr", "ta", "w_dtype", "w_shape")
+    bulkable = True
+
+    def __init__(self, csr: Any, rhs: NDArray, out: NDArray, transpose_a: bool) -> None:
+        self.name = "_sparse_dot"
+        self.inputs = [rhs]
+        self.n_args = 1
+        self.out_data = [_Spec(out.shape, out.dtype)]
+        self.out_chunks = []
+        self.nvis = 1
+        self.ctx = out.context
+        self.freed = False
+        self.csr = csr
+        self.ta = transpose_a
+        self.w_shape = tuple(rhs.shape)
+        self.w_dtype = np.dtype(rhs.dtype)
+
+    def free(self) -> None:
+        TapeNode.free(self)
+        self.csr = None
+
+    def own_grad(self, i: int) -> Any:
+        return _new(self.w_shape, self.ctx, self.w_dtype)
+
+    def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
+        t = targets[0]
+        if t is None:
+            return
+        buf, req = t
+        g, csr = out_grads[0], self.csr
+        parts = (csr.data, csr.indices, csr.indptr)
+        d, i, p = (x._data for x in parts)
+        gd, bd, nrows, ta = g._data, buf._data, csr.shape[0], self.ta
+
+        def run(rc: Any) -> None:
+            if ta:  # d(csr.T @ w)/dw: csr @ dy
+                r = K.csr_matmul(d, i, p, gd, nrows)
+                if req == _ADD:
+                    np.add(bd, r, out=bd)
+                else:
+                    bd[...] = r
+                return
+            v, keep = K.csr_t_matmul(d, i, p, gd)  # only the columns csr stores
+            if req != _ADD:
+                bd.fill(0)
+            bd[keep] += v
+        pusher().push_sync(run, self.ctx, [g._chunk.var] + [x._chunk.var for x in parts], [buf._chunk.var],
+                           _NORMAL, 0, "_sparse_dot_backward")
+
+
+def _csr_dot_node(res: NDArray, args: tuple, kwargs: dict[str, Any]) -> CsrDotNode | None:
+    """The tape node of ``dot(csr, w)`` when only ``w`` is in the graph, on the CPU (else None:
+    the generic path)."""
+    if len(args) > 2 or kwargs.get("transpose_b") or isinstance(res, BaseSparseNDArray) and res.stype != \
+            "row_sparse":
+        return None
+    lhs: Any = args[0] if args else kwargs.get("lhs")
+    rhs: Any = args[1] if len(args) > 1 else kwargs.get("rhs")
+    if getattr(lhs, "stype", "") != "csr" or lhs._ag is not None or not isinstance(rhs, NDArray) or \
+            rhs._ag is None or rhs.ndim != 2 or lhs.context.device_type != "cpu" or \
+            any(getattr(v, "_ag", None) is not None for k, v in kwargs.items() if k not in ("lhs", "rhs")):
+        return None
+    ta = bool(kwargs.get("transpose_a", False))
+    node = CsrDotNode(lhs, rhs, res, ta)
+    if not ta:
+        ROW_HINTS[node] = {0: ("cols", lhs)}
+    return node
 
 
 def retain_dense(data: BaseSparseNDArray, idx: np.ndarray) -> NDArray:
