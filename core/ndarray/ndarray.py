@@ -303,10 +303,13 @@ class NDArray:
             view = self._data[key]
             if view.ndim == 0 and self._data.ndim and not is_np_shape():
                 key, view = _one_element_key(self._data, key)
-            v = NDArray(self._chunk, view, self.writable)
-            return record_view(self, v, key) if _AG.recording else v
+            # MXNet shares memory only where the indexed elements are contiguous
+            # (x[0], x[1, :1]); x[:, :, 1] or x[::2] is a copy (its slice operator)
+            if view.flags.c_contiguous or view.size <= 1:
+                v = NDArray(self._chunk, view, self.writable)
+                return record_view(self, v, key) if _AG.recording else v
         key = _host_key(key)
-        # advanced indexing: a copy, computed on the engine
+        # advanced indexing (and a non-contiguous basic index): a copy, computed on the engine
         out_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
         out = empty(out_shape, self.context, self.dtype)
         src, dst, k = self._data, out._data, _device_key(key, self)
