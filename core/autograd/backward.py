@@ -26,7 +26,7 @@ from ..env import env_flag, env_int
 from ..engine.base import FnProperty
 from ..operator.contract import OpReqType
 from ..ndarray.ndarray import _new
-from ..ndarray.sparse.autograd import StorageNode, row_hint, store_sparse
+from ..ndarray.sparse.autograd import StorageNode, deferrable, row_hint, store_sparse
 from ..ndarray.sparse.base import STATE as _SPARSE
 from ..tape import Leaf, SimpleNode, describe
 from ..tape import copy_into as _copy_into, fill as _fill
@@ -178,6 +178,11 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
     #: what the sparse backward of each contribution keeps, per gradient key of a sparse
     #: variable or of a storage cast's output (passed through it); None: no sparse array exists
     shints: dict[tuple[int, int], list] | None = {} if _SPARSE.live else None
+    #: row_sparse contributions computed from their rows only, after the walk (no dense buffer
+    #: of the variable's size): gradient key -> [(row hint, output gradient)]; and where each
+    #: variable's key leads (sparse/autograd.py ``deferrable``)
+    sdefer: dict[tuple[int, int], list] = {}
+    sdest: dict[tuple[int, int], Any] = {}
     with bulk if bulk is not None else contextlib.nullcontext():
         acc: dict[tuple[int, int], Any] = {}   # (node id, output index) -> gradient buffer (NDArray)
         for h, g in zip(heads, head_grads):
@@ -225,6 +230,13 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                 for x in node.inputs[:node.n_args]:
                     if x._ag is not None:
                         live.add(id(x._ag[0]))
+            if sdefer and node.__class__ is StorageNode:
+                d = sdefer.pop((nid, 0), None)
+                if d is not None:  # pass deferred row contributions on to the storage cast's input
+                    ag = node.inputs[0]._ag
+                    sdefer.setdefault((id(ag[0]), ag[1]), []).extend(d)
+                    if (nid, 0) not in acc:
+                        continue
             nvis = node.nvis
             if nvis == 1:
                 cur = acc.pop((nid, 0), None)
@@ -267,6 +279,16 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     targets.append(None)
                     continue
                 key = (id(n), ag[1])
+                if shints is not None and want is None and (n.__class__ is StorageNode or n.__class__ is Leaf):
+                    dest = deferrable(node, i, n)
+                    if dest is not None:  # a row_sparse contribution: computed from its rows after the walk
+                        leaf, lkey, hint = dest
+                        sdefer.setdefault(key, []).append((hint, ogs[0]))
+                        sdest[lkey] = leaf
+                        if bulk is not None:
+                            bulk.keep(ogs)
+                        targets.append(None)
+                        continue
                 cur = acc.get(key)
                 if cur.__class__ is Ones:
                     cur = acc[key] = cur.materialize()
@@ -316,8 +338,10 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     _copy_into(acc[key], p, _ADD)
                 if bulk is not None:
                     bulk.keep([p for p, _key in privates])
-    for n, b, hints in sparse_leaves.values():
-        store_sparse(n, b, hints)
+    for key, (n, b, hints) in sparse_leaves.items():
+        store_sparse(n, b, hints, sdefer.pop(key, ()))
+    for key, d in sdefer.items():  # variables that received deferred contributions only
+        store_sparse(sdest[key], None, [], d)
     if not retain_graph:
         for node in order:
             node.free()

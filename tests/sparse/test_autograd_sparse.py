@@ -104,3 +104,40 @@ def test_dot_of_a_constant_csr_never_densifies_it():
     g = v.grad.asnumpy()
     np.testing.assert_allclose(g[[0, n - 1]], [[6, 6], [6, 6]])
     assert g[1:n - 1].sum() == 0
+
+
+@pytest.mark.parametrize("path", ["embedding", "dot", "row_sparse_data"])
+def test_row_sparse_gradients_allocate_no_weight_sized_buffer(monkeypatch, path):
+    # MXNet's sparse backward writes only the rows; so does plexnet's walk (deferred row
+    # contributions): no dense buffer of the weight's shape is made during backward
+    import sys
+    from plexnet import gluon
+    bwd = sys.modules["plexnet.autograd.backward"]
+    sag = sys.modules["plexnet.ndarray.sparse.autograd"]
+    shapes = []
+    for mod in (bwd, sag):
+        orig = mod._new
+        monkeypatch.setattr(mod, "_new", lambda shape, ctx, dt, orig=orig: shapes.append(tuple(shape)) or
+                            orig(shape, ctx, dt))
+    idx = nd.array([3, 1, 3])
+    if path == "row_sparse_data":
+        net = gluon.contrib.nn.SparseEmbedding(50, 4)
+        net.initialize(mx.init.One())
+        gluon.Trainer(net.collect_params(), "sgd")
+        with autograd.record():
+            y = net(idx)
+        y.backward()
+        g = net.weight.grad()
+    else:
+        w = nd.ones((50, 4))
+        w.attach_grad(stype="row_sparse")
+        csr = sp.csr_matrix(([1., 2., 3.], [3, 1, 3], [0, 1, 2, 3]), shape=(3, 50))
+        with autograd.record():
+            y = nd.Embedding(idx, w, input_dim=50, output_dim=4, sparse_grad=True) if path == "embedding" \
+                else sp.dot(csr, w)
+        y.backward()
+        g = w.grad
+    assert (50, 4) not in shapes
+    assert g.stype == "row_sparse" and g.indices.asnumpy().tolist() == [1, 3]
+    want = [[1] * 4, [2] * 4] if path != "dot" else [[2] * 4, [4] * 4]
+    np.testing.assert_allclose(g.data.asnumpy(), want)

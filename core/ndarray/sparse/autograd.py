@@ -31,15 +31,15 @@ import numpy as np
 
 from ...engine.base import FnProperty
 from ...operator.contract import OpReqType
-from ...tape import STATE as _AG, TapeNode, copy_into
+from ...tape import STATE as _AG, Leaf, TapeNode, copy_into
 from ...tape.bulk import pusher
 from .. import ndarray as _nd
 from ..ndarray import NDArray, _new
 from . import kernels as K
 from .base import BaseSparseNDArray, RowSparseNDArray, host, new_rsp, plug
 
-__all__ = ["CsrDotNode", "StorageNode", "dense_input", "in_graph", "link", "recorded", "retain_dense", "row_hint",
-           "store_sparse", "ROW_HINTS"]
+__all__ = ["CsrDotNode", "StorageNode", "dense_input", "in_graph", "deferrable", "link", "recorded", "retain_dense",
+           "row_hint", "store_sparse", "ROW_HINTS"]
 
 #: recorded dense node -> {argument index: what its sparse backward keeps} (``row_hint``)
 ROW_HINTS: "weakref.WeakKeyDictionary[TapeNode, dict[int, tuple]]" = weakref.WeakKeyDictionary()
@@ -244,6 +244,43 @@ def row_hint(node: Any, i: int) -> tuple | None:
     return None
 
 
+def deferrable(node: Any, i: int, producer: Any) -> tuple[Any, tuple[int, int], tuple] | None:
+    """Whether argument ``i`` of ``node`` (whose gradient goes to the array ``producer`` made,
+    a variable or a storage cast) is a row_sparse contribution that can be computed from its
+    rows after the walk: ``dot(csr, w)``, ``Embedding(sparse_grad=True)`` into a variable with
+    a row_sparse gradient array (possibly through storage casts, e.g. ``row_sparse_data``).
+    Returns (the variable's Leaf, its gradient key, the row hint) or None."""
+    if node.__class__ is StorageNode:
+        return None
+    hint = row_hint(node, i)
+    if hint is None:
+        return None
+    p, k = producer, 0
+    while p.__class__ is StorageNode:
+        ag = p.inputs[0]._ag if p.inputs else None
+        if ag is None:
+            return None
+        p, k = ag
+    grad = getattr(p, "grad", None)
+    if p.__class__ is not Leaf or p.req == OpReqType.null or not isinstance(grad, RowSparseNDArray):
+        return None
+    return p, (id(p), k), hint
+
+
+def _rows_vals(hint: tuple, og: NDArray) -> tuple[np.ndarray, np.ndarray]:
+    """A deferred contribution's stored rows and their values (unique, ascending rows)."""
+    g = host(og)
+    if hint[0] == "cols":  # dot(csr, w): csr.T @ dy over the columns csr stores
+        csr = hint[1]
+        v, keep = K.csr_t_matmul(host(csr.data), host(csr.indices), host(csr.indptr), g)
+        return keep, v
+    idx = np.clip(host(hint[1]).astype(np.int64).reshape(-1), 0, hint[2] - 1)  # Embedding: the looked-up rows
+    rows, inv = np.unique(idx, return_inverse=True)
+    vals = np.zeros((rows.shape[0], g.shape[-1]), g.dtype)  # dy: data.shape + (output_dim,)
+    np.add.at(vals, inv.reshape(-1), g.reshape(-1, g.shape[-1]))
+    return rows.astype(K.IDX), vals
+
+
 def _rows(hint: tuple) -> np.ndarray:
     if hint[0] == "union":  # passed through storage casts (backward.py)
         return np.unique(np.concatenate([_rows(h) for h in hint[1]])).astype(K.IDX)
@@ -253,22 +290,31 @@ def _rows(hint: tuple) -> np.ndarray:
     return np.unique(idx).astype(K.IDX)
 
 
-def store_sparse(leaf: Any, dense: NDArray, hints: list) -> None:
-    """``leaf.grad`` (a sparse array) takes the gathered dense gradient ``dense``: written,
-    or added for ``grad_req='add'`` (MXNet 1.9.1 refuses 'add' for sparse gradients)."""
+def store_sparse(leaf: Any, dense: NDArray | None, hints: list, deferred: Any = ()) -> None:
+    """``leaf.grad`` (a sparse array) takes the gathered dense gradient ``dense`` (None: no
+    dense contribution) plus the ``deferred`` row contributions (``deferrable``): written, or
+    added for ``grad_req='add'`` (MXNet 1.9.1 refuses 'add' for sparse gradients)."""
     g = leaf.grad
     add = leaf.req == _ADD
-    if isinstance(g, RowSparseNDArray) and hints and all(h is not None for h in hints):
-        rows = np.unique(np.concatenate([_rows(h) for h in hints]))
-        d = host(dense)
+    parts = [_rows_vals(h, og) for h, og in deferred]
+    if isinstance(g, RowSparseNDArray) and (dense is None or (hints and all(h is not None for h in hints))):
+        if dense is not None:
+            rows = np.unique(np.concatenate([_rows(h) for h in hints])).astype(K.IDX)
+            parts.append((rows, host(dense)[rows]))
         if add:
-            rows = np.union1d(rows, host(g.indices)).astype(K.IDX)
-            d = d + g.asnumpy()
-        g._assign(new_rsp(d[rows], rows, g.shape, g.context, g.dtype))
-    elif add:
-        g[:] = g.tostype("default") + dense
-    else:
-        g[:] = dense
+            parts.append((host(g.indices), host(g.data)))
+        rows = np.unique(np.concatenate([r for r, _v in parts])).astype(K.IDX) if parts else np.zeros(0, K.IDX)
+        vals = np.zeros((rows.shape[0],) + tuple(g.shape[1:]), np.dtype(g.dtype))
+        for r, v in parts:
+            np.add.at(vals, np.searchsorted(rows, r), v)
+        g._assign(new_rsp(vals, rows, g.shape, g.context, g.dtype))
+    else:  # the summed dense gradient, cast keeping the non-zero rows / entries
+        d = host(dense).copy() if dense is not None else np.zeros(g.shape, np.dtype(g.dtype))
+        for r, v in parts:
+            np.add.at(d, r, v)
+        if add:
+            d += g.asnumpy()
+        g[:] = _nd.array(d, ctx=g.context, dtype=g.dtype)
     leaf.fresh = True
 
 
