@@ -116,6 +116,8 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["dense_cast_storage_rsp"] = lambda mx: _run(mx, dense(mx), lambda a: mx.nd.cast_storage(a, "row_sparse"))
     c["dense_tostype_csr_rsp_grad"] = lambda mx: _run(mx, dense(mx), lambda a: a.tostype("csr"), "row_sparse")
     c["dense_csr_mul2_csr_grad"] = lambda mx: _run(mx, dense(mx), lambda a: a.tostype("csr") * 2, "csr")
+    c["linear_model_lazy_sgd_3_steps"] = _linear_model
+    c["embedding_lazy_sgd_3_steps"] = _embedding_model
     # MXNet 1.9.1 refuses these (plexnet computes them: docs/sparse.md "Autograd")
     c["spdot_rsp_add"] = lambda mx: _run(mx, _w(mx), lambda w: mx.nd.sparse.dot(_csr(mx), w), "row_sparse", "add", 2)
     c["dense_into_rsp_add"] = lambda mx: _run(mx, mx.nd.array([[1, 2], [0, 0], [3, 4]]), lambda w: w * 3,
@@ -123,6 +125,40 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["embedding_sparse_grad_add"] = lambda mx: _emb(mx, False, "add", n=2)
     c["embedding_sparse_grad_dense_buffer"] = lambda mx: _emb(mx, False, stype=None)
     return c
+
+
+def _linear_model(mx: Any) -> tuple:
+    """A sparse linear regression trained imperatively: row_sparse gradient, lazy SGD."""
+    nd = mx.nd
+    csr = nd.sparse.csr_matrix(([1., 2., 0.5, -1., 3.], [0, 3, 3, 5, 1], [0, 2, 2, 4, 5]), shape=(4, 6))
+    label = nd.array([[1.], [0.], [2.], [-1.]])
+    w = nd.arange(6).reshape((6, 1)) * 0.1
+    w.attach_grad(stype="row_sparse")
+    for _ in range(3):
+        with mx.autograd.record():
+            loss = nd.square(nd.sparse.dot(csr, w) - label).sum()
+        loss.backward()
+        nd.sparse.sgd_update(w, w.grad, lr=0.05, wd=0.01, out=w)
+    return loss, w
+
+
+def _embedding_model(mx: Any) -> tuple:
+    """Embedding(sparse_grad=True) + a dense layer trained imperatively (lazy SGD on the
+    embedding, plain SGD on the dense weight)."""
+    nd = mx.nd
+    emb = nd.arange(24).reshape((8, 3)) * 0.05
+    dense = nd.array([[0.5], [-0.25], [1.0]])
+    emb.attach_grad(stype="row_sparse")
+    dense.attach_grad()
+    idx = nd.array([[1, 5], [5, 7]])
+    for _ in range(3):
+        with mx.autograd.record():
+            h = nd.Embedding(idx, emb, input_dim=8, output_dim=3, sparse_grad=True).sum(axis=1)
+            loss = nd.square(nd.dot(h, dense) - 1).sum()
+        loss.backward()
+        nd.sparse.sgd_update(emb, emb.grad, lr=0.1, out=emb)
+        nd.sgd_update(dense, dense.grad, lr=0.1, out=dense)
+    return loss, emb
 
 
 def _attach(mx: Any, st: Any) -> Any:
