@@ -466,22 +466,28 @@ class Symbol(InferenceMixin):
         return Symbol([entry(e) for e in self._outputs])
 
     def debug_str(self) -> str:
-        """A readable listing of the graph (one block per operator node)."""
-        lines = []
+        """A readable listing of the graph in nnvm's ``Symbol::Print`` layout (MXNet 1.9.1):
+        the outputs, then each variable and operator node in DFS order."""
+        outs = self._outputs
+        if len(outs) == 1 and not outs[0][0].inputs:
+            n = outs[0][0]
+            return f"Variable:{n.name}\n" if n.op is None else f"AtomicFunctor  Op:{n.op}\n"
+        lines = ["Symbol Outputs:"]
+        lines += [f"\toutput[{i}]={e[0].name}({e[1]})" for i, e in enumerate(outs)]
         for n in self._topo():
             if n.op is None:
                 lines.append(f"Variable:{n.name}")
                 continue
-            lines.append("-" * 40)
-            lines.append(f"Op:{n.op}, Name={n.name}")
-            lines.append("Inputs:")
+            lines += ["-" * 20, f"Op:{n.op}, Name={n.name}", "Inputs:"]
+            n_args = n.num_args()
             for i, e in enumerate(n.inputs):
-                lines.append(f"\targ[{i}]={e[0].output_name(e[1])}")
-            params = n.params()
-            if params:
+                arg = f"\targ[{i}]={e[0].name}({e[1]})"
+                if e[0].op is None:  # a variable's version: 1 once an operator mutates it (aux states)
+                    arg += f" version={int(i >= n_args)}"
+                lines.append(arg)
+            if n.attrs:
                 lines.append("Attrs:")
-                for k, v in params.items():
-                    lines.append(f"\t{k}={v}")
+                lines += [f"\t{k}={v}" for k, v in sorted(n.attrs.items())]
         return "\n".join(lines) + "\n"
 
     # -- execution ----------------------------------------------------------------------------------
