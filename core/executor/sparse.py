@@ -30,15 +30,15 @@ from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
 from ..ndarray import sparse as _sp
 from ..ndarray.sparse.ops import ZERO_PRESERVING
 
-__all__ = ["STYPE_CODES", "var_stype", "infer_stypes", "grad_stypes", "wants_sparse",
+__all__ = ["STYPE_CODES", "var_stype", "infer_stypes", "grad_stypes", "wants_sparse", "makes_sparse",
            "make_array"]
 
 #: MXNet's ``__storage_type__`` codes
 STYPE_CODES = {"0": "default", "1": "row_sparse", "2": "csr", "-1": "default"}
 _STYPES = ("default", "row_sparse", "csr")
 _ZP = frozenset(ZERO_PRESERVING)
-_ADD = frozenset({"elemwise_add", "elemwise_sub", "_plus", "_minus", "_add", "_sub", "_grad_add", "_maximum", "_minimum",
-                  "_hypot"})
+_ADD = frozenset({"elemwise_add", "elemwise_sub", "_plus", "_minus", "_add", "_sub", "_grad_add", "_maximum",
+                  "_minimum", "_hypot"})
 _MUL = frozenset({"elemwise_mul", "_mul"})
 _UPDATES = frozenset({"sgd_update", "sgd_mom_update", "adam_update", "ftrl_update", "_sparse_adagrad_update"})
 
@@ -165,13 +165,22 @@ def grad_stypes(g: Any, arg_stypes: Sequence[str]) -> list[str]:
     return ["row_sparse" if kinds.get(nid) and "other" not in kinds[nid] else "default" for nid in g.arg_nids]
 
 
+def makes_sparse(g: Any) -> bool:
+    """True when an operator of ``g`` makes a sparse array from dense ones (``cast_storage``
+    to csr/row_sparse)."""
+    return any(g.nodes[nid].op == "cast_storage" and STYPE_CODES.get(str(g.nodes[nid].attrs.get("stype")),
+                                                                     g.nodes[nid].attrs.get("stype")) != "default"
+               for nid in g.op_nids)
+
+
 def wants_sparse(g: Any, arg_stypes: Sequence[str]) -> bool:
-    """True when the graph needs the sparse executor: a sparse argument, or a
-    sparse-gradient ``Embedding``."""
+    """True when the graph needs the sparse executor: a sparse argument, a sparse-gradient
+    ``Embedding`` or a ``cast_storage`` to a sparse type."""
     if any(s != "default" for s in arg_stypes):
         return True
-    return any(g.nodes[nid].op == "Embedding" and _truthy(g.nodes[nid].attrs.get("sparse_grad", False))
-               for nid in g.op_nids)
+    return makes_sparse(g) or any(g.nodes[nid].op == "Embedding" and _truthy(g.nodes[nid].attrs.get("sparse_grad",
+                                                                                                     False))
+                                  for nid in g.op_nids)
 
 
 def make_array(stype: str, shape: tuple, ctx: Any, dtype: Any) -> NDArray:

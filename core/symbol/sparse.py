@@ -10,9 +10,9 @@ the sparse kernels (``plexnet.executor.sparse``; docs/sparse.md, "Symbolic spars
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any as _Any, Callable as _Callable
 
-from .symbol import Symbol, create
+from .symbol import Symbol as _Symbol, create as _create
 
 #: exposed name -> registered operator (MXNet's op in the node; ``None``: the same name)
 SPARSE_FUNCTIONS: dict[str, str | None] = {n: None for n in (
@@ -28,11 +28,11 @@ SPARSE_FUNCTIONS.update({"retain": "_sparse_retain", "adagrad_update": "_sparse_
 __all__ = sorted(SPARSE_FUNCTIONS)
 
 
-def _make(exposed: str, op: str) -> Callable[..., Symbol]:
+def _make(exposed: str, op: str) -> _Callable[..., _Symbol]:
     hint = exposed.lower()
 
-    def fn(*args: Any, **kwargs: Any) -> Symbol:
-        return create(op, args, kwargs, hint=hint)
+    def fn(*args: _Any, **kwargs: _Any) -> _Symbol:
+        return _create(op, args, kwargs, hint=hint)
     fn.__name__ = fn.__qualname__ = exposed
     fn.__doc__ = (f"``sym.sparse.{exposed}``: the ``{op}`` operator (symbolic); sparse kernels run when "
                   f"the bound arrays are sparse (docs/sparse.md).")
@@ -42,3 +42,7 @@ def _make(exposed: str, op: str) -> Callable[..., Symbol]:
 for _name, _op in SPARSE_FUNCTIONS.items():
     globals()[_name] = _make(_name, _op or _name)
 del _name, _op
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
