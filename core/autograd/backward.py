@@ -307,7 +307,7 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     if shints and key in shints:
                         shints[key].append(_hint(node, i, shints))
                     targets.append((cur, _ADD))
-                elif n.__class__ is Leaf and want is None and n.grad.stype != "default":
+                elif n.__class__ is Leaf and (want is None or n.grad is not None) and n.grad.stype != "default":
                     # a sparse gradient array: the operators write dense gradients; gathered
                     # here, stored into it after the walk as MXNet stores them (sparse/autograd.py)
                     b = acc[key] = _new(tuple(x.shape), x.context, np.dtype(x.dtype))
@@ -338,8 +338,12 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
                     _copy_into(acc[key], p, _ADD)
                 if bulk is not None:
                     bulk.keep([p for p, _key in privates])
+    sparse_results: dict[tuple[int, int], Any] = {}
     for key, (n, b, hints) in sparse_leaves.items():
-        store_sparse(n, b, hints, sdefer.pop(key, ()))
+        if want is None:
+            store_sparse(n, b, hints, sdefer.pop(key, ()))
+        else:  # autograd.grad: a new array in the variable's gradient storage type, as MXNet
+            sparse_results[key] = store_sparse(n, b, hints, into=True)
     for key, d in sdefer.items():  # variables that received deferred contributions only
         store_sparse(sdest[key], None, [], d)
     if not retain_graph:
@@ -348,7 +352,8 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
     if variables is not None:
         results = []
         for v in variables:
-            r = acc.get((id(v._ag[0]), 0))
+            key = (id(v._ag[0]), 0)
+            r = sparse_results[key] if key in sparse_results else acc.get(key)
             if r is None:  # not reached: zero gradient
                 r = _new_like(v)
                 _fill(r, 0.0)

@@ -116,6 +116,10 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["dense_cast_storage_rsp"] = lambda mx: _run(mx, dense(mx), lambda a: mx.nd.cast_storage(a, "row_sparse"))
     c["dense_tostype_csr_rsp_grad"] = lambda mx: _run(mx, dense(mx), lambda a: a.tostype("csr"), "row_sparse")
     c["dense_csr_mul2_csr_grad"] = lambda mx: _run(mx, dense(mx), lambda a: a.tostype("csr") * 2, "csr")
+    c["autograd_grad_rsp_variable"] = _grad_fn
+    c["rsp_head_gradient"] = _rsp_head
+    c["rsp_grad_3d"] = lambda mx: _run(mx, mx.nd.arange(24).reshape((2, 3, 4)), lambda a: a * a, "row_sparse")
+    c["spdot_retain_graph_twice"] = _retain_twice
     c["linear_model_lazy_sgd_3_steps"] = _linear_model
     c["embedding_lazy_sgd_3_steps"] = _embedding_model
     # MXNet 1.9.1 refuses these (plexnet computes them: docs/sparse.md "Autograd")
@@ -125,6 +129,33 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["embedding_sparse_grad_add"] = lambda mx: _emb(mx, False, "add", n=2)
     c["embedding_sparse_grad_dense_buffer"] = lambda mx: _emb(mx, False, stype=None)
     return c
+
+
+def _grad_fn(mx: Any) -> tuple:
+    w = _w(mx)
+    w.attach_grad(stype="row_sparse")
+    with mx.autograd.record():
+        y = mx.nd.sparse.dot(_csr(mx), w)
+    return y, mx.autograd.grad(y, [w])[0]     # MXNet: in the variable's gradient storage type
+
+
+def _rsp_head(mx: Any) -> tuple:
+    r = _r(mx)
+    r.attach_grad()
+    with mx.autograd.record():
+        y = r * 2
+    y.backward(mx.nd.array([[1, 1], [1, 1], [0, 0]]).tostype("row_sparse"))
+    return y, r.grad
+
+
+def _retain_twice(mx: Any) -> tuple:
+    w = _w(mx)
+    w.attach_grad(stype="row_sparse")
+    with mx.autograd.record():
+        y = mx.nd.sparse.dot(_csr(mx), w)
+    y.backward(retain_graph=True)
+    y.backward(mx.nd.ones((3, 2)) * 2)
+    return y, w.grad
 
 
 def _linear_model(mx: Any) -> tuple:

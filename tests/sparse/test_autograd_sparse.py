@@ -64,14 +64,16 @@ def test_unrecorded_when_no_argument_is_in_the_graph():
     assert z.stype == "row_sparse" and z._ag is None
 
 
-def test_autograd_grad_of_a_sparse_variable_is_dense():
+def test_autograd_grad_of_a_sparse_variable_has_its_gradient_storage_type():
     w = nd.ones((3, 2))
     w.attach_grad(stype="row_sparse")
     csr = sp.csr_matrix(([2.], [1], [0, 1]), shape=(1, 3))
     with autograd.record():
         y = sp.dot(csr, w)
     (g,) = autograd.grad(y, [w])
+    assert g.stype == "row_sparse" and g.indices.asnumpy().tolist() == [1]   # MXNet 1.9.1
     np.testing.assert_allclose(g.asnumpy(), [[0, 0], [2, 2], [0, 0]])
+    assert w.grad.indices.asnumpy().tolist() == []                          # left alone
 
 
 def test_sparse_variable_as_its_own_head():

@@ -290,12 +290,14 @@ def _rows(hint: tuple) -> np.ndarray:
     return np.unique(idx).astype(K.IDX)
 
 
-def store_sparse(leaf: Any, dense: NDArray | None, hints: list, deferred: Any = ()) -> None:
+def store_sparse(leaf: Any, dense: NDArray | None, hints: list, deferred: Any = (), into: Any = None) -> Any:
     """``leaf.grad`` (a sparse array) takes the gathered dense gradient ``dense`` (None: no
     dense contribution) plus the ``deferred`` row contributions (``deferrable``): written, or
-    added for ``grad_req='add'`` (MXNet 1.9.1 refuses 'add' for sparse gradients)."""
+    added for ``grad_req='add'`` (MXNet 1.9.1 refuses 'add' for sparse gradients). With
+    ``into`` (``autograd.grad``): a new array of ``leaf.grad``'s storage type is returned
+    instead and the variable is left alone."""
     g = leaf.grad
-    add = leaf.req == _ADD
+    add = leaf.req == _ADD and into is None
     parts = [_rows_vals(h, og) for h, og in deferred]
     if isinstance(g, RowSparseNDArray) and (dense is None or (hints and all(h is not None for h in hints))):
         if dense is not None:
@@ -307,15 +309,22 @@ def store_sparse(leaf: Any, dense: NDArray | None, hints: list, deferred: Any = 
         vals = np.zeros((rows.shape[0],) + tuple(g.shape[1:]), np.dtype(g.dtype))
         for r, v in parts:
             np.add.at(vals, np.searchsorted(rows, r), v)
-        g._assign(new_rsp(vals, rows, g.shape, g.context, g.dtype))
+        res: Any = new_rsp(vals, rows, g.shape, g.context, g.dtype)
+        if into is not None:
+            return res
+        g._assign(res)
     else:  # the summed dense gradient, cast keeping the non-zero rows / entries
         d = host(dense).copy() if dense is not None else np.zeros(g.shape, np.dtype(g.dtype))
         for r, v in parts:
             np.add.at(d, r, v)
         if add:
             d += g.asnumpy()
-        g[:] = _nd.array(d, ctx=g.context, dtype=g.dtype)
+        res = _nd.array(d, ctx=g.context, dtype=g.dtype)
+        if into is not None:
+            return res.tostype(g.stype)
+        g[:] = res
     leaf.fresh = True
+    return g
 
 
 def _record_copy(src: BaseSparseNDArray, res: BaseSparseNDArray) -> None:
