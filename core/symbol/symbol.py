@@ -695,7 +695,11 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: Any = None, l
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        attrs["__storage_type__"] = str({"default": 0, "row_sparse": 1, "csr": 2}.get(stype, stype))
+        codes = {"default": 0, "row_sparse": 1, "csr": 2}
+        if stype not in codes:  # MXNet: a KeyError from its storage-type table
+            raise ValueError(f"Variable {name!r}: unknown storage type {stype!r}; expected one of "
+                             f"{', '.join(codes)}")
+        attrs["__storage_type__"] = str(codes[stype])
     for k, v in kwargs.items():
         if not is_hidden(k):
             raise ValueError(f"Attribute name={k} is not supported. Additional attributes must start and end "
