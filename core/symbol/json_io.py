@@ -1,6 +1,6 @@
 """MXNet 1.x symbol JSON.
 
-Format (what MXNet 1.9 writes and reads)::
+Format (what MXNet 1.9 writes and reads; `to_json` lays it out as MXNet's dmlc::JSONWriter does)::
 
     {"nodes": [{"op": "null", "name": "data", "inputs": []},
                {"op": "FullyConnected", "name": "fc1", "attrs": {"num_hidden": "128"},
@@ -33,7 +33,53 @@ __all__ = ["to_json", "from_json", "load_file", "SymbolJSONError", "MXNET_VERSIO
 MXNET_VERSION = 10901
 
 
-def to_json(sym: Any) -> str:
+class _Struct(dict):  # type: ignore[type-arg]
+    """An nnvm struct (graph, node): always written over several lines."""
+
+
+class _Inline(list):  # type: ignore[type-arg]
+    """A ``dmlc::any`` value pair (``["int", 10901]``): always on one line."""
+
+
+def _dmlc_str(s: str) -> str:
+    # dmlc::JSONWriter::WriteString escapes only these (other characters as they are)
+    return '"' + (s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+                  .replace("\r", "\\r").replace("\t", "\\t")) + '"'
+
+
+def _dmlc_write(v: Any, out: list[str], depth: int) -> None:
+    """``v`` in dmlc::JSONWriter's layout, which MXNet's ``tojson`` writes: a struct over
+    several lines, a map over several lines when it has more than one entry, an array
+    when it has more than 10 items or holds structs; items separated by ``", "``, a line
+    break after it and two spaces per open scope."""
+    if isinstance(v, str):
+        out.append(_dmlc_str(v))
+        return
+    if isinstance(v, bool) or not isinstance(v, (dict, list)):
+        out.append(json.dumps(v))
+        return
+    if isinstance(v, dict):
+        multi = isinstance(v, _Struct) or len(v) > 1
+        items: list[tuple[str | None, Any]] = list(v.items())
+        opener, closer = "{", "}"
+    else:
+        multi = not isinstance(v, _Inline) and (len(v) > 10 or any(isinstance(x, _Struct) for x in v))
+        items = [(None, x) for x in v]
+        opener, closer = "[", "]"
+    out.append(opener)
+    sep = "\n" + "  " * (depth + 1) if multi else ""
+    for i, (k, x) in enumerate(items):
+        out.append(", " if i else "")
+        out.append(sep)
+        if k is not None:
+            out.append(_dmlc_str(k) + ": ")
+        _dmlc_write(x, out, depth + 1)
+    if multi and items:
+        out.append("\n" + "  " * depth)
+    out.append(closer)
+
+
+def _graph(sym: Any) -> _Struct:
     nodes = topo_sort(sym._outputs)
     index = {id(n): i for i, n in enumerate(nodes)}
     jnodes = []
@@ -41,24 +87,26 @@ def to_json(sym: Any) -> str:
     arg_nodes = []
     for i, n in enumerate(nodes):
         na = n.num_args() if n.op is not None else 0
-        jn: dict[str, Any] = {"op": n.op if n.op is not None else "null", "name": n.name}
+        jn = _Struct(op=n.op if n.op is not None else "null", name=n.name)
         if n.attrs:
-            jn["attrs"] = dict(n.attrs)
-        if n.subgraphs:  # MXNet's control-flow operators: a whole graph per subgraph
-            jn["subgraphs"] = [json.loads(to_json(s)) for s in n.subgraphs]
+            jn["attrs"] = dict(sorted(n.attrs.items()))  # nnvm writes them in key order
         jn["inputs"] = [[index[id(e[0])], int(e[1]), 1 if k >= na else 0] for k, e in enumerate(n.inputs)]
+        if n.subgraphs:  # MXNet's control-flow operators: a whole graph per subgraph
+            jn["subgraphs"] = [_graph(s) for s in n.subgraphs]
         jnodes.append(jn)
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + n.num_outputs())
-    doc = {
-        "nodes": jnodes,
-        "arg_nodes": arg_nodes,
-        "node_row_ptr": row_ptr,
-        "heads": [[index[id(e[0])], int(e[1]), 0] for e in sym._outputs],
-        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
-    }
-    return json.dumps(doc, indent=2)
+    return _Struct(nodes=jnodes, arg_nodes=arg_nodes, node_row_ptr=row_ptr,
+                   heads=[[index[id(e[0])], int(e[1]), 0] for e in sym._outputs],
+                   attrs={"mxnet_version": _Inline(["int", MXNET_VERSION])})
+
+
+def to_json(sym: Any) -> str:
+    """The symbol's JSON document, laid out as MXNet 1.9.1 writes it (dmlc::JSONWriter)."""
+    out: list[str] = []
+    _dmlc_write(_graph(sym), out, 0)
+    return "".join(out)
 
 
 def _node_attrs(jn: dict[str, Any], is_op: bool) -> dict[str, str]:
