@@ -252,19 +252,17 @@ def deferrable(node: Any, i: int, producer: Any) -> tuple[Any, tuple[int, int], 
     Returns (the variable's Leaf, its gradient key, the row hint) or None."""
     if node.__class__ is StorageNode:
         return None
-    hint = row_hint(node, i)
-    if hint is None:
-        return None
     p, k = producer, 0
     while p.__class__ is StorageNode:
         ag = p.inputs[0]._ag if p.inputs else None
         if ag is None:
             return None
         p, k = ag
-    grad = getattr(p, "grad", None)
-    if p.__class__ is not Leaf or p.req == OpReqType.null or not isinstance(grad, RowSparseNDArray):
+    # the cheap tests first: this runs for every variable of a dense graph once sparse arrays exist
+    if p.__class__ is not Leaf or p.req == OpReqType.null or not isinstance(p.grad, RowSparseNDArray):
         return None
-    return p, (id(p), k), hint
+    hint = row_hint(node, i)
+    return None if hint is None else (p, (id(p), k), hint)
 
 
 def _rows_vals(hint: tuple, og: NDArray) -> tuple[np.ndarray, np.ndarray]:
