@@ -263,7 +263,9 @@ class Module(BaseModule):
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:
             from .. import nd
-            self._arg_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype)
+            # a row_sparse weight (Variable(stype='row_sparse')) keeps its storage type (MXNet)
+            self._arg_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype,
+                                               stype=getattr(block[0], "stype", "default"))
                                 for name, block in zip(self._exec_group.param_names_in_order(),
                                                        self._exec_group.param_arrays)}
             self._aux_params = {name: nd.zeros(block[0].shape, dtype=block[0].dtype)
@@ -439,6 +441,12 @@ class Module(BaseModule):
 
     def _sync_params_from_devices(self) -> None:
         self._exec_group.get_params(self._arg_params, self._aux_params)  # type: ignore[union-attr]
+        if self._kvstore and self._update_on_kvstore:
+            # the devices hold only the rows their batches pulled: the kvstore has them all (MXNet)
+            from .. import nd
+            for name, val in sorted(self._arg_params.items()):  # type: ignore[union-attr]
+                if getattr(val, "stype", "default") == "row_sparse":
+                    self._kvstore.row_sparse_pull(name, val, row_ids=nd.arange(0, val.shape[0], dtype="int64"))
         self._params_dirty = False
 
     # -- optimizer states ----------------------------------------------------------------------------
@@ -465,10 +473,32 @@ class Module(BaseModule):
         self._exec_group.install_monitor(mon)  # type: ignore[union-attr]
 
     def prepare(self, data_batch: Any, sparse_row_id_fn: Any = None) -> None:
+        """Before ``forward`` of ``data_batch``: with ``sparse_row_id_fn`` (``batch ->
+        {parameter name: row ids}``), pull those rows of each row_sparse parameter from the
+        kvstore into the executors (``row_sparse_pull``), as MXNet 1.9.1's Module."""
         assert self.binded
-        if sparse_row_id_fn is not None:
-            warnings.warn(UserWarning("sparse parameters are not supported; sparse_row_id_fn is ignored"),
+        if sparse_row_id_fn is None:
+            return
+        if not self._kvstore or not self._update_on_kvstore:
+            warnings.warn(UserWarning("Parameters are not updated in the KVStore. No need to call sparse_row_id_fn."),
                           stacklevel=2)
+            return
+        row_ids = sparse_row_id_fn(data_batch)
+        if not isinstance(row_ids, dict):
+            raise TypeError(f"sparse_row_id_fn must return a dict {{parameter name: row ids}}, got "
+                            f"{type(row_ids).__name__}")
+        group = self._exec_group
+        names = group.param_names_in_order()  # type: ignore[union-attr]
+        for name, ids in row_ids.items():
+            if name not in names:
+                raise ValueError(f"sparse_row_id_fn: {name!r} is not a parameter; parameters are {names}")
+            idx = names.index(name)
+            val = group.param_arrays[idx]  # type: ignore[union-attr]
+            if getattr(val[0], "stype", "default") != "row_sparse":
+                warnings.warn(UserWarning(f"{name}.stype is not 'row_sparse'. No need to perform row_sparse_pull."),
+                              stacklevel=2)
+            else:
+                self._kvstore.row_sparse_pull(name, val, row_ids=[ids] * len(val), priority=-idx)
 
 
 def _attr_dict(symbol: Any) -> dict:

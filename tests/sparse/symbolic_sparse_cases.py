@@ -243,6 +243,41 @@ def linear_classification(mx):
             "weight_stype": e.arg_dict["weight"].stype, "bias": _val(e.arg_dict["bias"])}
 
 
+def module_linear_classification(mx):
+    """MXNet's example/sparse/linear_classification with Module: LibSVMIter csr batches, a
+    row_sparse weight, ``sym.sparse.dot``, a 'local' kvstore updating with SGD, and
+    ``prepare(batch, sparse_row_id_fn=...)`` pulling the rows each batch uses; 3 epochs."""
+    import os
+    nf = 10
+    it = mx.io.LibSVMIter(data_libsvm=os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                                                   "data.libsvm"), data_shape=(nf,), batch_size=3)
+    x = mx.symbol.Variable("data", stype="csr")
+    weight = mx.symbol.Variable("weight", shape=(nf, 1), stype="row_sparse")
+    bias = mx.symbol.Variable("bias", shape=(1,))
+    pred = mx.symbol.broadcast_add(mx.symbol.sparse.dot(x, weight), bias)
+    model = mx.sym.LogisticRegressionOutput(data=pred, label=mx.symbol.Variable("softmax_label"))
+    mod = mx.mod.Module(symbol=model, data_names=["data"], label_names=["softmax_label"])
+    mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label)
+    mod.init_params(initializer=mx.init.Constant(0.05))
+    sgd = mx.optimizer.SGD(momentum=0.0, clip_gradient=5.0, learning_rate=0.5, rescale_grad=1.0 / 3, wd=0.01)
+    mod.init_optimizer(optimizer=sgd, kvstore=mx.kv.create("local"))
+    metric = mx.metric.create(["mse"])
+    mse, stypes = [], []
+    for _epoch in range(3):
+        metric.reset()
+        for batch in it:
+            mod.prepare(batch, sparse_row_id_fn=lambda b: {"weight": b.data[0].indices})
+            mod.forward_backward(batch)
+            stypes.append([batch.data[0].stype, mod._exec_group.grad_arrays[0][0].stype])
+            mod.update()
+            mod.update_metric(metric, batch.label)
+        mse.append(float(metric.get()[1][0]))
+        it.reset()
+    args, _ = mod.get_params()
+    return {"mse": mse, "stypes": stypes, "weight": _val(args["weight"]), "weight_stype": args["weight"].stype,
+            "bias": _val(args["bias"])}
+
+
 CASES = [names, simple_bind_stypes, dot_forward_backward, dot_zero_grad_rows, dot_transpose_forward,
          embedding_sparse_grad, rsp_unary_grad, rsp_binary, retain_forward, csr_ops, fc_rsp_weight,
-         linear_classification]
+         linear_classification, module_linear_classification]
