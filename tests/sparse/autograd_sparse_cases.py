@@ -87,6 +87,9 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
         "sum": lambda mx, a: mx.nd.sum(a), "copy": lambda mx, a: a.copy(), "identity": lambda mx, a: mx.nd.identity(a),
         "clip": lambda mx, a: mx.nd.clip(a, -1, 2), "zeros_like": lambda mx, a: mx.nd.zeros_like(a),
         "pow2": lambda mx, a: a ** 2, "rpow": lambda mx, a: 2 ** a,
+        "abs_builtin": lambda mx, a: abs(a), "neg": lambda mx, a: -a, "mean": lambda mx, a: mx.nd.mean(a),
+        "norm": lambda mx, a: mx.nd.norm(a), "rdiv": lambda mx, a: 2 / (a + 1),
+        "sum_axis0": lambda mx, a: mx.nd.sum(a, axis=0), "where": lambda mx, a: mx.nd.where(a, a, a),
     }
     for vname, make in (("csr", _c), ("rsp", _r)):
         for oname, f in unary.items():
@@ -108,6 +111,10 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
         lambda w: mx.nd.dot(mx.nd.sparse.csr_matrix(([6., 7., 8., 9.], [0, 4, 1, 0], [0, 2, 3, 4]), shape=(3, 10)),
                             w) + mx.nd.zeros((3, 1)), "row_sparse")
     c["csr_slice"] = lambda mx: _run(mx, _c(mx), lambda a: mx.nd.slice(a, begin=(0,), end=(2,)))
+    c["csr_getitem"] = lambda mx: _run(mx, _c(mx), lambda a: a[0:2])
+    c["csr_broadcast_mul"] = lambda mx: _run(mx, _c(mx), lambda a: mx.nd.broadcast_mul(a, mx.nd.array([[1.], [2.], [3.]])))
+    c["csr_concat"] = lambda mx: _run(mx, _c(mx), lambda a: mx.nd.concat(a, a, dim=0))
+    c["csr_astype"] = lambda mx: _run(mx, _c(mx), lambda a: a.astype("float64"))
     c["rsp_add_n"] = lambda mx: _run(mx, _r(mx), lambda a: mx.nd.add_n(a, a))
     dense = lambda mx: mx.nd.array([[0, 1], [2, 0]])
     c["dense_tostype_csr"] = lambda mx: _run(mx, dense(mx), lambda a: a.tostype("csr"))
@@ -205,5 +212,5 @@ def _attach_var(mx: Any, x: Any) -> Any:
 
 CASES = _cases()
 #: cases where MXNet 1.9.1 raises and plexnet computes a gradient (docs/sparse.md "Autograd")
-MXNET_REFUSES = {"spdot_rsp_add", "dense_into_rsp_add", "embedding_sparse_grad_add",
+MXNET_REFUSES = {"csr_astype", "spdot_rsp_add", "dense_into_rsp_add", "embedding_sparse_grad_add",
                  "embedding_sparse_grad_dense_buffer"}

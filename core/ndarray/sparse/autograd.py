@@ -334,4 +334,11 @@ def _dense_arg(a: BaseSparseNDArray) -> NDArray:
     return dense_input(a) if _AG.recording else a._dense()  # type: ignore[no-any-return]
 
 
-plug(record_copy=_record_copy, dense_arg=_dense_arg)
+def _record_fn(src: BaseSparseNDArray, res: NDArray, f: Callable[[NDArray], NDArray], name: str) -> None:
+    """``res = f(src)`` computed unrecorded on the compact arrays: its gradient goes through
+    ``f`` on ``src``'s dense copy, recorded."""
+    if _AG.recording:
+        link(f(dense_input(src)), res, name)
+
+
+plug(record_copy=_record_copy, dense_arg=_dense_arg, record_fn=_record_fn)

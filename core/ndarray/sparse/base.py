@@ -234,7 +234,10 @@ class BaseSparseNDArray(NDArray):
         dt = np.dtype(dtype)
         if not copy and np.dtype(self.dtype) == dt:
             return self
-        return self._same(self._vals.astype(dt))
+        res = self._same(self._vals.astype(dt))
+        if self._ag is not None:  # recorded: the gradient is cast back (autograd.py)
+            _fns["record_fn"](self, res, lambda d: d.astype(dt), "Cast")
+        return res
 
     def detach(self) -> "BaseSparseNDArray":
         return type(self)(self._vals, self._aux, self._sshape)
@@ -307,6 +310,9 @@ class BaseSparseNDArray(NDArray):
 
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
+
+    def __abs__(self) -> NDArray:
+        return _nd._op_function("abs")(self)  # type: ignore[no-any-return]  # (sparse-aware: stays sparse)
 
     def __neg__(self) -> NDArray:
         return self * -1.0
