@@ -273,10 +273,13 @@ def _rows_vals(hint: tuple, og: NDArray) -> tuple[np.ndarray, np.ndarray]:
         v, keep = K.csr_t_matmul(host(csr.data), host(csr.indices), host(csr.indptr), g)
         return keep, v
     idx = np.clip(host(hint[1]).astype(np.int64).reshape(-1), 0, hint[2] - 1)  # Embedding: the looked-up rows
-    rows, inv = np.unique(idx, return_inverse=True)
-    vals = np.zeros((rows.shape[0], g.shape[-1]), g.dtype)  # dy: data.shape + (output_dim,)
-    np.add.at(vals, inv.reshape(-1), g.reshape(-1, g.shape[-1]))
-    return rows.astype(K.IDX), vals
+    if idx.size == 0:
+        return np.zeros(0, K.IDX), np.zeros((0, g.shape[-1]), g.dtype)
+    order = np.argsort(idx, kind="stable")  # a segment sum of dy (data.shape + (output_dim,)) per row
+    sidx = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], sidx[1:] != sidx[:-1])))
+    vals = np.add.reduceat(g.reshape(-1, g.shape[-1])[order], starts, axis=0)
+    return sidx[starts].astype(K.IDX), vals
 
 
 def _rows(hint: tuple) -> np.ndarray:
@@ -303,10 +306,13 @@ def store_sparse(leaf: Any, dense: NDArray | None, hints: list, deferred: Any = 
             parts.append((rows, host(dense)[rows]))
         if add:
             parts.append((host(g.indices), host(g.data)))
-        rows = np.unique(np.concatenate([r for r, _v in parts])).astype(K.IDX) if parts else np.zeros(0, K.IDX)
-        vals = np.zeros((rows.shape[0],) + tuple(g.shape[1:]), np.dtype(g.dtype))
-        for r, v in parts:
-            np.add.at(vals, np.searchsorted(rows, r), v)
+        if len(parts) == 1:  # the common case: one contribution, its rows already unique and sorted
+            rows, vals = parts[0][0].astype(K.IDX, copy=False), parts[0][1]
+        else:
+            rows = np.unique(np.concatenate([r for r, _v in parts])).astype(K.IDX) if parts else np.zeros(0, K.IDX)
+            vals = np.zeros((rows.shape[0],) + tuple(g.shape[1:]), np.dtype(g.dtype))
+            for r, v in parts:
+                vals[np.searchsorted(rows, r)] += v  # each part's rows are unique
         res: Any = new_rsp(vals, rows, g.shape, g.context, g.dtype)
         if into is not None:
             return res
@@ -314,7 +320,7 @@ def store_sparse(leaf: Any, dense: NDArray | None, hints: list, deferred: Any = 
     else:  # the summed dense gradient, cast keeping the non-zero rows / entries
         d = host(dense).copy() if dense is not None else np.zeros(g.shape, np.dtype(g.dtype))
         for r, v in parts:
-            np.add.at(d, r, v)
+            d[r] += v  # each part's rows are unique
         if add:
             d += g.asnumpy()
         res = _nd.array(d, ctx=g.context, dtype=g.dtype)
