@@ -24,6 +24,11 @@ def _rows(a):
 
 
 def names(mx):
+    with mx.name.NameManager():  # node names count from 0 whatever ran before
+        return _names(mx)
+
+
+def _names(mx):
     out = {}
     for n in sorted(x for x in dir(mx.sym.sparse) if not x.startswith("_") and callable(getattr(mx.sym.sparse, x))):
         if n[0].isupper() and n not in ("ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
