@@ -112,6 +112,12 @@ def _node_stype(op: str, params: dict[str, str], ins: list[str]) -> str:
         return "csr" if all(s == "csr" for s in ins) and int(_param(params.get("dim", "1"))) == 0 else "default"
     if op in _UPDATES:
         return first
+    if op == "_square_sum":
+        ax = _param(params.get("axis", "None"))
+        ax = (ax,) if isinstance(ax, int) else ax
+        keep = _truthy(params.get("keepdims", False)) and not _truthy(params.get("exclude", False))
+        return "row_sparse" if first == "row_sparse" and keep and ax is not None and tuple(ax) in ((1,), (-1,)) \
+            else "default"
     return "default"
 
 

@@ -1,5 +1,7 @@
-"""The two operators that exist only in MXNet's sparse namespaces: ``_sparse_retain``
-(``sym.sparse.retain``) and ``_sparse_adagrad_update`` (``sym.sparse.adagrad_update``).
+"""Operators that exist only for MXNet's sparse storage: ``_sparse_retain``
+(``sym.sparse.retain``), ``_sparse_adagrad_update`` (``sym.sparse.adagrad_update``) and
+``_square_sum`` (``sum(square(x))`` in one operator; row_sparse in, row_sparse out for
+``axis=1, keepdims=True``).
 
 Registered as a built-in plugin (``plexnet.plugins.BUILTIN_MODULES``) so that symbols
 can hold them. On sparse arrays the symbolic executor runs the sparse kernels
@@ -11,6 +13,9 @@ implementations below are what a graph bound to dense arrays runs:
   ``_backward_sparse_retain``), ``indices`` gets none.
 * ``_sparse_adagrad_update(weight, grad, history)``: as MXNet 1.9.1, only row_sparse
   gradients are supported; a dense one is refused naming the operator.
+* ``_square_sum(data, axis, keepdims, exclude)``: ``sum(data**2)`` over ``axis``; gradient
+  ``2 * data * head gradient``. On a row_sparse array with ``axis=1, keepdims=True`` the
+  NDArray call returns row_sparse (the input's rows), as MXNet's.
 """
 from __future__ import annotations
 
@@ -21,9 +26,9 @@ import numpy as np
 from ..base import PlexnetError, ShapeError
 from ..hookspecs import hookimpl
 from ..operator.contract import OpContext, Operator, OperatorProperty, OpReqType, assign
-from ..operator.params import Field, Params
+from ..operator.params import Field, Params, Shape
 
-__all__ = ["RetainProp", "AdagradProp"]
+__all__ = ["RetainProp", "AdagradProp", "SquareSumProp"]
 
 
 class RetainProp(OperatorProperty):
@@ -97,6 +102,70 @@ class _AdagradDense(Operator):
                            "array for it, or use mx.optimizer.AdaGrad for dense gradients")
 
 
+class SquareSumParam(Params):
+    axis = Field(Shape, default=None, doc="the axes to reduce (None: all)")
+    keepdims = Field(bool, default=False, doc="keep the reduced axes with size 1")
+    exclude = Field(bool, default=False, doc="reduce over the axes not in axis")
+
+
+def _reduced(param: Any, ndim: int) -> tuple[int, ...]:
+    ax = tuple(range(ndim)) if param.axis is None else tuple(int(a) % ndim for a in param.axis)
+    return tuple(i for i in range(ndim) if i not in ax) if param.exclude else ax
+
+
+class SquareSumProp(OperatorProperty):
+    """``_square_sum(data)``: ``sum(data**2)`` over ``axis`` (MXNet's sparse-aware fused form)."""
+
+    param_cls = SquareSumParam
+
+    def infer_shape(self, in_shape: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+        s = in_shape[0]
+        if s is None:
+            return [None], [None], []
+        ax = _reduced(self.param, len(s))
+        if self.param.keepdims:
+            out = tuple(1 if i in ax else d for i, d in enumerate(s))
+        else:
+            out = tuple(d for i, d in enumerate(s) if i not in ax) or (1,)
+        return [tuple(s)], [out], []
+
+    def declare_backward_dependency(self, out_grad: list[int], in_data: list[int],
+                                    out_data: list[int]) -> list[int]:
+        return list(out_grad) + list(in_data)
+
+
+class _SquareSumOp(Operator):
+    def __init__(self, param: Any) -> None:
+        self.param = param
+
+    def forward(self, ctx: OpContext, in_data: Sequence[Any], req: Sequence[OpReqType],
+                out_data: Sequence[Any], aux_states: Sequence[Any]) -> None:
+        x = in_data[0]
+        res = (x * x).sum(axis=_reduced(self.param, x.ndim), keepdims=True)
+        assign(out_data[0], req[0], res.reshape(out_data[0].shape))
+
+    def backward(self, ctx: OpContext, out_grad: Sequence[Any], in_data: Sequence[Any],
+                 out_data: Sequence[Any], req: Sequence[OpReqType], in_grad: Sequence[Any],
+                 aux_states: Sequence[Any]) -> None:
+        x = in_data[0]
+        ax = _reduced(self.param, x.ndim)
+        og = out_grad[0].reshape(tuple(1 if i in ax else d for i, d in enumerate(x.shape)))
+        assign(in_grad[0], req[0], 2 * x * og)
+
+
+def _square_sum_sparse(fn: Any, data: Any = None, axis: Any = None, keepdims: Any = False, exclude: Any = False,
+                       out: Any = None, **kw: Any) -> Any:
+    """row_sparse in, row_sparse out for a row-wise sum that keeps its dims (MXNet's kernel)."""
+    from ..ndarray.sparse import RowSparseNDArray, row_sparse_array
+    ax = (axis,) if isinstance(axis, (int, np.integer)) else axis
+    if (not isinstance(data, RowSparseNDArray) or data.ndim != 2 or out is not None or exclude
+            or ax is None or tuple(int(a) % 2 for a in ax) != (1,) or not keepdims):
+        return NotImplemented
+    vals = data.data.asnumpy()
+    return row_sparse_array(((vals * vals).sum(axis=1, keepdims=True), data.indices.asnumpy()),
+                            shape=(data.shape[0], 1), ctx=data.context, dtype=data.dtype)
+
+
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
     registry.register_property("_sparse_retain", RetainProp)
@@ -104,3 +173,7 @@ def plexnet_register_operators(registry: Any) -> None:
     # host (numpy) implementations: the sparse kernels they stand in for run on the host too
     registry.register_impl("_sparse_retain", "cpu", lambda prop, ctx: _RetainOp(), impl_name="numpy")
     registry.register_impl("_sparse_adagrad_update", "cpu", lambda prop, ctx: _AdagradDense(), impl_name="numpy")
+    registry.register_property("_square_sum", SquareSumProp)
+    registry.register_impl("_square_sum", "*", lambda prop, ctx: _SquareSumOp(prop.param), impl_name="xp")
+    from ..ndarray.sparse.ops import IMPLS  # the NDArray call's sparse kernel (nd._internal._square_sum)
+    IMPLS.setdefault("_square_sum", _square_sum_sparse)

@@ -248,6 +248,23 @@ def linear_classification(mx):
             "weight_stype": e.arg_dict["weight"].stype, "bias": _val(e.arg_dict["bias"])}
 
 
+def square_sum(mx):
+    a = mx.nd.array(RSP).tostype("row_sparse")
+    res = {}
+    for axis, keep in ((1, True), (1, False), (0, True)):
+        o = mx.nd._internal._square_sum(a, axis=axis, keepdims=keep)
+        res[f"nd_{axis}_{keep}"] = {"out": _val(o), "stype": o.stype}
+    r = mx.sym.Variable("data", stype="row_sparse")
+    y = mx.sym._internal._square_sum(r, axis=1, keepdims=True)
+    g = mx.nd.sparse.zeros("row_sparse", RSP.shape)
+    e = y.bind(mx.cpu(), args=[a], args_grad=[g])
+    o = e.forward(is_train=True)[0]
+    # MXNet's kernel needs a head gradient with the input's rows
+    e.backward(mx.nd.array([[2], [0], [3], [0]]).tostype("row_sparse"))
+    res["sym"] = {"out": _val(o), "stype": o.stype, "grad": _val(g), "grad_stype": g.stype}
+    return res
+
+
 def module_linear_classification(mx):
     """MXNet's example/sparse/linear_classification with Module: LibSVMIter csr batches, a
     row_sparse weight, ``sym.sparse.dot``, a 'local' kvstore updating with SGD, and
@@ -285,4 +302,4 @@ def module_linear_classification(mx):
 
 CASES = [names, simple_bind_stypes, dot_forward_backward, dot_zero_grad_rows, dot_transpose_forward,
          embedding_sparse_grad, rsp_unary_grad, rsp_binary, retain_forward, csr_ops, fc_rsp_weight,
-         linear_classification, module_linear_classification]
+         linear_classification, square_sum, module_linear_classification]
