@@ -43,7 +43,11 @@ def _lazy(name: str, weight: NDArray, states: tuple[NDArray, ...], grad: RowSpar
         kernel(rows, host(gv), *hosts)
         for a, h in zip(arrays, hosts):
             if isinstance(a, RowSparseNDArray):  # keeps its stored rows plus the updated ones
-                keep = np.union1d(host(a.indices), rows).astype(np.int64)
+                stored = host(a.indices)
+                if stored.shape[0] == a.shape[0]:  # every row stored (a Gluon row_sparse weight): no union
+                    a._assign(new_rsp(h, stored.copy(), a.shape, a.context))
+                    continue
+                keep = np.union1d(stored, rows).astype(np.int64)
                 a._assign(new_rsp(h[keep], keep, a.shape, a.context))
             else:
                 a[:] = h
