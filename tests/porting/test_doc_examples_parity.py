@@ -85,6 +85,10 @@ def compare(want: Any, got: Any, random: bool, path: str = "") -> str | None:
             for key in ("dtype", "shape", "stype"):
                 if want.get(key) != got.get(key):
                     return f"{path}: {key} {want.get(key)} != {got.get(key)}"
+            if want.get("repr") and got.get("repr"):
+                d = _compare_stdout(want["repr"], got["repr"], random)
+                if d:
+                    return f"{path}: repr {d}"
             if random:
                 return None
             if "summary" in want:
@@ -97,7 +101,7 @@ def compare(want: Any, got: Any, random: bool, path: str = "") -> str | None:
                 ok = want["values"] == got.get("values")
             return None if ok else f"{path}: values {_short(want)} != {_short(got)}"
         if kind == "symbol":
-            for key in ("arguments", "outputs", "name", "error"):
+            for key in ("arguments", "outputs", "name", "error", "repr"):
                 if want.get(key) != got.get(key):
                     return f"{path}: symbol {key} {want.get(key)} != {got.get(key)}"
             return None
