@@ -702,8 +702,8 @@ class Executor:
 
         # sparse storage types (executor/sparse.py): checked once per bind, never per forward
         if stype_dict or any("__storage_type__" in g.nodes[nid].attrs for nid in g.arg_nids) or any(
-                g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1") or g.nodes[nid].op == "cast_storage"
-                for nid in g.op_nids):
+                g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1")
+                or g.nodes[nid].op in ("cast_storage", "_contrib_SparseEmbedding") for nid in g.op_nids):
             from .sparse_bind import sparse_simple_bind
             sexe = sparse_simple_bind(cls, symbol, ctx, g, shapes, types, reqs, stype_dict, group2ctx)
             if sexe is not None:

@@ -112,6 +112,8 @@ def _node_stype(op: str, params: dict[str, str], ins: list[str]) -> str:
         return "csr" if all(s == "csr" for s in ins) and int(_param(params.get("dim", "1"))) == 0 else "default"
     if op in _UPDATES:
         return first
+    if op == "_contrib_quadratic":
+        return first if float(_param(params.get("c", "0"))) == 0 and len(ins) == 1 else "default"
     if op == "_square_sum":
         ax = _param(params.get("axis", "None"))
         ax = (ax,) if isinstance(ax, int) else ax
@@ -154,7 +156,8 @@ def _sparse_grad_rules(g: Any, st: list[str]) -> dict[int, set[str]]:
             if (node.op == "dot" and pos == 1 and st[ins[0]] == "csr"
                     and not _truthy(p.get("transpose_a", False)) and not _truthy(p.get("transpose_b", False))):
                 kind = "dot"
-            elif node.op == "Embedding" and pos == 1 and _truthy(p.get("sparse_grad", False)):
+            elif pos == 1 and (node.op == "Embedding" and _truthy(p.get("sparse_grad", False))
+                               or node.op == "_contrib_SparseEmbedding"):
                 kind = "embedding"
             else:
                 kind = "other"
@@ -186,7 +189,7 @@ def wants_sparse(g: Any, arg_stypes: Sequence[str]) -> bool:
         return True
     return makes_sparse(g) or any(g.nodes[nid].op == "Embedding" and _truthy(g.nodes[nid].attrs.get("sparse_grad",
                                                                                                      False))
-                                  for nid in g.op_nids)
+                                  or g.nodes[nid].op == "_contrib_SparseEmbedding" for nid in g.op_nids)
 
 
 def make_array(stype: str, shape: tuple, ctx: Any, dtype: Any) -> NDArray:

@@ -14,7 +14,7 @@ from ..context import Context
 from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
 from ..ndarray import sparse as _sp
 from ..operator.contract import OpReqType
-from .sparse import _densify, _param, _sparse_grad_rules, infer_stypes, stype_of
+from .sparse import _densify, _param, _sparse_grad_rules, _truthy, infer_stypes, stype_of
 
 __all__ = ["SparseExecutor"]
 
@@ -70,6 +70,11 @@ class SparseExecutor:
             if node.op == "_sparse_adagrad_update" and ins[1] != "row_sparse":
                 raise PlexnetError(f"bind: operator _sparse_adagrad_update ({node.name!r}): argument 'grad' has "
                                    f"storage type {ins[1]}; the operator takes only a row_sparse gradient")
+            if node.op == "BatchNorm" and _truthy(node.params().get("fix_gamma", True)) and any(
+                    s != "default" for s in ins):
+                raise PlexnetError(f"bind: operator BatchNorm ({node.name!r}): fix_gamma=True is not supported for "
+                                   f"sparse inputs (storage types {ins}; MXNet 1.9.1 refuses it too); "
+                                   f"use fix_gamma=False or dense arrays")
             if node.op == "cast_storage" and {ins[0], node.params().get("stype")} == {"csr", "row_sparse"}:
                 raise PlexnetError(f"bind: operator cast_storage ({node.name!r}): argument 'data' has storage type "
                                    f"{ins[0]}; casting between csr and row_sparse is not supported (as MXNet)")
@@ -92,7 +97,7 @@ class SparseExecutor:
             k = kinds.get(g.arg_nids[w], set())
             if node.op == "dot" and "dot" in k and ins[0] in pos:
                 rules.append((w, "dot", pos[ins[0]], 0))
-            elif node.op == "Embedding" and "embedding" in k and ins[0] in pos:
+            elif node.op in ("Embedding", "_contrib_SparseEmbedding") and "embedding" in k and ins[0] in pos:
                 rules.append((w, "embedding", pos[ins[0]], int(_param(node.params().get("input_dim", "0")))))
         del idx_of
         return rules

@@ -166,6 +166,18 @@ def _square_sum_sparse(fn: Any, data: Any = None, axis: Any = None, keepdims: An
                             shape=(data.shape[0], 1), ctx=data.context, dtype=data.dtype)
 
 
+def _quadratic_sparse(fn: Any, data: Any = None, a: Any = 0.0, b: Any = 0.0, c: Any = 0.0, out: Any = None,
+                      **kw: Any) -> Any:
+    """``a*x**2 + b*x + c`` keeps a csr/row_sparse structure when ``c == 0`` (MXNet's kernel)."""
+    from ..ndarray.sparse import BaseSparseNDArray
+    if not isinstance(data, BaseSparseNDArray) or float(c) != 0 or out is not None:
+        return NotImplemented
+    res = data.copy()
+    d = res.data
+    d[:] = fn(d, a=a, b=b, c=0.0)
+    return res
+
+
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
     registry.register_property("_sparse_retain", RetainProp)
@@ -177,3 +189,4 @@ def plexnet_register_operators(registry: Any) -> None:
     registry.register_impl("_square_sum", "*", lambda prop, ctx: _SquareSumOp(prop.param), impl_name="xp")
     from ..ndarray.sparse.ops import IMPLS  # the NDArray call's sparse kernel (nd._internal._square_sum)
     IMPLS.setdefault("_square_sum", _square_sum_sparse)
+    IMPLS.setdefault("_contrib_quadratic", _quadratic_sparse)

@@ -190,3 +190,39 @@ def test_reshape_of_sparse_executor_is_refused():
     e = mx.sym.relu(x).simple_bind(mx.cpu(), x=(2, 2))
     with pytest.raises(PlexnetError, match="reshape: not supported for executors with sparse"):
         e.reshape(x=(3, 2))
+
+
+def test_batchnorm_fix_gamma_with_sparse_input_is_refused():
+    d = mx.sym.Variable("data", stype="row_sparse")
+    args = [mx.nd.ones((2, 3)).tostype("row_sparse"), mx.nd.ones(3), mx.nd.zeros(3)]
+    aux = [mx.nd.zeros(3), mx.nd.ones(3)]
+    with pytest.raises(PlexnetError, match=r"BatchNorm .*fix_gamma=True is not supported for sparse inputs"):
+        mx.sym.BatchNorm(d, fix_gamma=True).bind(mx.cpu(), args=args, aux_states=aux)
+    e = mx.sym.BatchNorm(d, fix_gamma=False).bind(mx.cpu(), args=args, aux_states=aux)
+    assert e.forward()[0].shape == (2, 3)
+
+
+def test_contrib_sparse_embedding_row_sparse_grad():
+    d = mx.sym.Variable("d")
+    y = mx.sym.contrib.SparseEmbedding(d, input_dim=5, output_dim=2, deterministic=True, name="e")
+    e = y.simple_bind(mx.cpu(), grad_req={"d": "null", "e_weight": "write"}, d=(3,))
+    assert e.grad_dict["e_weight"].stype == "row_sparse" and e.arg_dict["e_weight"].stype == "default"
+    e.arg_dict["d"][:] = mx.nd.array([4, 0, 4])
+    e.forward(is_train=True)
+    e.backward(mx.nd.ones((3, 2)))
+    g = e.grad_dict["e_weight"]
+    assert g.indices.asnumpy().tolist() == [0, 4] and g.asnumpy()[:, 0].tolist() == [1, 0, 0, 0, 2]
+
+
+def test_square_sum_and_quadratic_keep_sparse_storage():
+    a = mx.nd.array([[1, 2], [0, 0], [3, -4]]).tostype("row_sparse")
+    o = mx.nd._internal._square_sum(a, axis=1, keepdims=True)
+    assert o.stype == "row_sparse" and o.asnumpy().ravel().tolist() == [5, 0, 25]
+    assert mx.nd._internal._square_sum(a, axis=0).stype == "default"
+    c = mx.nd.array([[0, 2], [1, 0]]).tostype("csr")
+    q = mx.nd.contrib.quadratic(c, a=1, b=1, c=0)
+    assert q.stype == "csr" and q.asnumpy().tolist() == [[0, 6], [2, 0]]
+    assert mx.nd.contrib.quadratic(c, a=1, b=1, c=1).stype == "default"
+    x = mx.sym.Variable("x", stype="csr")
+    o = mx.sym.contrib.quadratic(x, a=1, b=1).bind(mx.cpu(), {"x": c}).forward()[0]
+    assert o.stype == "csr" and o.asnumpy().tolist() == [[0, 6], [2, 0]]

@@ -277,6 +277,8 @@ class SparseEmbeddingParam(Params):
     output_dim = Field(int, low=1, doc="embedding size")
     dtype = Field("dtype", default="float32", doc="weight dtype")
     sparse_grad = Field(bool, default=True, doc="accepted; the gradient is dense here")
+    deterministic = Field(bool, default=False, doc="MXNet: accumulate gradients in a fixed order (plexnet "
+                                                   "always does)")
 
 
 class SparseEmbeddingProp(FnProp):
@@ -284,6 +286,16 @@ class SparseEmbeddingProp(FnProp):
 
     param_cls = SparseEmbeddingParam
     arguments = ("data", "weight")
+
+    def infer_shape(self, in_shape):  # type: ignore[no-untyped-def]
+        # the weight's shape follows from the parameters (as Embedding's): simple_bind needs only data's
+        d, wt = in_shape
+        want = (self.param.input_dim, self.param.output_dim)
+        if wt is not None and tuple(wt) != want:
+            raise self.error(f"weight must have shape {want}", in_shape)
+        if d is None:
+            return [None, want], [None], []
+        return [tuple(d), want], [tuple(d) + (self.param.output_dim,)], []
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         d, wt = shapes
