@@ -258,8 +258,10 @@ class Parameter:
         rows = np.unique(row_id.asnumpy().astype(np.int64)) if isinstance(row_id, NDArray) else \
             np.unique(np.asarray(row_id, dtype=np.int64))
         from ..ndarray import sparse as _sparse
-        res = _sparse.row_sparse_array((full.asnumpy()[rows], rows), shape=full.shape, ctx=full.context,
-                                       dtype=full.dtype)
+        from ..ndarray.sparse.base import host as _sparse_host
+        # the stored value holds every row: gather from its compact values, no dense copy
+        vals = _sparse_host(full.data)[rows] if full.indices.shape[0] == full.shape[0] else full.asnumpy()[rows]
+        res = _sparse.row_sparse_array((vals, rows), shape=full.shape, ctx=full.context, dtype=full.dtype)
         if autograd.is_recording() and self.grad_req != "null":
             # MXNet pulls the rows into the variable itself: the gradient is the whole
             # gradient with respect to the weight (not masked by row_id); the copy is linked

@@ -33,7 +33,10 @@ def _lazy(name: str, weight: NDArray, states: tuple[NDArray, ...], grad: RowSpar
     if target is not weight:
         weight.copyto(target)
     gv, gi = grad.data, grad.indices
-    arrays = (target, *states)
+    # a row_sparse weight/state storing every row (Gluon's) is updated through its compact
+    # values, which are its dense value: in place, as one engine operation like a dense one
+    arrays = tuple(a.data if isinstance(a, RowSparseNDArray) and a.indices.shape[0] == a.shape[0] else a
+                   for a in (target, *states))
     if target.context.device_type != "cpu" or any(isinstance(a, RowSparseNDArray) for a in arrays):
         # row_sparse weights/states, or another device: on the host, after pending writes
         rows = host(gi)
@@ -43,18 +46,14 @@ def _lazy(name: str, weight: NDArray, states: tuple[NDArray, ...], grad: RowSpar
         kernel(rows, host(gv), *hosts)
         for a, h in zip(arrays, hosts):
             if isinstance(a, RowSparseNDArray):  # keeps its stored rows plus the updated ones
-                stored = host(a.indices)
-                if stored.shape[0] == a.shape[0]:  # every row stored (a Gluon row_sparse weight): no union
-                    a._assign(new_rsp(h, stored.copy(), a.shape, a.context))
-                    continue
-                keep = np.union1d(stored, rows).astype(np.int64)
+                keep = np.union1d(host(a.indices), rows).astype(np.int64)
                 a._assign(new_rsp(h[keep], keep, a.shape, a.context))
             else:
                 a[:] = h
         return target
     gvd, gid = gv._data, gi._data
     datas = [a._data for a in arrays]
-    _nd._push(lambda rc: kernel(gid, gvd, *datas), target, (gv, gi), arrays, name)
+    _nd._push(lambda rc: kernel(gid, gvd, *datas), arrays[0], (gv, gi), arrays, name)
     return target
 
 
