@@ -703,7 +703,7 @@ class Executor:
         # sparse storage types (executor/sparse.py): checked once per bind, never per forward
         if stype_dict or any("__storage_type__" in g.nodes[nid].attrs for nid in g.arg_nids) or any(
                 g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1")
-                or g.nodes[nid].op in ("cast_storage", "_contrib_SparseEmbedding") for nid in g.op_nids):
+                or g.nodes[nid].op in ("cast_storage", "_contrib_SparseEmbedding", "dot") for nid in g.op_nids):
             from .sparse_bind import sparse_simple_bind
             sexe = sparse_simple_bind(cls, symbol, ctx, g, shapes, types, reqs, stype_dict, group2ctx)
             if sexe is not None:
@@ -762,7 +762,7 @@ class Executor:
         else:
             aux_list = _array_list(aux_states or [], aux_names, "aux_states", required=True)
         if any(getattr(a, "stype", "default") != "default" for a in (*arg_list, *grad_list)) or any(
-                g.nodes[nid].op == "cast_storage" for nid in g.op_nids) and _sparse_graph(g):
+                g.nodes[nid].op in ("cast_storage", "dot") for nid in g.op_nids) and _sparse_graph(g):
             from .sparse_exec import SparseExecutor  # sparse storage: executor/sparse.py
             return SparseExecutor(cls, symbol, ctx, g, arg_list, grad_list, reqs, aux_list, group2ctx)
         exe = _class_for(cls, g)(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,

@@ -79,6 +79,8 @@ def _node_stype(op: str, params: dict[str, str], ins: list[str]) -> str:
     """MXNet 1.9.1's output storage type of ``op`` for input storage types ``ins``."""
     if op == "cast_storage":
         return check_stype(params.get("stype", "default"), "cast_storage: argument 'stype'")
+    if op == "dot" and params.get("forward_stype", "None") != "None":  # MXNet: it wins, whatever the inputs
+        return check_stype(params["forward_stype"], "dot: argument 'forward_stype'")
     if all(s == "default" for s in ins):
         return "default"
     first = ins[0] if ins else "default"
@@ -176,10 +178,14 @@ def grad_stypes(g: Any, arg_stypes: Sequence[str]) -> list[str]:
 
 def makes_sparse(g: Any) -> bool:
     """True when an operator of ``g`` makes a sparse array from dense ones (``cast_storage``
-    to csr/row_sparse)."""
-    return any(g.nodes[nid].op == "cast_storage" and STYPE_CODES.get(str(g.nodes[nid].attrs.get("stype")),
-                                                                     g.nodes[nid].attrs.get("stype")) != "default"
-               for nid in g.op_nids)
+    to csr/row_sparse, ``dot(forward_stype=csr|row_sparse)``)."""
+    for nid in g.op_nids:
+        node = g.nodes[nid]
+        want = node.attrs.get("stype") if node.op == "cast_storage" else \
+            node.attrs.get("forward_stype") if node.op == "dot" else None
+        if want is not None and STYPE_CODES.get(str(want), want) in ("csr", "row_sparse"):
+            return True
+    return False
 
 
 def wants_sparse(g: Any, arg_stypes: Sequence[str]) -> bool:

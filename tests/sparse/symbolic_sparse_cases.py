@@ -120,6 +120,22 @@ def dot_zero_grad_rows(mx):
     return {"grad": _val(g), "grad_stype": g.stype, "grad_rows": _rows(g)}
 
 
+def dot_forward_stype(mx):
+    """``forward_stype`` decides dot's output storage whatever the inputs' (MXNet 1.9.1)."""
+    res = {}
+    b = W[:, :2]
+    for ls in ("default", "csr"):
+        for rs in ("default", "row_sparse"):
+            for fs in ("default", "csr", "row_sparse", None):
+                lhs, rhs = mx.sym.Variable("l", stype=ls), mx.sym.Variable("r", stype=rs)
+                kw = {} if fs is None else {"forward_stype": fs}
+                e = mx.sym.sparse.dot(lhs, rhs, **kw).bind(mx.cpu(), {"l": mx.nd.array(CSR).tostype(ls),
+                                                                      "r": mx.nd.array(b).tostype(rs)})
+                o = e.forward()[0]
+                res[f"{ls}_{rs}_{fs}"] = {"stype": o.stype, "out": _val(o)}
+    return res
+
+
 def dot_transpose_forward(mx):
     x, w = mx.sym.Variable("x", stype="csr"), mx.sym.Variable("w")
     e = mx.sym.sparse.dot(x, w, transpose_a=True).bind(mx.cpu(), {"x": _csr(mx), "w": mx.nd.array(W[:4])})
@@ -300,6 +316,6 @@ def module_linear_classification(mx):
             "bias": _val(args["bias"])}
 
 
-CASES = [names, simple_bind_stypes, dot_forward_backward, dot_zero_grad_rows, dot_transpose_forward,
+CASES = [names, simple_bind_stypes, dot_forward_backward, dot_zero_grad_rows, dot_forward_stype, dot_transpose_forward,
          embedding_sparse_grad, rsp_unary_grad, rsp_binary, retain_forward, csr_ops, fc_rsp_weight,
          linear_classification, square_sum, module_linear_classification]
