@@ -114,6 +114,10 @@ def _node_stype(op: str, params: dict[str, str], ins: list[str]) -> str:
         return "csr" if all(s == "csr" for s in ins) and int(_param(params.get("dim", "1"))) == 0 else "default"
     if op in _UPDATES:
         return first
+    if op in ("_scatter_plus_scalar", "_scatter_minus_scalar"):
+        return first
+    if op == "_scatter_elemwise_div":  # MXNet's kernel takes a row_sparse lhs only
+        return first if first == "row_sparse" else "default"
     if op == "_contrib_quadratic":
         return first if float(_param(params.get("c", "0"))) == 0 and len(ins) == 1 else "default"
     if op == "_square_sum":

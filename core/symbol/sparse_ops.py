@@ -13,6 +13,10 @@ implementations below are what a graph bound to dense arrays runs:
   ``_backward_sparse_retain``), ``indices`` gets none.
 * ``_sparse_adagrad_update(weight, grad, history)``: as MXNet 1.9.1, only row_sparse
   gradients are supported; a dense one is refused naming the operator.
+* ``_scatter_elemwise_div(lhs, rhs)``, ``_scatter_plus_scalar(data, scalar)``,
+  ``_scatter_minus_scalar(data, scalar)``: ``lhs / rhs``, ``data + scalar``, ``data - scalar``
+  on the stored entries of a csr/row_sparse first input (row_sparse only for the division; the
+  structure is kept), densely otherwise.
 * ``_square_sum(data, axis, keepdims, exclude)``: ``sum(data**2)`` over ``axis``; gradient
   ``2 * data * head gradient``. On a row_sparse array with ``axis=1, keepdims=True`` the
   NDArray call returns row_sparse (the input's rows), as MXNet's.
@@ -27,8 +31,13 @@ from ..base import PlexnetError, ShapeError
 from ..hookspecs import hookimpl
 from ..operator.contract import OpContext, Operator, OperatorProperty, OpReqType, assign
 from ..operator.params import Field, Params, Shape
+from ..operator.simple_op import SimpleOp
 
-__all__ = ["RetainProp", "AdagradProp", "SquareSumProp"]
+__all__ = ["RetainProp", "AdagradProp", "SquareSumProp", "SCATTER_OPS"]
+
+#: MXNet's ``_scatter_*`` operators: dense semantics of the plain operator; on a sparse first
+#: input only its stored entries change (the result keeps its structure)
+SCATTER_OPS = ("_scatter_elemwise_div", "_scatter_plus_scalar", "_scatter_minus_scalar")
 
 
 class RetainProp(OperatorProperty):
@@ -178,6 +187,50 @@ def _quadratic_sparse(fn: Any, data: Any = None, a: Any = 0.0, b: Any = 0.0, c: 
     return res
 
 
+def _scatter_sparse(kind: str) -> Any:
+    def impl(fn: Any, lhs: Any = None, rhs: Any = None, scalar: Any = None, out: Any = None, **kw: Any) -> Any:
+        from ..ndarray.sparse import BaseSparseNDArray, RowSparseNDArray
+        if not isinstance(lhs, BaseSparseNDArray) or out is not None:
+            return NotImplemented
+        if kind == "div" and not isinstance(lhs, RowSparseNDArray):
+            return NotImplemented  # MXNet: a csr lhs falls back to the dense division
+        res = lhs.copy()
+        d = res.data
+        if kind == "div":
+            other = rhs.tostype("default") if isinstance(rhs, BaseSparseNDArray) else rhs
+            d[:] = d.asnumpy() / other.asnumpy()[lhs.indices.asnumpy()]
+        else:
+            s = float(scalar if scalar is not None else kw.get("scalar", 0.0))
+            d[:] = d + (s if kind == "plus" else -s)
+        return res
+    return impl
+
+
+def _register_scatter(registry: Any) -> None:
+    def div(lhs: Any, rhs: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
+        assign(ret, req, lhs / rhs)
+
+    def div_grad(og: Any, lhs: Any, rhs: Any, env: Any, lg: Any, rg: Any, lreq: Any, rreq: Any, ctx: Any) -> None:
+        assign(lg, lreq, og / rhs)
+        assign(rg, rreq, -og * lhs / (rhs * rhs))
+
+    def plus(x: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
+        assign(ret, req, x + np.asarray(env.scalar, dtype=x.dtype))
+
+    def minus(x: Any, env: Any, ret: Any, req: Any, ctx: Any) -> None:
+        assign(ret, req, x - np.asarray(env.scalar, dtype=x.dtype))
+
+    def ident(og: Any, env: Any, ig: Any, req: Any, ctx: Any) -> None:
+        assign(ig, req, og)
+
+    SimpleOp("_scatter_elemwise_div", 2).set_function(div).set_gradient(div_grad, kind="in_data") \
+        .describe("lhs / rhs; a sparse lhs keeps its structure").register(registry)
+    SimpleOp("_scatter_plus_scalar", 1).set_function(plus).set_gradient(ident).set_enable_scalar(True) \
+        .describe("data + scalar on the stored entries of a sparse data").register(registry)
+    SimpleOp("_scatter_minus_scalar", 1).set_function(minus).set_gradient(ident).set_enable_scalar(True) \
+        .describe("data - scalar on the stored entries of a sparse data").register(registry)
+
+
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
     registry.register_property("_sparse_retain", RetainProp)
@@ -190,3 +243,6 @@ def plexnet_register_operators(registry: Any) -> None:
     from ..ndarray.sparse.ops import IMPLS  # the NDArray call's sparse kernel (nd._internal._square_sum)
     IMPLS.setdefault("_square_sum", _square_sum_sparse)
     IMPLS.setdefault("_contrib_quadratic", _quadratic_sparse)
+    _register_scatter(registry)
+    for name, kind in zip(SCATTER_OPS, ("div", "plus", "minus")):
+        IMPLS.setdefault(name, _scatter_sparse(kind))

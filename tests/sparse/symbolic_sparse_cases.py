@@ -281,6 +281,23 @@ def square_sum(mx):
     return res
 
 
+def scatter_ops(mx):
+    """MXNet's internal ``_scatter_*`` operators: a sparse first input keeps its structure."""
+    res = {}
+    for st in ("row_sparse", "csr", "default"):
+        a = mx.nd.array(RSP).tostype(st)
+        lhs = mx.sym.Variable("lhs", stype=st)
+        for name, sym in (("plus", mx.sym._internal._scatter_plus_scalar(lhs, 9)),
+                          ("minus", mx.sym._internal._scatter_minus_scalar(lhs, 2)),
+                          ("div", mx.sym._internal._scatter_elemwise_div(lhs, mx.sym.Variable("rhs")))):
+            args = {"lhs": a, "rhs": mx.nd.array(RSP2 + 2)} if name == "div" else {"lhs": a}
+            o = sym.bind(mx.cpu(), args).forward()[0]
+            res[f"{st}_{name}"] = {"stype": o.stype, "out": _val(o)}
+        o = mx.nd._internal._scatter_plus_scalar(a, scalar=1.5)
+        res[f"{st}_nd_plus"] = {"stype": o.stype, "out": _val(o)}
+    return res
+
+
 def module_linear_classification(mx):
     """MXNet's example/sparse/linear_classification with Module: LibSVMIter csr batches, a
     row_sparse weight, ``sym.sparse.dot``, a 'local' kvstore updating with SGD, and
@@ -318,4 +335,5 @@ def module_linear_classification(mx):
 
 CASES = [names, simple_bind_stypes, dot_forward_backward, dot_zero_grad_rows, dot_forward_stype, dot_transpose_forward,
          embedding_sparse_grad, rsp_unary_grad, rsp_binary, retain_forward, csr_ops, fc_rsp_weight,
-         linear_classification, square_sum, module_linear_classification]
+         linear_classification, square_sum, scatter_ops,
+         module_linear_classification]
