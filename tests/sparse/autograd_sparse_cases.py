@@ -127,6 +127,18 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["rsp_head_gradient"] = _rsp_head
     c["rsp_grad_3d"] = lambda mx: _run(mx, mx.nd.arange(24).reshape((2, 3, 4)), lambda a: a * a, "row_sparse")
     c["spdot_retain_graph_twice"] = _retain_twice
+    # Embedding over a row_sparse weight (Gluon's contrib SparseEmbedding path): ids not stored read zeros
+    c["rsp_weight_embedding_forward"] = lambda mx: (None, mx.nd.Embedding(
+        mx.nd.array([[4, 1], [2, 5]]), _rsp_weight(mx), input_dim=6, output_dim=2))
+    c["rsp_weight_embedding_sparse_grad"] = lambda mx: _run(
+        mx, _rsp_weight(mx), lambda w: mx.nd.Embedding(mx.nd.array([4, 1, 1, 2]), w, input_dim=6, output_dim=2,
+                                                       sparse_grad=True), og=[[1, 2], [0, 0], [3, 3], [1, 1]])
+    c["rsp_weight_embedding_dense_grad"] = lambda mx: _run(
+        mx, _rsp_weight(mx), lambda w: mx.nd.Embedding(mx.nd.array([4, 1, 1, 2]), w, input_dim=6, output_dim=2),
+        "default", og=[[1, 2], [0, 0], [3, 3], [1, 1]])
+    c["rsp_weight_sparse_embedding"] = lambda mx: _run(
+        mx, _rsp_weight(mx), lambda w: mx.nd.contrib.SparseEmbedding(mx.nd.array([[4, 1], [1, 2]]), w, input_dim=6,
+                                                                     output_dim=2) * 2)
     c["linear_model_lazy_sgd_3_steps"] = _linear_model
     c["embedding_lazy_sgd_3_steps"] = _embedding_model
     # MXNet 1.9.1 refuses these (plexnet computes them: docs/sparse.md "Autograd")
@@ -136,6 +148,10 @@ def _cases() -> dict[str, Callable[[Any], tuple]]:
     c["embedding_sparse_grad_add"] = lambda mx: _emb(mx, False, "add", n=2)
     c["embedding_sparse_grad_dense_buffer"] = lambda mx: _emb(mx, False, stype=None)
     return c
+
+
+def _rsp_weight(mx: Any) -> Any:
+    return mx.nd.array([[0, 0], [1, 2], [0, 0], [0, 0], [3, 4], [0, 0]]).tostype("row_sparse")
 
 
 def _grad_fn(mx: Any) -> tuple:

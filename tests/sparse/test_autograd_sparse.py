@@ -143,3 +143,24 @@ def test_row_sparse_gradients_allocate_no_weight_sized_buffer(monkeypatch, path)
     assert g.stype == "row_sparse" and g.indices.asnumpy().tolist() == [1, 3]
     want = [[1] * 4, [2] * 4] if path != "dot" else [[2] * 4, [4] * 4]
     np.testing.assert_allclose(g.data.asnumpy(), want)
+
+
+def test_embedding_over_a_row_sparse_weight_is_one_node_without_a_dense_weight():
+    # forward reads the compact rows (no dense copy of the weight); the tape holds one
+    # EmbeddingNode whose backward is the looked-up rows
+    from plexnet.ndarray.sparse.embedding import EmbeddingNode
+    w = nd.array([[0, 0], [1, 2], [0, 0], [3, 4]]).tostype("row_sparse")
+    w.attach_grad()
+    dense_copies = []
+    orig = type(w)._dense
+    type(w)._dense = lambda self: dense_copies.append(self.shape) or orig(self)
+    try:
+        with autograd.record():
+            y = nd.Embedding(nd.array([3, 2, 3]), w, input_dim=4, output_dim=2, sparse_grad=True)
+        assert isinstance(y._ag[0], EmbeddingNode) and dense_copies == []
+        np.testing.assert_allclose(y.asnumpy(), [[3, 4], [0, 0], [3, 4]])
+        y.backward()
+    finally:
+        type(w)._dense = orig
+    assert w.grad.stype == "row_sparse" and w.grad.indices.asnumpy().tolist() == [2, 3]
+    np.testing.assert_allclose(w.grad.data.asnumpy(), [[1, 1], [2, 2]])

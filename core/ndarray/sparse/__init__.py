@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ...context import current_context  # noqa: F401 - part of MXNet's sparse namespace
 from ..ndarray import NDArray, mx_real_t  # noqa: F401
 from . import optim as _optim  # noqa: F401 - registers the lazy optimizer kernels
+from . import embedding as _embedding  # noqa: F401 - Embedding over a row_sparse weight
 from .base import STATE, BaseSparseNDArray, CSRNDArray, NotSupportedForSparseNDArray, RowSparseNDArray
 from .convert import array, cast_storage, csr_matrix, empty, row_sparse_array, zeros
 from .ops import add, divide, dot, dispatch, multiply, retain, slice, subtract, zeros_like

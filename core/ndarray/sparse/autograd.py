@@ -38,8 +38,8 @@ from ..ndarray import NDArray, _new
 from . import kernels as K
 from .base import BaseSparseNDArray, RowSparseNDArray, host, new_rsp, plug
 
-__all__ = ["CsrDotNode", "StorageNode", "dense_input", "in_graph", "deferrable", "link", "recorded", "retain_dense",
-           "row_hint", "store_sparse", "ROW_HINTS"]
+__all__ = ["CsrDotNode", "StorageNode", "dense_input", "in_graph", "deferrable", "link", "recorded", "RECORDERS",
+           "retain_dense", "row_hint", "store_sparse", "ROW_HINTS"]
 
 #: recorded dense node -> {argument index: what its sparse backward keeps} (``row_hint``)
 ROW_HINTS: "weakref.WeakKeyDictionary[TapeNode, dict[int, tuple]]" = weakref.WeakKeyDictionary()
@@ -124,9 +124,10 @@ def recorded(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, A
             res = impl(fn, *args, **kwargs)
         finally:
             _AG.recording = prev
-    if name == "dot" and isinstance(res, NDArray):
-        node = _csr_dot_node(res, args, kwargs)
-        if node is not None:
+    rec = _csr_dot_node if name == "dot" else RECORDERS.get(name)
+    if rec is not None and isinstance(res, NDArray):
+        node = rec(res, args, kwargs, name)
+        if node is not None:  # one node of the call with its own backward (no dense twin)
             res._ag = (node, 0)
             return res
     dense = fn(*(dense_input(a) for a in args), **{k: dense_input(v) for k, v in kwargs.items()})
@@ -192,7 +193,12 @@ class CsrDotNode(TapeNode):
                            _NORMAL, 0, "_sparse_dot_backward")
 
 
-def _csr_dot_node(res: NDArray, args: tuple, kwargs: dict[str, Any]) -> CsrDotNode | None:
+#: operator name -> ``f(result, args, kwargs, name)`` making the tape node of a call whose
+#: sparse argument has a backward of its own (``embedding.py``), or None: the generic path
+RECORDERS: dict[str, Callable[..., Any]] = {}
+
+
+def _csr_dot_node(res: NDArray, args: tuple, kwargs: dict[str, Any], name: str = "dot") -> CsrDotNode | None:
     """The tape node of ``dot(csr, w)`` when only ``w`` is in the graph, on the CPU (else None:
     the generic path)."""
     if len(args) > 2 or kwargs.get("transpose_b") or isinstance(res, BaseSparseNDArray) and res.stype != \
