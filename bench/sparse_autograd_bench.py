@@ -3,7 +3,8 @@
 Two imperative steps with row_sparse gradients and lazy SGD (docs/sparse.md "Autograd"):
 a linear model ``square(dot(csr, w) - y).sum()`` (csr 512 x 200k, 50 entries a row) with
 ``w.attach_grad(stype='row_sparse')``, and ``Embedding(200k x 16, sparse_grad=True)`` over
-4096 ids. Each library runs in its own subprocess (MXNet from ``--mxnet-python`` with
+4096 ids, and Gluon's ``contrib.nn.SparseEmbedding`` (row_sparse weight through
+``row_sparse_data``) with a Trainer step. Each library runs in its own subprocess (MXNet from ``--mxnet-python`` with
 ``OPENBLAS_CORETYPE=SkylakeX``), alternating round by round; per round the best of 5
 repeats of 10 steps; reported: the median over rounds, ms per step.
 
@@ -53,7 +54,18 @@ def run(lib: str) -> None:
         loss.backward()
         nd.sparse.sgd_update(emb, emb.grad, lr=0.01, out=emb)
 
-    for name, f in (("linear dot(csr 512x200k)", linear), ("Embedding(200k x 16) 4096 ids", embedding)):
+    net = mx.gluon.contrib.nn.SparseEmbedding(D, 16)
+    net.initialize(mx.init.Uniform())
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+
+    def gluon_sparse_embedding() -> None:
+        with mx.autograd.record():
+            loss = net(idx).sum()
+        loss.backward()
+        trainer.step(B)
+
+    for name, f in (("linear dot(csr 512x200k)", linear), ("Embedding(200k x 16) 4096 ids", embedding),
+                    ("gluon contrib SparseEmbedding + Trainer", gluon_sparse_embedding)):
         for _ in range(3):
             f()
         nd.waitall()
