@@ -49,7 +49,14 @@ def save_symbol(fname: str, symbol: Any, remove_amp_cast: bool = True) -> None:
     atomic_write(fname, _symbol_json(symbol, remove_amp_cast))
 
 
+def _cpu() -> Any:
+    from .context import cpu
+    return cpu()
+
+
 def _to_host(v: Any) -> Any:
+    if getattr(v, "stype", "default") != "default":
+        return v.as_in_context(_cpu())  # a row_sparse weight stays row_sparse in the file (MXNet)
     if hasattr(v, "asnumpy"):
         return v.asnumpy()
     return np.asarray(v)

@@ -226,3 +226,39 @@ def test_square_sum_and_quadratic_keep_sparse_storage():
     x = mx.sym.Variable("x", stype="csr")
     o = mx.sym.contrib.quadratic(x, a=1, b=1).bind(mx.cpu(), {"x": c}).forward()[0]
     assert o.stype == "csr" and o.asnumpy().tolist() == [[0, 6], [2, 0]]
+
+
+def test_module_row_sparse_weight_fit_and_checkpoint(tmp_path):
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    it = mx.io.LibSVMIter(data_libsvm=os.path.join(here, "fixtures", "data.libsvm"), data_shape=(10,), batch_size=3)
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("weight", shape=(10, 1), stype="row_sparse", init=mx.init.Constant(0.05))
+    b = mx.sym.Variable("bias", shape=(1,))
+    net = mx.sym.LogisticRegressionOutput(mx.sym.broadcast_add(mx.sym.sparse.dot(x, w), b),
+                                          label=mx.sym.Variable("softmax_label"))
+    mod = mx.mod.Module(net, data_names=["data"], label_names=["softmax_label"])
+    mod.fit(it, num_epoch=3, kvstore=mx.kv.create("local"), optimizer="sgd",
+            optimizer_params={"learning_rate": 0.5}, eval_metric="mse", initializer=mx.init.Constant(0.05),
+            sparse_row_id_fn=lambda batch: {"weight": batch.data[0].indices})
+    args, _ = mod.get_params()
+    assert args["weight"].stype == "row_sparse"
+    wv = args["weight"].asnumpy().ravel()
+    assert np.allclose(wv[6:], 0.05) and not np.allclose(wv[:6], 0.05)  # columns 6.. never used: untouched
+    prefix = str(tmp_path / "lc")
+    mod.save_checkpoint(prefix, 3)
+    _, arg, _ = mx.model.load_checkpoint(prefix, 3)
+    assert arg["weight"].stype == "row_sparse" and np.allclose(arg["weight"].asnumpy().ravel(), wv)
+
+
+def test_prepare_without_kvstore_warns():
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("weight", shape=(4, 1), stype="row_sparse")
+    net = mx.sym.sparse.dot(x, w)
+    mod = mx.mod.Module(net, data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (2, 4))])
+    mod.init_params(initializer=mx.init.Constant(0.1))
+    mod.init_optimizer(kvstore=None)
+    batch = mx.io.DataBatch([mx.nd.ones((2, 4)).tostype("csr")])
+    with pytest.warns(UserWarning, match="not updated in the KVStore"):
+        mod.prepare(batch, sparse_row_id_fn=lambda b: {"weight": mx.nd.array([0], dtype="int64")})
