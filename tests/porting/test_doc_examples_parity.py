@@ -192,6 +192,19 @@ def _replay(session: dict[str, Any], ns: dict[str, Any], diffs: list[tuple[int, 
                     diffs.append((i, rec["source"], d))
 
 
+def _registries() -> list[dict[Any, Any]]:
+    """The process-wide name tables docstring examples register classes in
+    (``@mx.init.register``, ``KVStoreBase.register``, ...): restored after each session so
+    that later tests see none of the examples' classes."""
+    import plexnet.contrib.text._registry as text_registry
+    import plexnet.initializer as init_mod
+    import plexnet.optimizer.optimizer as opt_mod
+    tables: list[dict[Any, Any]] = [mx.kvstore.KVStoreBase.kv_registry, opt_mod._user_registry,
+                                    text_registry._REGISTRY, *text_registry._REGISTRY.values()]
+    tables += [v for v in vars(init_mod._classes).values() if isinstance(v, dict)]
+    return tables
+
+
 def replay(session: dict[str, Any]) -> list[tuple[int, str, str]]:
     """Run a recorded session in plexnet: (index, source, difference) per differing statement
     (in the current working directory)."""
@@ -203,9 +216,15 @@ def replay(session: dict[str, Any]) -> list[tuple[int, str, str]]:
     # process-wide switches a docstring may flip (util.set_np_shape's example does): restored
     np_shape = mx.util.set_np_shape(False)
     recording, training = mx.autograd.set_recording(False), mx.autograd.set_training(False)
+    saved = [(t, dict(t)) for t in _registries()]
+    np_random = np.random.get_state()  # some examples seed numpy (np.random.seed(999))
     try:
         _replay(session, ns, diffs)
     finally:
+        np.random.set_state(np_random)
+        for table, content in saved:
+            table.clear()
+            table.update(content)
         mx.util.set_np_shape(np_shape)
         mx.autograd.set_recording(recording)
         mx.autograd.set_training(training)
