@@ -171,13 +171,61 @@ def _sparse_grad_rules(g: Any, st: list[str]) -> dict[int, set[str]]:
     return kinds
 
 
+#: backward kernels that keep a sparse head gradient's storage for an input of that storage
+#: type (MXNet 1.9.1's simple_bind: relu(csr) has a csr gradient, sqrt(csr) a dense one)
+_BWD_KEEP = frozenset({"relu", "square", "abs", "negative", "zeros_like", "stop_gradient", "BlockGrad",
+                       "_mul_scalar", "_div_scalar", "_copy", "identity"})
+
+
+def _input_grad_stypes(node: Any, ins: list[str], og: str) -> list[str]:
+    """Gradient storage types of ``node``'s inputs for a head gradient of storage ``og``."""
+    op, p = node.op, node.params()
+    out = ["default"] * len(ins)
+    if op == "dot" and len(ins) == 2 and ins[0] == "csr" and not _truthy(p.get("transpose_a", False)) \
+            and not _truthy(p.get("transpose_b", False)):
+        out[1] = "row_sparse"
+    elif (op == "Embedding" and _truthy(p.get("sparse_grad", False)) or op == "_contrib_SparseEmbedding") \
+            and len(ins) == 2:
+        out[1] = "row_sparse"
+    elif op == "_square_sum" and ins and ins[0] == "row_sparse":
+        out[0] = "row_sparse"
+    elif og != "default":
+        if op in _BWD_KEEP and ins and ins[0] == og:
+            out[0] = og
+        elif op in _ADD - {"_maximum", "_minimum", "_hypot"} and len(ins) == 2 and ins[0] == ins[1] == og:
+            out = [og, og]
+        elif op in ("add_n", "ElementWiseSum") and all(s == og == "row_sparse" for s in ins):
+            out = [og] * len(ins)
+    return out
+
+
 def grad_stypes(g: Any, arg_stypes: Sequence[str]) -> list[str]:
-    """MXNet's gradient storage type per argument (``simple_bind``): row_sparse where every
-    consumer's backward gives one (``dot(csr, w)``'s ``w``, a sparse-grad ``Embedding``'s
-    weight), default elsewhere."""
+    """MXNet's gradient storage type per argument (``simple_bind``): the head gradients take
+    their outputs' storage types and flow back through the operators' rules (row_sparse for
+    ``dot(csr, w)``'s ``w`` and a sparse-grad ``Embedding``'s weight, the head gradient's type
+    through ``relu``/``square``/``elemwise_add``..., default elsewhere); gradients summed from
+    several consumers stay sparse only when all are row_sparse."""
     st = infer_stypes(g, arg_stypes)
-    kinds = _sparse_grad_rules(g, st)
-    return ["row_sparse" if kinds.get(nid) and "other" not in kinds[nid] else "default" for nid in g.arg_nids]
+    contrib: dict[int, list[str]] = {e: [st[e]] for e in g.outputs}  # entry -> its gradients' types
+    op_nids = list(g.op_nids)
+    for nid in reversed(op_nids):
+        node = g.nodes[nid]
+        outs = range(g.row_ptr[nid], g.row_ptr[nid + 1])
+        ogs = [_merge(contrib.get(e)) for e in outs]
+        ins = [st[e] for e in g.inputs[nid]]
+        for e, gs in zip(g.inputs[nid], _input_grad_stypes(node, ins, ogs[0] if ogs else "default")):
+            contrib.setdefault(e, []).append(gs)
+    return [_merge(contrib.get(g.row_ptr[nid])) for nid in g.arg_nids]
+
+
+def _merge(kinds: list[str] | None) -> str:
+    """The storage type of a sum of gradients (MXNet's ``add_n``: row_sparse only when all are)."""
+    if not kinds:
+        return "default"
+    first = kinds[0]
+    if len(kinds) == 1:
+        return first
+    return "row_sparse" if all(k == "row_sparse" for k in kinds) else "default"
 
 
 def makes_sparse(g: Any) -> bool:

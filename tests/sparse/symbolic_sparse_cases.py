@@ -88,6 +88,46 @@ def simple_bind_stypes(mx):
     return res
 
 
+def simple_bind_grad_stypes(mx):
+    """Gradient storage types simple_bind gives (MXNet's backward storage inference)."""
+    res = {}
+    for st in ("csr", "row_sparse"):
+        x = mx.sym.Variable("x", stype=st)
+        for op in ("relu", "square", "abs", "negative", "sqrt", "sin", "exp", "sigmoid", "zeros_like", "make_loss",
+                   "stop_gradient"):
+            e = getattr(mx.sym.sparse, op)(x).simple_bind(mx.cpu(), x=(4, 5))
+            res[f"{st}_{op}"] = e.grad_dict["x"].stype
+        for name, f in (("mul_scalar", lambda v: v * 2), ("div_scalar", lambda v: v / 2),
+                        ("plus_scalar", lambda v: v + 1), ("clip", lambda v: mx.sym.sparse.clip(v, -1, 1)),
+                        ("sum", lambda v: mx.sym.sparse.sum(v)),
+                        ("cast", lambda v: mx.sym.sparse.cast_storage(v, stype="default")),
+                        ("relu_twice", lambda v: mx.sym.sparse.relu(v) + mx.sym.sparse.square(v)),
+                        ("relu_and_exp", lambda v: mx.sym.sparse.relu(v) + mx.sym.sparse.exp(v))):
+            e = f(x).simple_bind(mx.cpu(), x=(4, 5))
+            res[f"{st}_{name}"] = e.grad_dict["x"].stype
+        y, d = mx.sym.Variable("y", stype=st), mx.sym.Variable("d")
+        for op in ("elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "broadcast_add", "broadcast_mul"):
+            e = getattr(mx.sym.sparse, op)(x, y).simple_bind(mx.cpu(), x=(4, 5), y=(4, 5))
+            res[f"{st}_{op}"] = [e.grad_dict["x"].stype, e.grad_dict["y"].stype]
+            e = getattr(mx.sym.sparse, op)(x, d).simple_bind(mx.cpu(), x=(4, 5), d=(4, 5))
+            res[f"{st}_{op}_dns"] = [e.grad_dict["x"].stype, e.grad_dict["d"].stype]
+    r, r2 = mx.sym.Variable("r", stype="row_sparse"), mx.sym.Variable("r2", stype="row_sparse")
+    res["add_n"] = mx.sym.sparse.add_n(r, r2).simple_bind(mx.cpu(), r=(4, 5), r2=(4, 5)).grad_dict["r"].stype
+    c, w = mx.sym.Variable("c", stype="csr"), mx.sym.Variable("w")
+    res["dot_T"] = mx.sym.sparse.dot(c, w, transpose_a=True).simple_bind(mx.cpu(), c=(4, 5), w=(4, 3)).grad_dict[
+        "w"].stype
+    e = mx.sym.sparse.dot(mx.sym.Variable("dd"), c).simple_bind(mx.cpu(), dd=(3, 4), c=(4, 5))
+    res["dns_csr"] = [e.grad_dict["dd"].stype, e.grad_dict["c"].stype]
+    e = mx.sym.sparse.dot(c, w).simple_bind(mx.cpu(), c=(4, 5), w=(5, 3))
+    res["dot_csr_w"] = e.grad_dict["w"].stype
+    e = (mx.sym.sparse.dot(c, w) + mx.sym.sparse.dot(mx.sym.Variable("c2", stype="csr"), w)).simple_bind(
+        mx.cpu(), c=(4, 5), c2=(4, 5), w=(5, 3))
+    res["dot_twice"] = e.grad_dict["w"].stype
+    e = mx.sym._internal._square_sum(r, axis=1, keepdims=True).simple_bind(mx.cpu(), r=(4, 5))
+    res["square_sum"] = e.grad_dict["r"].stype
+    return res
+
+
 def _csr(mx):
     return mx.nd.array(CSR).tostype("csr")
 
@@ -333,7 +373,7 @@ def module_linear_classification(mx):
             "bias": _val(args["bias"])}
 
 
-CASES = [names, simple_bind_stypes, dot_forward_backward, dot_zero_grad_rows, dot_forward_stype, dot_transpose_forward,
+CASES = [names, simple_bind_stypes, simple_bind_grad_stypes, dot_forward_backward, dot_zero_grad_rows, dot_forward_stype, dot_transpose_forward,
          embedding_sparse_grad, rsp_unary_grad, rsp_binary, retain_forward, csr_ops, fc_rsp_weight,
          linear_classification, square_sum, scatter_ops,
          module_linear_classification]
