@@ -7,8 +7,9 @@ wrappers and the control flow ``foreach``, ``while_loop``, ``cond`` (operators
 subgraphs; see ``_control_flow``).
 
 The CSR graph operators (``getnnz``, ``edge_id``, ``dgl_*``) take CSR storage inputs;
-plexnet's symbols are dense, so their ``sym.contrib`` names exist but raise
-``NotImplementedForSymbol`` naming the operator and pointing to ``nd.contrib``."""
+plexnet has them as NDArray functions (``nd.contrib``), not as registered operators a graph
+can hold, so their ``sym.contrib`` names exist but raise ``NotImplementedForSymbol`` naming
+the operator and pointing to ``nd.contrib``."""
 from __future__ import annotations
 
 import math
@@ -72,11 +73,11 @@ def mp_adamw_update(weight: Symbol, grad: Symbol, mean: Symbol, var: Symbol, wei
 
 
 class CSRSymbolError(NotImplementedForSymbol):
-    """A CSR-storage operator asked for as a Symbol (plexnet's symbols hold dense arrays)."""
+    """A CSR graph operator asked for as a Symbol (plexnet has it as an NDArray function only)."""
 
     def __str__(self) -> str:
-        return (f"sym.contrib.{self.function} (operator \"_contrib_{self.function}\") takes CSR storage inputs, "
-                f"which plexnet's symbols do not have (they are dense); call mx.nd.contrib.{self.function} "
+        return (f"sym.contrib.{self.function} (operator \"_contrib_{self.function}\") is an NDArray function in "
+                f"plexnet, not an operator a symbol can hold; call mx.nd.contrib.{self.function} "
                 f"on CSRNDArrays instead")
 
 
@@ -84,8 +85,9 @@ def _csr_only(name: str) -> Any:
     def fn(*args: Any, **kwargs: Any) -> Symbol:
         raise CSRSymbolError(fn, f"_contrib_{name}", *args)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"MXNet's ``sym.contrib.{name}`` takes CSR storage inputs; plexnet's symbols are dense, so "
-                  f"this raises ``NotImplementedForSymbol``: use ``nd.contrib.{name}`` (docs/sparse.md).")
+    fn.__doc__ = (f"MXNet's ``sym.contrib.{name}`` takes CSR storage inputs; plexnet has it as an NDArray "
+                  f"function only, so this raises ``NotImplementedForSymbol``: use ``nd.contrib.{name}`` "
+                  f"(docs/sparse.md).")
     return fn
 
 
