@@ -57,6 +57,10 @@ class EvalMetric:
     Subclasses implement ``update(labels, preds)``.
     """
 
+    #: MXNet's value type: a numpy float64 where its ``update`` sums numpy scalars
+    #: (Accuracy, the regression and log-loss metrics, Loss), a Python float elsewhere
+    _numpy_value = False
+
     def __init__(self, name: str, output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, **kwargs: Any) -> None:
         self.name = str(name)
@@ -67,7 +71,9 @@ class EvalMetric:
         self.reset()
 
     def __str__(self) -> str:
-        return f"EvalMetric: {dict(self.get_name_value())}"
+        # numpy 2 writes a numpy float as np.float64(0.4); MXNet's (numpy 1.x) text has 0.4
+        values = {k: float(v) if isinstance(v, numpy.floating) else v for k, v in self.get_name_value()}
+        return f"EvalMetric: {values}"
 
     def get_config(self) -> dict:
         """The configuration; ``create(**config)`` recreates the metric."""
@@ -102,15 +108,18 @@ class EvalMetric:
         """``(name, value)``; ``value`` is nan before any update."""
         if self.num_inst == 0:
             return (self.name, float("nan"))
-        return (self.name, self.sum_metric / self.num_inst)
+        return (self.name, self._value(self.sum_metric / self.num_inst))
 
     def get_global(self) -> tuple:
         """``(name, value)`` over everything since the last ``reset``."""
         if self._has_global_stats:
             if self.global_num_inst == 0:
                 return (self.name, float("nan"))
-            return (self.name, self.global_sum_metric / self.global_num_inst)
+            return (self.name, self._value(self.global_sum_metric / self.global_num_inst))
         return self.get()
+
+    def _value(self, v: Any) -> Any:
+        return numpy.float64(v) if self._numpy_value else v
 
     def get_name_value(self) -> list[tuple]:
         """``[(name, value), ...]``."""

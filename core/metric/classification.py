@@ -17,6 +17,8 @@ class Accuracy(EvalMetric):
     """Fraction of samples whose predicted class (argmax over ``axis``, or the
     prediction itself when it has the label's shape) equals the label."""
 
+    _numpy_value = True  # MXNet 1.9.1 returns a numpy float64
+
     def __init__(self, axis: int = 1, name: str = "accuracy", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, axis=axis, output_names=output_names, label_names=label_names,
@@ -42,13 +44,14 @@ class Accuracy(EvalMetric):
 class TopKAccuracy(EvalMetric):
     """Fraction of samples whose label is among the ``top_k`` highest predictions."""
 
+    _numpy_value = True  # MXNet 1.9.1 returns a numpy float64
+
     def __init__(self, top_k: int = 1, name: str = "top_k_accuracy", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, top_k=top_k, output_names=output_names, label_names=label_names,
                          has_global_stats=True)
         self.top_k = top_k
-        if not self.top_k > 1:
-            raise ValueError("Please use Accuracy if top_k is no more than 1")
+        assert self.top_k > 1, "Please use Accuracy if top_k is no more than 1"  # MXNet's AssertionError
         self.name += f"_{self.top_k}"
 
     def update(self, labels: Any, preds: Any) -> None:

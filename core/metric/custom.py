@@ -14,6 +14,8 @@ __all__ = ["Loss", "Torch", "Caffe", "CustomMetric", "np"]
 class Loss(EvalMetric):
     """Mean of the outputs themselves (for networks whose output is a loss)."""
 
+    _numpy_value = True  # MXNet 1.9.1 returns a numpy float64
+
     def __init__(self, name: str = "loss", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)

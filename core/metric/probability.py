@@ -62,6 +62,8 @@ class _PickedLogLoss(EvalMetric):
     """CrossEntropy and NegativeLogLikelihood: the sum over samples of
     ``-log(pred[i, label[i]] + eps)``, counted per sample."""
 
+    _numpy_value = True  # MXNet 1.9.1 returns a numpy float64
+
     eps: float
 
     def update(self, labels: Any, preds: Any) -> None:

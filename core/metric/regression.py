@@ -14,6 +14,8 @@ class _RegressionMetric(EvalMetric):
     """MAE, MSE, RMSE: ``_batch_error(label, pred)`` of each batch (1-d arrays as
     columns), averaged over batches as MXNet does."""
 
+    _numpy_value = True  # MXNet 1.9.1 returns a numpy float64
+
     @staticmethod
     def _batch_error(label: numpy.ndarray, pred: numpy.ndarray) -> Any:
         raise NotImplementedError()
@@ -74,6 +76,8 @@ class PearsonCorrelation(EvalMetric):
     """Pearson correlation of predictions and labels (``average='macro'``: mean of
     per-batch coefficients; ``'micro'``: one over all batches)."""
 
+    _numpy_value = True  # MXNet 1.9.1 returns a numpy float64
+
     def __init__(self, name: str = "pearsonr", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, average: str = "macro") -> None:
         self.average = average
@@ -127,7 +131,7 @@ class PearsonCorrelation(EvalMetric):
         if self.num_inst == 0:
             return (self.name, float("nan"))
         if self.average == "macro":
-            return (self.name, self.sum_metric / self.num_inst)
+            return (self.name, self._value(self.sum_metric / self.num_inst))
         n = self._label_nums
         r = self._conv / ((n - 1) * numpy.sqrt(self._sse_p / (n - 1)) * numpy.sqrt(self._sse_l / (n - 1)))
         return (self.name, r)
