@@ -705,7 +705,7 @@ class Executor:
                 g.nodes[nid].attrs.get("sparse_grad") in ("True", "true", "1")
                 or g.nodes[nid].op in ("cast_storage", "_contrib_SparseEmbedding", "dot") for nid in g.op_nids):
             from .sparse_bind import sparse_simple_bind
-            sexe = sparse_simple_bind(cls, symbol, ctx, g, shapes, types, reqs, stype_dict, group2ctx)
+            sexe = sparse_simple_bind(_class_for(cls, g), symbol, ctx, g, shapes, types, reqs, stype_dict, group2ctx)
             if sexe is not None:
                 return sexe
 
@@ -764,7 +764,7 @@ class Executor:
         if any(getattr(a, "stype", "default") != "default" for a in (*arg_list, *grad_list)) or any(
                 g.nodes[nid].op in ("cast_storage", "dot") for nid in g.op_nids) and _sparse_graph(g):
             from .sparse_exec import SparseExecutor  # sparse storage: executor/sparse.py
-            return SparseExecutor(cls, symbol, ctx, g, arg_list, grad_list, reqs, aux_list, group2ctx)
+            return SparseExecutor(_class_for(cls, g), symbol, ctx, g, arg_list, grad_list, reqs, aux_list, group2ctx)
         exe = _class_for(cls, g)(symbol, ctx, arg_list, grad_list, reqs, aux_list, shared_exec=shared_exec,
                                  plan_memory_on=plan_on, bulk_exec=bulk, _graph=g)
         exe._place_outputs(group2ctx)

@@ -52,6 +52,8 @@ class SparseExecutor:
         if group2ctx:
             self._dense._place_outputs(group2ctx)
         self._rules = self._row_rules()
+        # run-time output shapes (boolean_mask...): the node-by-node pass has no NDArray call for them
+        self._dynamic = any(callable(getattr(g.nodes[i].prop, "forward_dynamic", None)) for i in g.op_nids)
         self._trained = False
         self.outputs: list[NDArray] = [self._cast(o, self._stypes[e]) for o, e in zip(self._dense.outputs, g.outputs)]
 
@@ -120,19 +122,19 @@ class SparseExecutor:
             if k not in arg_dict:
                 raise ValueError(f"forward: unknown argument {k!r}; arguments are {self._arg_names}")
             arg_dict[k][:] = v
-        if is_train and self._has_grad:
-            self._forward_dense()
+        if is_train and self._has_grad or self._dynamic:
+            self._forward_dense(bool(is_train))
         else:
             self._forward_sparse(bool(is_train))
         return self.outputs
 
-    def _forward_dense(self) -> None:
+    def _forward_dense(self, is_train: bool = True) -> None:
         for a, d in zip(self.arg_arrays, self._dargs):
             if a is not d:
                 d[:] = a  # a dense copy of the sparse argument
-        outs = self._dense.forward(is_train=True)
+        outs = self._dense.forward(is_train=is_train)
         self.outputs = [self._cast(o, self._stypes[e]) for o, e in zip(outs, self._g.outputs)]
-        self._trained = True
+        self._trained = is_train
 
     def _forward_sparse(self, is_train: bool) -> None:
         from .. import autograd

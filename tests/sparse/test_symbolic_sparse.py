@@ -262,3 +262,15 @@ def test_prepare_without_kvstore_warns():
     batch = mx.io.DataBatch([mx.nd.ones((2, 4)).tostype("csr")])
     with pytest.warns(UserWarning, match="not updated in the KVStore"):
         mod.prepare(batch, sparse_row_id_fn=lambda b: {"weight": mx.nd.array([0], dtype="int64")})
+
+
+def test_dynamic_shape_operator_after_sparse_input():
+    x, m = mx.sym.Variable("x", stype="row_sparse"), mx.sym.Variable("m")
+    y = mx.sym.contrib.boolean_mask(mx.sym.sparse.square(x), m)
+    a = mx.nd.array([[1, 2], [0, 0], [3, 4]]).tostype("row_sparse")
+    e = y.bind(mx.cpu(), {"x": a, "m": mx.nd.array([1, 0, 1])}, args_grad={"x": mx.nd.zeros((3, 2))},
+               grad_req={"x": "write", "m": "null"})
+    assert e.forward()[0].asnumpy().tolist() == [[1, 4], [9, 16]]
+    e.forward(is_train=True)
+    e.backward(mx.nd.ones((2, 2)))
+    assert e.grad_dict["x"].asnumpy().tolist() == [[2, 4], [0, 0], [6, 8]]
