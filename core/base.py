@@ -56,8 +56,9 @@ def c_array_buf(ctype: Any, buf: Any) -> Any:
     return (ctype * len(buf)).from_buffer(buf)
 
 
-class PlexnetError(Exception):
-    """Base class of every error plexnet raises on purpose."""
+class PlexnetError(RuntimeError):
+    """Base class of every error plexnet raises on purpose. A ``RuntimeError``, as MXNet's
+    ``MXNetError`` is (scripts catch ``RuntimeError`` around MXNet calls)."""
 
 
 #: MXNet scripts catch ``mx.base.MXNetError``; keep the name.
