@@ -8,6 +8,7 @@ that write them. Errors raised while running surface at the next such wait point
 from __future__ import annotations
 
 import numbers
+from builtins import slice as py_slice  # noqa: F401  (MXNet's private alias here; its tests import it)
 from typing import Any, Sequence
 
 import numpy as np
