@@ -5,6 +5,7 @@ a ``DataBatch`` (``data``, ``label``) are lists of ``plexnet.nd.NDArray``.
 """
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 from typing import Any, Iterator, Sequence
 
@@ -254,3 +255,11 @@ def to_numpy(x: Any) -> np.ndarray:
     if hasattr(x, "asnumpy"):
         return x.asnumpy()
     return np.asarray(x)
+
+
+def warn_unknown_args(name: str, kwargs: dict[str, Any]) -> None:
+    """MXNet's C++ iterators (dmlc parameters parsed with unknown keys allowed) ignore an
+    argument they do not know (MXNet's own test_io passes ``and_mirror=``); plexnet ignores
+    it too but says so, as a typo would otherwise pass unnoticed."""
+    if kwargs:
+        warnings.warn(f"{name}: ignoring unknown argument(s) {sorted(kwargs)} (as MXNet does)", stacklevel=3)

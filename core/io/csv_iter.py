@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..base import MXNetError
-from .base import DataDesc, DataIter, to_ndarray
+from .base import DataDesc, DataIter, to_ndarray, warn_unknown_args
 
 __all__ = ["CSVIter"]
 
@@ -113,7 +113,7 @@ class CSVIter(DataIter):
         super().__init__(int(batch_size))
         if self.batch_size < 1:
             raise ValueError(f"CSVIter: batch_size must be >= 1, got {batch_size}")
-        _reject_unknown("CSVIter", kwargs)
+        warn_unknown_args("CSVIter", kwargs)
         self.data_shape = _shape(data_shape, "data_shape")
         self.label_shape = _shape(label_shape, "label_shape")
         if str(dtype) not in _DTYPES:
@@ -224,8 +224,3 @@ class CSVIter(DataIter):
             self.close()
         except Exception:  # noqa: BLE001
             pass
-
-
-def _reject_unknown(name: str, kwargs: dict[str, Any]) -> None:
-    if kwargs:
-        raise TypeError(f"{name}: unknown argument(s) {sorted(kwargs)}")

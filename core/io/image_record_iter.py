@@ -32,7 +32,7 @@ from .. import recordio
 from ..base import MXNetError
 from ..fileio import atomic_open
 from .augment import AUG_PARAM_NAMES, AugParams, DefaultAugmenter
-from .base import DataDesc, DataIter, to_ndarray
+from .base import DataDesc, DataIter, to_ndarray, warn_unknown_args
 from .batching import BatchPlanner, Plan
 from .decode import cv2, imdecode_bgr
 from .partition import partition_range
@@ -336,6 +336,7 @@ class ImageRecordIter(DataIter):
         self._pool: cf.ThreadPoolExecutor | None = None
         self._reader: recordio.RecordFileReader | None = None
         aug_extra: dict[str, Any] = {}
+        unknown: dict[str, Any] = {}
         path_imglist = os.fspath(kwargs.pop("path_imglist", "") or "")
         for k, v in kwargs.items():
             if k in _AUG_EXTRA:
@@ -347,7 +348,8 @@ class ImageRecordIter(DataIter):
                 if v != _UNSUPPORTED_DEFAULTS[k] and str(v) != str(_UNSUPPORTED_DEFAULTS[k]):
                     raise NotImplementedError(f"ImageRecordIter: {k}={v!r} is not supported by plexnet")
                 continue
-            raise TypeError(f"ImageRecordIter: unknown argument {k!r}")
+            unknown[k] = v
+        warn_unknown_args("ImageRecordIter", unknown)
         cv2()  # fail early, with the install hint, when OpenCV is missing
         if self.batch_size < 1:
             raise ValueError(f"ImageRecordIter: batch_size must be >= 1, got {batch_size}")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..base import MXNetError
-from .base import DataDesc, DataIter, to_ndarray
+from .base import DataDesc, DataIter, to_ndarray, warn_unknown_args
 from .partition import partition_range
 
 __all__ = ["MNISTIter", "read_idx_file"]
@@ -99,8 +99,7 @@ class MNISTIter(DataIter):
         # shape: gluon/image_classification.py passes (1, 32, 32) and gets 28x28 images)
         kwargs.pop("input_shape", None)
         kwargs.pop("data_shape", None)
-        if kwargs:
-            raise TypeError(f"MNISTIter: unknown argument(s) {sorted(kwargs)}")
+        warn_unknown_args("MNISTIter", kwargs)
         if self.batch_size < 1:
             raise ValueError(f"MNISTIter: batch_size must be >= 1, got {batch_size}")
         imgs = read_idx_file(os.fspath(image), expect_dims=3)

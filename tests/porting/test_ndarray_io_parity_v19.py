@@ -11,3 +11,20 @@ def test_py_slice_alias_in_ndarray_module():
     # test_ndarray imports `from mxnet.ndarray.ndarray import py_slice` (builtins.slice)
     from plexnet.ndarray.ndarray import py_slice
     assert py_slice is slice
+
+
+def test_iterators_ignore_unknown_arguments_with_a_warning(tmp_path):
+    # MXNet 1.9.1's C++ iterators accept unknown keys (its test_io passes `and_mirror=False`
+    # to ImageRecordIter; CSVIter/MNISTIter(foo_bar=1) construct fine there)
+    p = tmp_path / "d.csv"
+    p.write_text("1,2,3\n4,5,6\n")
+    with pytest.warns(UserWarning, match="foo_bar"):
+        it = mx.io.CSVIter(data_csv=str(p), data_shape=(3,), batch_size=2, foo_bar=1)
+    assert it.next().data[0].asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+    img = np.zeros((2, 28, 28), np.uint8)
+    lbl = np.zeros((2,), np.uint8)
+    (tmp_path / "i").write_bytes(b"\x00\x00\x08\x03" + np.array([2, 28, 28], ">u4").tobytes() + img.tobytes())
+    (tmp_path / "l").write_bytes(b"\x00\x00\x08\x01" + np.array([2], ">u4").tobytes() + lbl.tobytes())
+    with pytest.warns(UserWarning, match="foo_bar"):
+        it = mx.io.MNISTIter(image=str(tmp_path / "i"), label=str(tmp_path / "l"), batch_size=2, foo_bar=1)
+    assert it.next().data[0].shape == (2, 1, 28, 28)
