@@ -109,7 +109,11 @@ class Parameter:
 
     @dtype.setter
     def dtype(self, dtype: Any) -> None:
-        self._dtype = dtype
+        # as MXNet 1.9.1: setting the dtype of an initialized parameter casts its data
+        if getattr(self, "_data", None) is not None:
+            self.cast(dtype)
+        else:
+            self._dtype = dtype
 
     @property
     def shape(self) -> tuple | None:

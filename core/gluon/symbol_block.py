@@ -2,6 +2,7 @@
 written with ``mx.sym``), run through the cached graph."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ..base import PlexnetError
@@ -66,12 +67,14 @@ class SymbolBlock(HybridBlock):
             if len(i.get_internals().list_outputs()) != 1:
                 raise PlexnetError(f"Input symbols must be variable, but {i.name} is an output of operators")
             input_names.add(i.name)
-        for i in out.list_arguments():
+        arg_names, aux_names = out.list_arguments(), out.list_auxiliary_states()
+        arg_types, aux_types = _infer_param_types(syms, out, len(arg_names), len(aux_names))
+        for i, t in zip(arg_names, arg_types):
             if i not in input_names:
-                self.params.get(i, allow_deferred_init=True)
-        for i in out.list_auxiliary_states():
+                self.params.get(i, allow_deferred_init=True, dtype=t)
+        for i, t in zip(aux_names, aux_types):
             if i not in input_names:
-                self.params.get(i, grad_req="null", allow_deferred_init=True)
+                self.params.get(i, grad_req="null", allow_deferred_init=True, dtype=t)
         # as MXNet 1.9.1: a graph with a row_sparse variable cannot be a SymbolBlock
         for j in out.get_internals():
             if j.attr("__storage_type__") == "1":
@@ -80,6 +83,11 @@ class SymbolBlock(HybridBlock):
         self._cached_graph = syms, out
         n = len(_common_prefix(list(self._params.keys())))
         self._reg_params = {key[n:]: val for key, val in self._params.items()}
+
+    def __repr__(self) -> str:
+        # MXNet 1.9.1's form: the graph's symbol and its number of inputs -> outputs
+        syms, out = self._cached_graph
+        return f"{self.__class__.__name__}(\n{out} : {len(syms)} -> {len(out.list_outputs())}\n)"
 
     def forward(self, x: Any, *args: Any) -> Any:
         if isinstance(x, NDArray):
@@ -99,6 +107,31 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise PlexnetError("SymbolBlock runs its symbol directly; hybrid_forward is not used")
+
+
+def _infer_param_types(inputs: list[Symbol], out: Symbol, n_arg: int, n_aux: int) -> tuple[list[Any], list[Any]]:
+    """Parameter dtypes as MXNet 1.9.1's SymbolBlock gives them: inferred from the input
+    variables' dtypes when every input has one (``var('data', dtype='float64')``), else float32."""
+    arg_types: Any = None
+    aux_types: Any = None
+    in_types = {}
+    for i in inputs:
+        with warnings.catch_warnings():  # an untyped input: MXNet warns "Cannot decide type"
+            warnings.simplefilter("ignore")
+            t = i.infer_type()[0]
+        if not t:
+            break
+        in_types[i.name] = t[0]
+    else:
+        try:
+            arg_types, _, aux_types = out.infer_type(**in_types)
+        except (PlexnetError, ValueError, TypeError):
+            arg_types, aux_types = None, None
+    if arg_types is None or len(arg_types) != n_arg:
+        arg_types = [mx_real_t] * n_arg
+    if aux_types is None or len(aux_types) != n_aux:
+        aux_types = [mx_real_t] * n_aux
+    return list(arg_types), list(aux_types)
 
 
 def _regroup_out(sym: Symbol, fmt: Any) -> Any:

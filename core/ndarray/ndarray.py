@@ -776,6 +776,10 @@ _unary: Any = _not_plugged
 _op_function: Any = _not_plugged
 
 
+#: MXNet's storage-type ids (tests and scripts import these private names from here)
+_STORAGE_TYPE_STR_TO_ID = {'undefined': -1, 'default': 0, 'row_sparse': 1, 'csr': 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
 #: the sparse package's functions (cast_storage, zeros, empty, array): it sits above this
 #: module and plugs them in when imported, as the operator calls below
 _sparse_fns: dict[str, Any] = {}
