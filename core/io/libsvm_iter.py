@@ -128,6 +128,7 @@ class LibSVMIter(DataIter):
     """
 
     _batches_carry_descs = True
+    _get_returns_array = True
 
     def __init__(self, data_libsvm: str, data_shape: Sequence[int], label_libsvm: str | None = None,
                  label_shape: Sequence[int] = (1,), batch_size: int = 1, round_batch: bool = True,
@@ -188,7 +189,7 @@ class LibSVMIter(DataIter):
     def next(self) -> DataBatch:
         if not self.iter_next():
             raise StopIteration
-        return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=self.getindex(),
+        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(), index=self.getindex(),
                          provide_data=self.provide_data, provide_label=self.provide_label)
 
     def _need_rows(self) -> np.ndarray:
@@ -196,16 +197,17 @@ class LibSVMIter(DataIter):
             raise RuntimeError("LibSVMIter: no current batch; call next() (or reset() after the end)")
         return self._rows
 
-    def getdata(self) -> list[Any]:
-        return [self._x.take(self._need_rows()).to_nd()]
+    # one array each, as MXNet's C++ iterators (MXDataIter: next() wraps them in lists)
+    def getdata(self) -> Any:
+        return self._x.take(self._need_rows()).to_nd()
 
-    def getlabel(self) -> list[Any]:
+    def getlabel(self) -> Any:
         rows = self._need_rows()
         if isinstance(self._y, HostCSR):
-            return [self._y.take(rows).to_nd()]
+            return self._y.take(rows).to_nd()
         from ..context import cpu
         from ..ndarray import array
-        return [array(self._y[rows], ctx=cpu(), dtype=self._y.dtype)]
+        return array(self._y[rows], ctx=cpu(), dtype=self._y.dtype)
 
     def getindex(self) -> Any:
         return self._need_rows().copy()

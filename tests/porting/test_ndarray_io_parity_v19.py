@@ -28,3 +28,17 @@ def test_iterators_ignore_unknown_arguments_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="foo_bar"):
         it = mx.io.MNISTIter(image=str(tmp_path / "i"), label=str(tmp_path / "l"), batch_size=2, foo_bar=1)
     assert it.next().data[0].shape == (2, 1, 28, 28)
+
+
+def test_libsvmiter_getdata_is_one_csr_array(tmp_path):
+    # MXNet's test_io.test_LibSVMIter: data_train.getdata().check_format(True); next() wraps in lists
+    p = tmp_path / "d.t"
+    p.write_text("1.0 0:0.5 2:1.2\n-2.0\n-3.0 0:0.6 1:2.4 2:1.2\n4 2:-1.2\n")
+    it = mx.io.LibSVMIter(data_libsvm=str(p), data_shape=(3,), batch_size=3)
+    batch = it.next()
+    assert isinstance(batch.data, list) and len(batch.data) == 1 and isinstance(batch.label, list)
+    d = it.getdata()
+    assert d.stype == "csr"
+    d.check_format(True)
+    np.testing.assert_allclose(d.asnumpy(), [[0.5, 0, 1.2], [0, 0, 0], [0.6, 2.4, 1.2]])
+    assert it.getlabel().asnumpy().tolist() == [1.0, -2.0, -3.0]
