@@ -11,7 +11,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "ResizeIter", "to_ndarray", "to_numpy"]
+from ..base import MXNetError
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "ResizeIter", "to_ndarray", "to_numpy", "IterDataError"]
 
 mx_real_t = np.float32
 
@@ -263,3 +265,8 @@ def warn_unknown_args(name: str, kwargs: dict[str, Any]) -> None:
     it too but says so, as a typo would otherwise pass unnoticed."""
     if kwargs:
         warnings.warn(f"{name}: ignoring unknown argument(s) {sorted(kwargs)} (as MXNet does)", stacklevel=3)
+
+
+class IterDataError(MXNetError, ValueError):
+    """Bad data or parameters met by a file iterator: MXNet's C++ iterators raise ``MXNetError``
+    (its test_io expects it); a ``ValueError`` too, as plexnet raised before."""

@@ -32,7 +32,7 @@ from .. import recordio
 from ..base import MXNetError
 from ..fileio import atomic_open
 from .augment import AUG_PARAM_NAMES, AugParams, DefaultAugmenter
-from .base import DataDesc, DataIter, to_ndarray, warn_unknown_args
+from .base import DataDesc, DataIter, IterDataError, to_ndarray, warn_unknown_args
 from .batching import BatchPlanner, Plan
 from .decode import cv2, imdecode_bgr
 from .partition import partition_range
@@ -59,8 +59,8 @@ def _shape3(s: Any) -> tuple[int, int, int]:
         s = [int(x) for x in s.strip("()[] ").split(",") if x.strip()]
     s = tuple(int(x) for x in s)
     if len(s) != 3 or s[0] not in (1, 3, 4) or s[1] < 1 or s[2] < 1:
-        raise ValueError(f"ImageRecordIter: data_shape must be (channels, height, width) with 1, 3 or "
-                         f"4 channels, got {s!r}")
+        raise IterDataError(f"ImageRecordIter: data_shape must be (channels, height, width) with 1, 3 or "
+                            f"4 channels, got {s!r}")
     return s  # type: ignore[return-value]
 
 

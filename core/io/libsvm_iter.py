@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .base import DataBatch, DataDesc, DataIter
+from .base import DataBatch, DataDesc, DataIter, IterDataError
 from .partition import partition_range
 
 __all__ = ["LibSVMIter", "HostCSR", "read_libsvm"]
@@ -93,7 +93,7 @@ def read_libsvm(path: str, num_cols: int, dtype: Any = np.float32) -> tuple[np.n
                         cols.append(c)
                         data.append(float(v))
                 except ValueError as e:
-                    raise ValueError(f"LibSVMIter: {fname}:{lineno}: {e}") from None
+                    raise IterDataError(f"LibSVMIter: {fname}:{lineno}: {e}") from None
                 indptr.append(len(cols))
     mat = HostCSR(np.asarray(data, dtype=dtype), np.asarray(cols, np.int64), np.asarray(indptr, np.int64),
                   (len(labels), num_cols))

@@ -42,3 +42,19 @@ def test_libsvmiter_getdata_is_one_csr_array(tmp_path):
     d.check_format(True)
     np.testing.assert_allclose(d.asnumpy(), [[0.5, 0, 1.2], [0, 0, 0], [0.6, 2.4, 1.2]])
     assert it.getlabel().asnumpy().tolist() == [1.0, -2.0, -3.0]
+
+
+def test_file_iterator_data_errors_are_mxneterror(tmp_path):
+    # MXNet's test_io: ImageRecordIter(data_shape=(5, 28, 28)) and a LibSVM file with a
+    # negative column index raise MXNetError (still ValueError, as plexnet raised before)
+    p = tmp_path / "d.t"
+    p.write_text("1.0 0:0.5 2:1.2\n-3.0 -1:0.6 1:2.4 2:1.2\n")
+    with pytest.raises(mx.base.MXNetError, match="column index -1"):
+        list(mx.io.LibSVMIter(data_libsvm=str(p), data_shape=(3,), batch_size=1))
+    rec = tmp_path / "x.rec"
+    w = mx.recordio.MXRecordIO(str(rec), "w")
+    w.close()
+    with pytest.raises(mx.base.MXNetError, match="data_shape"):
+        mx.io.ImageRecordIter(path_imgrec=str(rec), data_shape=(5, 28, 28), batch_size=1)
+    from plexnet.io.base import IterDataError
+    assert issubclass(IterDataError, ValueError)
