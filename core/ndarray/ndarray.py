@@ -268,7 +268,9 @@ class NDArray:
             ax = axis
             if isinstance(ax, list):
                 ax = tuple(ax)
-            return NDArray(self._chunk, self._data.squeeze(ax), self.writable)
+            view = self._data.squeeze(ax)
+            # MXNet's method keeps one axis when all go: (1, 1, 1) -> (1,), as the operator
+            return NDArray(self._chunk, view.reshape((1,)) if view.ndim == 0 else view, self.writable)
         return _invoke("squeeze", [self], {} if axis is None else {"axis": axis})
 
     def diag(self, k: int = 0, **kwargs: Any) -> "NDArray":
