@@ -5,6 +5,7 @@ third-party plugin's operators appear here by name once installed.
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from ..operator import namespaces as _namespaces
@@ -200,7 +201,8 @@ def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
     a = tensor
 
     def norm(what: str, axes: Any) -> list[int]:
-        seq = list(axes) if isinstance(axes, (list, tuple)) else [axes]
+        # numpy's normalize_axis_tuple, as MXNet: an int, else any iterable (a range too)
+        seq = [axes] if isinstance(axes, numbers.Integral) else list(axes)
         for ax in seq:
             if not -a.ndim <= ax < a.ndim:
                 raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim "

@@ -58,3 +58,22 @@ def test_file_iterator_data_errors_are_mxneterror(tmp_path):
         mx.io.ImageRecordIter(path_imgrec=str(rec), data_shape=(5, 28, 28), batch_size=1)
     from plexnet.io.base import IterDataError
     assert issubclass(IterDataError, ValueError)
+
+
+def test_squeeze_inplace_keeps_one_axis():
+    # MXNet 1.9.1 NDArray.squeeze(inplace=True) on (1, 1, 1, 1): shape (1,) (as the operator), a view
+    x = mx.nd.ones((1, 1, 1, 1))
+    y = x.squeeze(inplace=True)
+    assert y.shape == (1,) and x.squeeze().shape == (1,)
+    y[0] = 5
+    assert x.asnumpy().ravel().tolist() == [5.0]
+    assert mx.nd.ones((1, 5, 1)).squeeze(axis=(0, 2), inplace=True).shape == (5,)
+
+
+def test_moveaxis_takes_any_iterable_of_axes():
+    # MXNet normalizes axes as numpy (normalize_axis_tuple): ranges are accepted
+    x = mx.nd.zeros((1, 2, 3, 4))
+    assert mx.nd.moveaxis(x, range(4), range(4)).shape == (1, 2, 3, 4)
+    assert mx.nd.moveaxis(x, np.int64(0), -1).shape == (2, 3, 4, 1)
+    with pytest.raises(ValueError):
+        mx.nd.moveaxis(x, 0, [0, 1])
