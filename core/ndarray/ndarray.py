@@ -299,6 +299,29 @@ class NDArray:
         return self.broadcast_to(other.shape)
 
     # -- indexing ---------------------------------------------------------------------------------
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key: Sequence[slice], shape: Sequence[int]) -> bool:
+        """Whether slicing ``shape`` with ``slc_key`` (one slice per axis) gives contiguous
+        elements (MXNet's helper, which its test_ndarray checks against numpy's flags): from
+        the right, once an axis is a proper subset, the axes left of it take <= 1 element."""
+        assert len(slc_key) == len(shape)
+        lens = [len(range(*slc.indices(n))) for slc, n in zip(slc_key, shape)]
+        if int(np.prod(lens)) in (0, 1):
+            return True
+        is_subset = False
+        for slc, n, num in zip(reversed(slc_key), reversed(shape), reversed(lens)):
+            step = slc.indices(n)[2]
+            if num == 0:
+                return True
+            if num > 1 and (step > 1 or step < 0):
+                return False
+            if is_subset:
+                if num > 1:
+                    return False
+            elif num < n:
+                is_subset = True
+        return True
+
     def __getitem__(self, key: Any) -> "NDArray":
         if key.__class__ is slice and key.step in (None, 1) and self._data.ndim:
             _refuse_reversed(self, key, "index")  # MXNet's x[start:stop] on axis 0 refuses start > stop
