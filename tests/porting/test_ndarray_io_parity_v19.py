@@ -77,3 +77,21 @@ def test_moveaxis_takes_any_iterable_of_axes():
     assert mx.nd.moveaxis(x, np.int64(0), -1).shape == (2, 3, 4, 1)
     with pytest.raises(ValueError):
         mx.nd.moveaxis(x, 0, [0, 1])
+
+
+def test_basic_indexing_slice_is_contiguous_helper():
+    # MXNet's static helper (test_ndarray.test_basic_indexing_is_contiguous compares it with
+    # numpy's flags); where it says contiguous, x[slc] is a view that writes through
+    from itertools import permutations
+    f = mx.nd.NDArray._basic_indexing_slice_is_contiguous
+    shape = (6, 7, 8, 9)
+    x_np = np.arange(np.prod(shape)).reshape(shape)
+    slices = [slice(None), slice(2), slice(1, 4), slice(None, None, 2), slice(0, 1), slice(None, None, -1)]
+    for slc in permutations(slices, 4):
+        assert f(slc, shape) == x_np[slc].flags.contiguous, slc
+    assert f((slice(None), slice(0, 0)), (3, 4))
+    x = mx.nd.array(x_np)
+    slc = (slice(0, 1), slice(1, 4), slice(None), slice(None))
+    assert f(slc, shape)
+    x[slc][:] = 0
+    assert (x[slc].asnumpy() == 0).all()
