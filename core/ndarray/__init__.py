@@ -8,6 +8,8 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
+
 from ..operator import namespaces as _namespaces
 from ..operator.hints import missing_fluent_message, providing_distribution
 from ..operator.registry import OperatorNotFound, OpFunctionCache
@@ -185,9 +187,24 @@ def _need(op: str, helper: str) -> Any:
     return fn
 
 
-def from_numpy(ndarray: Any, zero_copy: bool = False) -> NDArray:
-    """An NDArray of the numpy array ``ndarray`` (``zero_copy``: sharing its memory)."""
-    return from_numpy_view(ndarray) if zero_copy else array(ndarray, dtype=ndarray.dtype)
+def from_numpy(ndarray: Any, zero_copy: bool = True) -> NDArray:
+    """An NDArray of the numpy array ``ndarray``; ``zero_copy`` (the default, as MXNet's):
+    sharing its memory, which must be C-contiguous (``ValueError`` otherwise). As MXNet, the
+    numpy array is then made read-only (the NDArray owns the memory; its writes show there)."""
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
+    if ndarray.flags["WRITEABLE"] or ndarray.nbytes == 0:
+        view = ndarray.view()  # keeps its writeable flag when the caller's array loses it
+    else:  # already read-only (given twice): MXNet's DLPack alias writes the memory all the same
+        import ctypes
+        buf = (ctypes.c_char * ndarray.nbytes).from_address(ndarray.ctypes.data)
+        view = np.frombuffer(buf, dtype=ndarray.dtype).reshape(ndarray.shape)
+    ndarray.flags["WRITEABLE"] = False
+    out = from_numpy_view(view)
+    out._chunk.ext = (view, ndarray)  # the alias does not keep the numpy array alive by itself
+    return out
 
 
 def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:

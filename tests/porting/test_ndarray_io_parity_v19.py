@@ -95,3 +95,26 @@ def test_basic_indexing_slice_is_contiguous_helper():
     assert f(slc, shape)
     x[slc][:] = 0
     assert (x[slc].asnumpy() == 0).all()
+
+
+def test_from_numpy_zero_copy_by_default():
+    # MXNet 1.9.1: from_numpy(a, zero_copy=True) by default; `a` becomes read-only and shows
+    # the NDArray's writes (also when given a second time); non-C-contiguous -> ValueError
+    a = np.array([[1, 2], [3, 4], [5, 6]], dtype="float32")
+    m = mx.nd.from_numpy(a)
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[2, 1] = 0
+    m[2, 1] = 100
+    assert a[2, 1] == 100
+    m2 = mx.nd.from_numpy(a)  # read-only now: still aliased and writable from MXNet's side
+    m2[0, 0] = -1
+    assert a[0, 0] == -1 and m.asnumpy()[0, 0] == -1
+    with pytest.raises(ValueError, match="c-contiguous"):
+        mx.nd.from_numpy(np.ones((2, 3)).T)
+    b = np.ones((2, 3)).T
+    c = mx.nd.from_numpy(b, zero_copy=False)  # a copy, any layout
+    c[:] = 0
+    assert b.flags.writeable and (b == 1).all()
+    for z in (np.array((1,)).reshape(()), np.array(()).reshape((1, 0, 2))):
+        assert mx.nd.from_numpy(z).shape == z.shape
