@@ -106,9 +106,11 @@ def test_from_numpy_zero_copy_by_default():
     with pytest.raises(ValueError):
         a[2, 1] = 0
     m[2, 1] = 100
+    m.wait_to_read()  # the write is asynchronous (in MXNet too)
     assert a[2, 1] == 100
     m2 = mx.nd.from_numpy(a)  # read-only now: still aliased and writable from MXNet's side
     m2[0, 0] = -1
+    m2.wait_to_read()
     assert a[0, 0] == -1 and m.asnumpy()[0, 0] == -1
     with pytest.raises(ValueError, match="c-contiguous"):
         mx.nd.from_numpy(np.ones((2, 3)).T)
