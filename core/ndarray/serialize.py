@@ -33,6 +33,7 @@ import numpy as np
 
 from ..base import PlexnetError
 from ..fileio import atomic_write
+from ..util import is_np_shape
 
 __all__ = ["save", "load", "load_frombuffer", "NDArrayFormatError", "TYPE_FLAGS", "SparseParts"]
 
@@ -117,8 +118,19 @@ def _read_sparse(r: _Reader, i: int, stype: int) -> SparseParts:
     return SparseParts(stype, shape, data, aux)
 
 
+def _check_semantics(magic: int, fname: str) -> None:
+    # MXNet's NDArray::Load: V3 (saved under np_shape) loads only under np_shape, the others only outside
+    if magic == V3 and not is_np_shape():
+        raise NDArrayFormatError(f"{fname}: ndarray was saved in np shape semantics, must be loaded in the same "
+                                 f"semantics (use `with mx.np_shape(True)`)")
+    if magic != V3 and is_np_shape():
+        raise NDArrayFormatError(f"{fname}: ndarray was not saved in np shape semantics, but being loaded in np "
+                                 f"shape semantics (use `with mx.np_shape(False)`)")
+
+
 def _read_array(r: _Reader, i: int) -> Any:
     (magic,) = r.unpack("I", f"array {i} header")
+    _check_semantics(magic, r.fname)
     if magic in (V2, V3):
         (stype,) = r.unpack("i", f"array {i} storage type")
         if stype != 0:
@@ -223,10 +235,11 @@ def dump_buffer(data: Any) -> bytes:
         if getattr(v, "stype", "default") != "default":
             parts.append(_dump_sparse(v, keys[i] if keys else i))
             continue
-        a = np.ascontiguousarray(v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v))
+        # np.require, not ascontiguousarray (which makes a 0-d array 1-d: np_shape scalars stay ())
+        a = np.require(v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v), requirements="C")
         if a.dtype not in FLAG_OF:
             raise TypeError(f"save: array {keys[i] if keys else i} has unsupported dtype {a.dtype}")
-        parts.append(struct.pack("<IiI", V2, 0, a.ndim))
+        parts.append(struct.pack("<IiI", V3 if is_np_shape() else V2, 0, a.ndim))  # as MXNet's NDArray::Save
         parts.append(struct.pack(f"<{a.ndim}q", *a.shape))
         parts.append(struct.pack("<iii", 1, 0, FLAG_OF[a.dtype]))
         parts.append(a.tobytes())

@@ -120,3 +120,24 @@ def test_from_numpy_zero_copy_by_default():
     assert b.flags.writeable and (b == 1).all()
     for z in (np.array((1,)).reshape(()), np.array(()).reshape((1, 0, 2))):
         assert mx.nd.from_numpy(z).shape == z.shape
+
+
+def test_save_load_np_shape_semantics(tmp_path):
+    # MXNet 1.9.1 NDArray::Save writes magic 0xF993FACA under np_shape (0xF993FAC9 outside);
+    # NDArray::Load refuses a file saved in the other semantics (test_save_load_scalar_zero_size_ndarrays)
+    f = str(tmp_path / "x")
+    with mx.np_shape(True):
+        mx.nd.save(f, [mx.nd.array(np.array(4.0)), mx.nd.zeros((2, 0, 1))])
+        with open(f, "rb") as fh:
+            assert fh.read(28)[24:28].hex() == "cafa93f9"
+        got = mx.nd.load(f)
+        assert got[0].shape == () and got[0].asnumpy() == 4.0 and got[1].shape == (2, 0, 1)
+    with pytest.raises(mx.base.MXNetError, match="saved in np shape semantics"):
+        mx.nd.load(f)
+    mx.nd.save(f, [mx.nd.ones((2, 3))])
+    with open(f, "rb") as fh:
+        assert fh.read(28)[24:28].hex() == "c9fa93f9"
+    with mx.np_shape(True):
+        with pytest.raises(mx.base.MXNetError, match="not saved in np shape semantics"):
+            mx.nd.load(f)
+    assert mx.nd.load(f)[0].shape == (2, 3)
