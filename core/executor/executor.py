@@ -133,6 +133,7 @@ class Executor:
                      aux_arrays: Sequence[NDArray], graph: IndexedGraph | None) -> IndexedGraph:
         """Keep the symbol, its graph, names and bound arrays (no gradient array: req null)."""
         self._symbol = symbol
+        self._cse_on = os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"  # read at bind, as MXNet
         self._ctx = ctx
         g = graph if graph is not None else IndexedGraph(symbol._outputs)
         self._g = g
@@ -387,9 +388,13 @@ class Executor:
                     callback(name, arrays[e].copy())
 
     def get_optimized_symbol(self) -> Any:
-        """The graph this executor runs. plexnet has no subgraph backends that rewrite
-        it, so this is the bound symbol (MXNet: after backend partitioning)."""
-        return self._symbol
+        """The bound graph after MXNet's common-subexpression pass (on unless
+        ``MXNET_ELIMINATE_COMMON_EXPR=0`` at bind time); plexnet has no subgraph backends
+        that rewrite it further. (The executor itself runs the bound graph.)"""
+        if not getattr(self, "_cse_on", True):
+            return self._symbol
+        from ..symbol.cse import eliminate_common_expr
+        return eliminate_common_expr(self._symbol)
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Run the backward pass. ``out_grads`` (one per output, or one NDArray) are the

@@ -26,6 +26,7 @@ import warnings
 from typing import Any, Callable
 
 from ..base import PlexnetError
+from ..util import is_np_shape
 from .node import Entry, Node, is_hidden, op_registry, topo_sort
 
 __all__ = ["to_json", "from_json", "load_file", "SymbolJSONError", "MXNET_VERSION"]
@@ -99,7 +100,15 @@ def _graph(sym: Any) -> _Struct:
         row_ptr.append(row_ptr[-1] + n.num_outputs())
     return _Struct(nodes=jnodes, arg_nodes=arg_nodes, node_row_ptr=row_ptr,
                    heads=[[index[id(e[0])], int(e[1]), 0] for e in sym._outputs],
-                   attrs={"mxnet_version": _Inline(["int", MXNET_VERSION])})
+                   attrs=_graph_attrs())
+
+
+def _graph_attrs() -> dict[str, Any]:
+    # MXNet >= 1.6 marks a graph written under np_shape; loading one without the mark treats
+    # 0 in shapes as unknown (the 1.5 meaning)
+    if is_np_shape():
+        return {"is_np_shape": _Inline(["int", 1]), "mxnet_version": _Inline(["int", MXNET_VERSION])}
+    return {"mxnet_version": _Inline(["int", MXNET_VERSION])}
 
 
 def to_json(sym: Any) -> str:

@@ -108,7 +108,8 @@ class Node:
         if self.op is None:
             return self.name
         outs = self.prop.list_outputs()
-        return f"{self.name}_{outs[index] if index < len(outs) else f'output{index}'}"
+        out = outs[index] if index < len(outs) else f'output{index}'
+        return f"{self.name}_{out}" if self.name else out  # an unnamed (atomic) node: MXNet's 'output'
 
     def __repr__(self) -> str:
         return f"<Node {self.op or 'null'} {self.name}>"

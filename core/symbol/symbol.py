@@ -196,6 +196,11 @@ class Symbol(InferenceMixin):
         if node is None:
             raise PlexnetError("_set_attr needs a symbol with a single output node")
         old = dict(node.attrs)
+        if "name" in kwargs:  # nnvm's SetAttrs: the key "name" renames the node
+            new_name = kwargs.pop("name")
+            if not isinstance(new_name, str):
+                raise ValueError(f"attribute 'name' must be a string, got {type(new_name).__name__}")
+            node.name = new_name
         kwargs = _hide_keys(kwargs)
         for k, v in kwargs.items():
             if not isinstance(v, str):
@@ -219,8 +224,33 @@ class Symbol(InferenceMixin):
         s._compose(*args, **kwargs)
         return s
 
+    def _gen_atomic_symbol(self) -> "Symbol":
+        """The head operator alone: no inputs, no name (MXNet's atomic symbol, which a call
+        composes by argument names)."""
+        node = self._heads_node()
+        if node is None or node.op is None:
+            raise PlexnetError("_gen_atomic_symbol needs a symbol whose outputs come from one operator")
+        new = Node(node.op, "", dict(node.attrs), [], node._prop)
+        return Symbol([Entry(new, i) for i in range(node.prop.num_visible_outputs())])
+
+    def _compose_atomic(self, node: Node, args: tuple, kwargs: dict[str, Any], name: Any) -> None:
+        prop = node.prop
+        names = list(prop.list_arguments()) + list(prop.list_auxiliary_states())
+        node.name = _name.current().get(name, node.op.lower())
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise PlexnetError(f"compose: {node.op} has no input {k!r}; inputs are {', '.join(names)}")
+            bound[k] = v
+        node.inputs = [_single_entry(bound[n], f"compose argument {n!r}") if n in bound
+                       else Entry(Node(None, f"{node.name}_{n}"), 0) for n in names]
+
     def _compose(self, *args: "Symbol", **kwargs: Any) -> None:
         name = kwargs.pop("name", None)
+        head = self._heads_node()
+        if head is not None and head.op is not None and not head.inputs and head.name == "":
+            self._compose_atomic(head, args, kwargs, name)  # an atomic symbol
+            return
         nodes = self._topo()
         mut = self._mutated(nodes)
         var_nodes = [n for n in nodes if n.op is None]

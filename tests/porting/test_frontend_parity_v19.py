@@ -77,3 +77,75 @@ def test_parameter_dtype_setter_casts(tmp_path):
     pd1.load(f, cast_dtype=True, dtype_source='saved')
     assert pd1['w0'].data().dtype == np.float32 and pd1['w1'].data().dtype == np.int8
     assert pd1['w1'].dtype == np.int8
+
+
+# -- test_symbol (late 1.x copy) ----------------------------------------------------------------
+
+def test_set_attr_name_renames_node():
+    import copy
+    a = mx.sym.Variable('a')
+    b = copy.copy(a)
+    b._set_attr(name='b', foo='x')
+    assert (a.name, b.name, b.list_attr()) == ('a', 'b', {'foo': 'x'})
+    c = mx.sym.FullyConnected(a, num_hidden=2, name='fc')
+    c._set_attr(name='fc2')
+    assert c.list_outputs() == ['fc2_output']
+    assert c.list_arguments() == ['a', 'fc_weight', 'fc_bias']  # MXNet: the variables keep their names
+
+
+def test_tojson_marks_np_shape():
+    import json
+    with mx.np_shape(True):
+        j = (mx.sym.var('a') + 1).tojson()
+    assert json.loads(j)['attrs'] == {'is_np_shape': ['int', 1], 'mxnet_version': ['int', 10901]}
+    assert j.endswith('"attrs": {\n    "is_np_shape": ["int", 1], \n    "mxnet_version": ["int", 10901]\n  }\n}')
+    assert 'is_np_shape' not in json.loads((mx.sym.var('a') + 1).tojson())['attrs']
+
+
+def test_gen_atomic_symbol():
+    fc = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, name='fc')
+    a = fc._gen_atomic_symbol()
+    assert (a.name, a.list_arguments(), a.list_outputs(), a.list_attr()) == ('', [], ['output'], {'num_hidden': '3'})
+    g = a(data=mx.sym.var('x'), name='g')
+    assert g.list_arguments() == ['x', 'g_weight', 'g_bias'] and g.list_outputs() == ['g_output']
+    rnn = mx.sym.RNN(mx.sym.var('d'), mx.sym.var('p'), mx.sym.var('h0'), mx.sym.var('h1'), state_size=10,
+                     num_layers=2, bidirectional=True, state_outputs=True, mode='lstm')
+    assert len(rnn._gen_atomic_symbol().list_outputs()) == 3
+
+
+def test_partial_shape_through_conv_and_cast():
+    data = mx.sym.Variable('data', shape=(1, 0, 0, 0))
+    weight = mx.sym.Variable('weight')
+    conv = mx.sym.Convolution(data=mx.sym.cast(data, dtype='float16'), weight=mx.sym.cast(weight, dtype='float16'),
+                              pad=(3, 3), num_filter=64, stride=(2, 2), no_bias=True, kernel=(7, 7))
+    arg, out, _ = conv.infer_shape_partial()
+    assert arg == [(1, 0, 0, 0), (64, 0, 7, 7)] and out == [(1, 64, 0, 0)]
+    conv = mx.sym.Convolution(mx.sym.Variable('data', shape=(2, 3, 0, 9)), pad=(1, 1), num_filter=4, kernel=(3, 3))
+    assert conv.infer_shape_partial() == ([(2, 3, 0, 9), (4, 3, 3, 3), (4,)], [(2, 4, 0, 9)], [])
+    fc = mx.sym.FullyConnected(mx.sym.var('d', shape=(2, 5)), mx.sym.cast(mx.sym.var('w'), dtype='float16'),
+                               num_hidden=3, no_bias=True)
+    assert fc.infer_shape_partial()[0] == [(2, 5), (3, 5)]
+
+
+def test_get_optimized_symbol_cse(monkeypatch):
+    # node counts of MXNet 1.9.1's get_optimized_symbol (MXNET_ELIMINATE_COMMON_EXPR on by default)
+    a, b = mx.sym.var('a'), mx.sym.var('b')
+    d = a + 1
+    cases = [((a + b) + (a + b), 4, None), (mx.sym.Group([a * d, a * d]), 4, '_mul0_0_copy_output'),
+             (mx.sym.Group([a * d + b, a * d + b]), 6, '_0_copy_output'),
+             (mx.sym.relu(a) + mx.sym.relu(a), 3, None), (mx.sym.Dropout(a) + mx.sym.Dropout(a), 4, None)]
+    for s, n, copy_name in cases:
+        shapes = {k: (2, 3) for k in s.list_arguments()}
+        o = s.simple_bind(mx.cpu(), **shapes).get_optimized_symbol()
+        assert len(o.get_internals()) == n
+        if copy_name:
+            assert o.list_outputs()[1].endswith(copy_name)
+        ex = s.simple_bind(mx.cpu(), **shapes)
+        vals = {k: mx.nd.array(np.arange(6).reshape(2, 3)) for k in shapes}
+        if 'Dropout' not in s.tojson():
+            ref = [o.eval(ctx=mx.cpu(), **vals)[i].asnumpy() for i in range(len(o.list_outputs()))]
+            got = [x.asnumpy() for x in ex.forward(**vals)]
+            assert all(np.array_equal(r, g) for r, g in zip(ref, got))
+    monkeypatch.setenv('MXNET_ELIMINATE_COMMON_EXPR', '0')
+    s = (a + b) + (a + b)
+    assert len(s.simple_bind(mx.cpu(), a=(2, 3), b=(2, 3)).get_optimized_symbol().get_internals()) == 5

@@ -67,9 +67,14 @@ class ConvolutionProp(ConvPropBase):
     def out_shape(self, d):
         p, op = self.param, self.op_name
         for i, k, s, dl, pd in zip(d[2:], p.kernel, p.stride, p.dilate, p.pad):
-            if i + 2 * pd < dl * (k - 1) + 1:
+            if i and i + 2 * pd < dl * (k - 1) + 1:
                 raise ShapeError(f"{op}: kernel {tuple(p.kernel)} (dilate {tuple(p.dilate)}) exceeds the padded "
                                  f"input: data shape {d}, pad {tuple(p.pad)}")
+        if len(d) > 2 and 0 in d[2:]:
+            # MXNet 1.x partial inference: an unknown (0) spatial size stays unknown in the output
+            full = tuple(d[:2]) + tuple(i or dl * (k - 1) + 1 for i, k, dl in zip(d[2:], p.kernel, p.dilate))
+            out = conv_geom(p, full).out_shape
+            return tuple(out[:2]) + tuple(o if i else 0 for o, i in zip(out[2:], d[2:]))
         return conv_geom(p, d).out_shape
 
     def geom(self, d):

@@ -23,6 +23,7 @@ class CastParam(Params):
 class CastProp(OperatorProperty):
     """Convert the data type."""
     param_cls = CastParam
+    backfill_shapes = True  # the input takes the output's shape in symbolic inference (MXNet's ElemwiseShape)
 
     def infer_type(self, in_type: list) -> tuple[list, list, list]:
         return [in_type[0]], [np.dtype(self.param.dtype)], []
