@@ -6,6 +6,9 @@ and the stores of the GEMM result plus bias and of the data gradient (the geomet
 the workspace are ops-basic's (``ConvolutionOp``, ``conv_forward`` / ``conv_backward``),
 unchanged.
 
+3x3 stride-1 float32 convolutions with 32 or more input and output channels run their
+forward and data gradient by Winograd F(2x2, 3x3) instead (``winograd.py``).
+
 Everything else - the strided layout (stride > 1), 3-D kernels, small col2im that
 ops-basic does as one ``bincount``, dtypes other than float32/float64, non-contiguous
 arrays - runs ops-basic's numpy code through the parent classes. Deconvolution gets the
@@ -22,7 +25,7 @@ from plexnet_ops_basic.nn._convcore import SMALL_COL2IM, ConvGeom
 from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
 from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
 
-from . import _base
+from . import _base, winograd
 
 
 #: depthwise convolutions (one input channel per group, 2-D) through the direct kernels
@@ -171,6 +174,9 @@ class NumbaConvolutionOp(ConvolutionOp):
                         D.dw_forward(x, w, bb, y, tuple(p.stride), tuple(p.pad), tuple(p.dilate), b is not None,
                                      add, x.dtype.type(0))
                 return
+        if xp is np and winograd.eligible(self.p, x, w) and _ok(x, w, b, y):
+            winograd.forward(self.p, x, w, b, y, req[0])
+            return
         if self.pointwise(x) and req[0] == OpReqType.write and xp is np and _ok(x, w, b, y):
             # no im2col and no layout copies: the sample is the GEMM's right operand and
             # the output its result (ops-basic's csn layout at batch 1 is the same GEMM)
@@ -202,6 +208,15 @@ class NumbaConvolutionOp(ConvolutionOp):
                         dw += dwt
                 return
         return super().backward_chunk(xp, g, x, w, dy, dx, dx_req, dw, dw_req, res)
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        x, w, dy, dx = in_data[0], in_data[1], out_grad[0], in_grad[0]
+        if req[0] != OpReqType.null and ctx.xp is np and winograd.eligible(self.p, x, w) and _ok(x, w, dy, dx):
+            # the data gradient by Winograd over the whole batch (its own chunks: the GEMMs
+            # need columns), then the weight and bias gradients by ops-basic's chunks
+            winograd.backward_data(self.p, w, dy, dx, req[0])
+            req = [OpReqType.null, *req[1:]]
+        return super().backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
 
 
 def register(registry: Any, available: Any) -> None:

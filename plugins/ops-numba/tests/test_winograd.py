@@ -1,0 +1,162 @@
+"""Winograd F(2x2, 3x3) for 3x3 stride-1 float32 convolutions: forward and data gradient
+equal ops-basic's im2col results to float32 rounding (another order of additions), every
+req; the weight gradient stays ops-basic's (bit-equal); everything outside the rule runs
+the im2col path."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from _numba_harness import assert_same, prop, run_pair
+from plexnet_ops_basic.nn.convolution import ConvolutionOp
+from plexnet_ops_numba import _base, winograd
+from plexnet_ops_numba.convolution import NumbaConvolutionOp
+
+pytestmark = pytest.mark.timeout(180)
+
+#: relative to each array's largest magnitude: the transforms' rounding (about 1e-6)
+TOL = dict(rtol=2e-5, atol=2e-5)
+
+
+def pair(kw):
+    pr = prop("Convolution", kw)
+    return [ConvolutionOp(pr.param), NumbaConvolutionOp(pr)]
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Count the Winograd passes that run (any size takes the numba path)."""
+    monkeypatch.setattr(_base, "MIN_ELEMENTS", 0)
+    seen: list = []
+    for name in ("forward", "backward_data"):
+        f = getattr(winograd, name)
+        monkeypatch.setattr(winograd, name, lambda *a, _f=f, _n=name: seen.append(_n) or _f(*a))
+    return seen
+
+
+def _scaled(res):
+    """Each array divided by the largest magnitude among the implementations' copies of it."""
+    (o1, g1), (o2, g2) = res
+    out = [[], []]
+    for a, b in zip(list(o1) + list(g1), list(o2) + list(g2)):
+        if a is None:
+            continue
+        s = max(1.0, float(np.abs(a).max()))
+        out[0].append(a / s)
+        out[1].append(b / s)
+    return out
+
+
+CASES = [
+    (dict(kernel=(3, 3), num_filter=32, pad=(1, 1)), (3, 32, 8, 8)),                 # ResNet-like, bias
+    (dict(kernel=(3, 3), num_filter=40, pad=(1, 1), no_bias=True), (2, 33, 7, 9)),   # odd sizes
+    (dict(kernel=(3, 3), num_filter=32), (2, 32, 9, 6)),                             # no padding
+    (dict(kernel=(3, 3), num_filter=32, pad=(2, 1)), (2, 32, 5, 5)),                 # asymmetric padding
+    (dict(kernel=(3, 3), num_filter=64, pad=(1, 1), no_bias=True), (4, 64, 16, 16)),  # several chunks
+]
+
+
+@pytest.mark.parametrize("kw,shape", CASES)
+@pytest.mark.parametrize("req", ["write", "add", "null"])
+def test_matches_im2col(calls, kw, shape, req):
+    a, b = _scaled(run_pair("Convolution", kw, [shape], pair(kw), req=req))
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y, x, **TOL, err_msg=f"{kw} {shape} {req}")
+    # forward with req, forward write before the backward, backward's data gradient
+    assert calls == (["forward", "forward", "backward_data"] if req != "null" else ["forward", "forward"])
+
+
+def test_weight_gradient_is_im2col_bit_for_bit(calls):
+    kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1))
+    (_, g1), (_, g2) = run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw))
+    np.testing.assert_array_equal(g1[1], g2[1])   # weight
+    np.testing.assert_array_equal(g1[2], g2[2])   # bias
+
+
+@pytest.mark.parametrize("kw,shape,dtype", [
+    (dict(kernel=(3, 3), num_filter=32, pad=(1, 1)), (2, 32, 6, 6), np.float64),      # float64: im2col
+    (dict(kernel=(3, 3), num_filter=32, stride=(2, 2), pad=(1, 1)), (2, 32, 7, 7), np.float32),
+    (dict(kernel=(3, 3), num_filter=32, dilate=(2, 2), pad=(2, 2)), (2, 32, 7, 7), np.float32),
+    (dict(kernel=(3, 3), num_filter=32, num_group=2, pad=(1, 1)), (2, 32, 6, 6), np.float32),
+    (dict(kernel=(3, 3), num_filter=8, pad=(1, 1)), (2, 32, 6, 6), np.float32),          # few filters
+    (dict(kernel=(3, 3), num_filter=32, pad=(1, 1)), (2, 8, 6, 6), np.float32),          # few channels
+    (dict(kernel=(5, 5), num_filter=32, pad=(2, 2)), (2, 32, 6, 6), np.float32),
+    (dict(kernel=(3, 3), num_filter=32, pad=(3, 3)), (2, 32, 6, 6), np.float32),         # padding > 2
+])
+def test_outside_the_rule_runs_im2col_bit_for_bit(calls, kw, shape, dtype):
+    assert_same(run_pair("Convolution", kw, [shape], pair(kw), dtype=dtype), what=str(kw))
+    assert calls == []
+
+
+def test_switch_and_missing_kernels(calls, monkeypatch):
+    kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1))
+    monkeypatch.setattr(winograd, "ENABLED", False)
+    assert_same(run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw)))
+    monkeypatch.setattr(winograd, "ENABLED", True)
+    monkeypatch.setattr(_base, "_kernels", {"_winokern": None})
+    assert_same(run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw)))
+    assert calls == []
+
+
+def test_non_finite_values_spread_as_in_the_direct_sum(calls):
+    """A NaN or inf in the input reaches every output block whose window holds it (and
+    only those; the transforms add zeros for padding, never 0 * inf)."""
+    kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1), no_bias=True)
+    x = np.random.default_rng(0).standard_normal((1, 32, 6, 6)).astype(np.float32)
+    x[0, 3, 0, 0] = np.nan
+    w = np.random.default_rng(1).standard_normal((32, 32, 3, 3)).astype(np.float32)
+    outs = []
+    for op in pair(kw):
+        y = np.zeros((1, 32, 6, 6), np.float32)
+        from _numba_harness import ctx
+        from plexnet.operator import OpReqType
+        op.forward(ctx(prop("Convolution", kw), [x.shape, w.shape]), [x, w], [OpReqType.write], [y], [])
+        outs.append(np.isnan(y))
+    # Winograd's 2x2 blocks read a 4x4 tile: every NaN of the direct sum is there, and the
+    # block holding it may spread it to its other outputs (never further)
+    assert outs[0].any() and (outs[1] >= outs[0]).all()
+    assert not outs[1][:, :, 3:, 3:].any()
+
+
+def test_chunk_size():
+    assert winograd.chunk_size(32, 64, 256, 4) == 4          # 1 MiB of transformed input per sample
+    assert winograd.chunk_size(32, 512, 4, 4) == 32          # at least 256 GEMM columns
+    assert winograd.chunk_size(0, 64, 256, 4) == 1
+    assert winograd.chunk_size(3, 64, 1, 4) == 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 3), c=st.integers(32, 40), f=st.integers(32, 40), h=st.integers(1, 9),
+       w=st.integers(1, 9), pr=st.integers(0, 2), pc=st.integers(0, 2))
+def test_property_equals_the_direct_convolution(n, c, f, h, w, pr, pc):
+    """Any shape the rule admits: Winograd's forward and data gradient equal the direct
+    float64 sums within float32 rounding."""
+    if h + 2 * pr < 3 or w + 2 * pc < 3:
+        return
+    rng = np.random.default_rng(n * 1000 + h * 10 + w)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = rng.standard_normal((f, c, 3, 3)).astype(np.float32)
+    p = prop("Convolution", dict(kernel=(3, 3), num_filter=f, pad=(pr, pc), no_bias=True)).param
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pr, pr), (pc, pc)))
+    Ho, Wo = h + 2 * pr - 2, w + 2 * pc - 2
+    ref = np.zeros((n, f, Ho, Wo))
+    for i in range(3):
+        for j in range(3):
+            ref += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + Ho, j:j + Wo], wt[:, :, i, j].astype(np.float64))
+    y = np.empty((n, f, Ho, Wo), np.float32)
+    from plexnet.operator import OpReqType
+    winograd.forward(p, x, wt, None, y, OpReqType.write)
+    scale = max(1.0, float(np.abs(ref).max()))
+    np.testing.assert_allclose(y / scale, ref / scale, rtol=0, atol=1e-5)
+    dy = rng.standard_normal((n, f, Ho, Wo)).astype(np.float32)
+    dx_ref = np.zeros_like(xp)
+    for i in range(3):
+        for j in range(3):
+            dx_ref[:, :, i:i + Ho, j:j + Wo] += np.einsum("nfhw,fc->nchw", dy.astype(np.float64),
+                                                          wt[:, :, i, j].astype(np.float64))
+    dx_ref = dx_ref[:, :, pr:pr + h, pc:pc + w]
+    dx = np.empty_like(x)
+    winograd.backward_data(p, wt, dy, dx, OpReqType.write)
+    scale = max(1.0, float(np.abs(dx_ref).max()))
+    np.testing.assert_allclose(dx / scale, dx_ref / scale, rtol=0, atol=1e-5)
