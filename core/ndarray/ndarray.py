@@ -179,6 +179,15 @@ class NDArray:
         return {"data": self.asnumpy(), "ctx": (self.context.device_type, self.context.device_id)}
 
     def __setstate__(self, state: dict) -> None:
+        if "handle" in state:  # MXNet's pickle state: one array's raw bytes (NDArray::Save)
+            from .serialize import load_raw
+            data, (dev_type, dev_id) = load_raw(state["handle"])
+            # MXNet without the device loads it on the CPU (a GPU array pickled elsewhere)
+            ctx = Context({3: "cpu_pinned", 5: "cpu_shared"}.get(dev_type, "cpu"), dev_id if dev_type != 2 else 0)
+            a = array(data, ctx=ctx, dtype=data.dtype)
+            self._chunk, self._data, self.writable = a._chunk, a._data, True
+            self._ag = None
+            return
         a = array(state["data"], ctx=Context(*state["ctx"]), dtype=state["data"].dtype)
         self._chunk, self._data, self.writable = a._chunk, a._data, True
         self._ag = None

@@ -282,6 +282,18 @@ def _to_nd(v: Any, ctx: Any) -> Any:
     return array(v, ctx=ctx, dtype=v.dtype)
 
 
+def load_raw(buf: bytes) -> tuple[Any, tuple[int, int]]:
+    """One array in MXNet's raw single-array layout (``NDArray::Save``: the ``'handle'`` bytes of
+    MXNet's pickles) -> (numpy array or sparse parts, (dev_type, dev_id) it was saved from)."""
+    r = _Reader(bytes(buf), "<pickled NDArray>")
+    dev = (1, 0)
+    if len(buf) >= 12 and struct.unpack_from("<I", buf)[0] in (V2, V3) and struct.unpack_from("<i", buf, 4)[0] == 0:
+        ndim = struct.unpack_from("<I", buf, 8)[0]
+        if ndim and len(buf) >= 20 + 8 * ndim:
+            dev = struct.unpack_from("<ii", buf, 12 + 8 * ndim)
+    return _read_array(r, 0), dev
+
+
 def save(fname: str, data: Any) -> None:
     """Save an NDArray, a list or a str->NDArray dict. Written atomically (temp file +
     rename), so a crash never leaves a half-written file behind."""

@@ -141,3 +141,19 @@ def test_save_load_np_shape_semantics(tmp_path):
         with pytest.raises(mx.base.MXNetError, match="not saved in np shape semantics"):
             mx.nd.load(f)
     assert mx.nd.load(f)[0].shape == (2, 3)
+
+
+def test_setstate_accepts_mxnet_pickle_state():
+    # MXNet's NDArray.__getstate__ is {'handle': raw NDArray::Save bytes}; test_ndarray's
+    # test_load_saved_gpu_array_when_no_gpus_are_present restores a gpu(0) array on a CPU machine
+    gpu_state = {"handle": bytearray(b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+                                     b"\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")}
+    a = mx.nd.arange(1)
+    a.__setstate__(gpu_state)
+    assert a.context == mx.cpu(0) and a.shape == (1,) and a.dtype == np.float32 and a.asnumpy().tolist() == [0.0]
+    # MXNet 1.9.1's mx.nd.arange(3).__getstate__()
+    cpu_state = {"handle": bytearray(b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00"
+                                     b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+                                     b"\x80?\x00\x00\x00@")}
+    a.__setstate__(cpu_state)
+    assert a.asnumpy().tolist() == [0.0, 1.0, 2.0]
