@@ -157,3 +157,24 @@ def test_setstate_accepts_mxnet_pickle_state():
                                      b"\x80?\x00\x00\x00@")}
     a.__setstate__(cpu_state)
     assert a.asnumpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_relu_nan_semantics():
+    # MXNet 1.9.1 (values recorded there): nd.relu keeps NaN and its gradient is NaN there;
+    # Activation(relu) maps NaN to 0 (gradient 0); LeakyReLU(leaky) gradient is 1 at NaN and
+    # slope at 0 (test_ndarray.test_ndarray_nan_comparison checks the relu gradient)
+    x = mx.nd.array([np.nan, 0, -0.0, 1e-30, -1e-30, np.inf])
+    x.attach_grad()
+    want = {
+        "relu": ([np.nan, 0, 0, 1e-30, 0, np.inf], [np.nan, 0, 0, 1, 0, 1]),
+        "act": ([0, 0, 0, 1e-30, 0, np.inf], [0, 0, 0, 1, 0, 1]),
+        "leaky": ([np.nan, 0, 0, 1e-30, -1e-31, np.inf], [1, 0.1, 0.1, 1, 0.1, 1]),
+    }
+    fns = {"relu": mx.nd.relu, "act": lambda v: mx.nd.Activation(v, act_type="relu"),
+           "leaky": lambda v: mx.nd.LeakyReLU(v, act_type="leaky", slope=0.1)}
+    for name, f in fns.items():
+        with mx.autograd.record():
+            y = f(x)
+        y.backward()
+        np.testing.assert_allclose(y.asnumpy(), np.array(want[name][0], np.float32), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.asnumpy(), want[name][1], rtol=1e-6)

@@ -36,7 +36,7 @@ def _softplus(xp, x, out):
 def act_forward(xp, act, x, out):
     """``out = act(x)``; ``out`` may be ``x``."""
     if act == "relu":
-        return xp.maximum(x, 0, out=out)
+        return xp.fmax(x, 0, out=out)  # MXNet's Activation relu maps NaN to 0 (nd.relu keeps it)
     if act == "sigmoid":
         return _sigmoid(xp, x, out)
     if act == "tanh":

@@ -118,7 +118,7 @@ class LeakyReLUOp(Operator):
         gx = None
         if act == "leaky":
             y = out_data[0]
-            gx = xp.where(y > 0, dy, dy * p.slope)
+            gx = xp.where(y <= 0, dy * p.slope, dy)  # MXNet: slope only where y <= 0 (NaN gets 1)
         elif act == "elu":
             y = out_data[0]
             gx = xp.where(y > 0, dy, dy * (y + p.slope))

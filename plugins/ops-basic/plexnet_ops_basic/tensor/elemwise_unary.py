@@ -256,7 +256,8 @@ UNARY: list[tuple[str, Any, tuple, tuple[str, ...], str]] = [
     ("rint", _rint, ZERO, (), "round to nearest, halves toward -inf (MXNet's rint: 1.5 -> 1, -1.5 -> -2)"),
     ("trunc", "trunc", ZERO, (), "round toward zero"),
     ("fix", "trunc", ZERO, (), "round toward zero"),
-    ("relu", _relu, (OUT_VALUE, lambda xp, y: y > 0), (), "max(x, 0)"),
+    # MXNet's relu_grad passes NaN through (IsNan(a) ? a : a > 0)
+    ("relu", _relu, (OUT_VALUE, lambda xp, y: xp.where(xp.isnan(y), y, y > 0)), (), "max(x, 0)"),
     ("sigmoid", _sigmoid, (OUT_VALUE, lambda xp, y: y * (1 - y)), (), "1 / (1 + exp(-x))"),
     ("softsign", _softsign, (IN_DATA, lambda xp, x: 1.0 / xp.square(1 + xp.abs(x))), (), "x / (1 + |x|)"),
     ("erf", _erf, (IN_DATA, lambda xp, x: _2_SQRTPI * xp.exp(-x * x)), (), "Gauss error function"),
