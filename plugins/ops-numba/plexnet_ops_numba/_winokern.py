@@ -108,3 +108,48 @@ def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add):  # pragma: no cover
                         row[0::2] = u0[:ne]
                         row[1::2] = u1[:no]
 
+
+
+@_jit
+def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
+    """``D[k, f, p]`` = position ``k`` of ``A e A^T`` for the 2x2 block ``e`` of the output
+    gradient ``dy[n, f]`` at tile ``p`` (zeros past the edge): the weight gradient's
+    transform, ``dU[k] = sum_p D[k, :, p] V[k, :, p]^T``."""
+    N, F, Ho, Wo = dy.shape
+    P = th * tw
+    e = np.zeros((2, 2 * tw), dy.dtype)   # the tile row's two output rows, zero past the edge
+    r = np.empty((4, 2 * tw), dy.dtype)
+    for n in range(n0, n1):
+        for f in range(F):
+            for ti in range(th):
+                for h in range(2):
+                    o = 2 * ti + h
+                    if o < Ho:
+                        e[h, :Wo] = dy[n, f, o, :]
+                    else:
+                        e[h, :] = 0
+                e0 = e[0]
+                e1 = e[1]
+                r0 = r[0]
+                r1 = r[1]
+                r2 = r[2]
+                r3 = r[3]
+                for j in range(2 * tw):
+                    r0[j] = e0[j]
+                    r1[j] = e0[j] + e1[j]
+                    r2[j] = e0[j] - e1[j]
+                    r3[j] = -e1[j]
+                base = (n - n0) * P + ti * tw
+                for s in range(4):
+                    rs = r[s]
+                    d0 = D[4 * s, f, base:base + tw]
+                    d1 = D[4 * s + 1, f, base:base + tw]
+                    d2 = D[4 * s + 2, f, base:base + tw]
+                    d3 = D[4 * s + 3, f, base:base + tw]
+                    for j in range(tw):
+                        a = rs[2 * j]
+                        b = rs[2 * j + 1]
+                        d0[j] = a
+                        d1[j] = a + b
+                        d2[j] = a - b
+                        d3[j] = -b

@@ -6,8 +6,8 @@ and the stores of the GEMM result plus bias and of the data gradient (the geomet
 the workspace are ops-basic's (``ConvolutionOp``, ``conv_forward`` / ``conv_backward``),
 unchanged.
 
-3x3 stride-1 float32 convolutions with 32 or more input and output channels run their
-forward and data gradient by Winograd F(2x2, 3x3) instead (``winograd.py``).
+3x3 stride-1 float32 convolutions with 32 or more input and output channels run forward,
+data and weight gradients by Winograd F(2x2, 3x3) instead (``winograd.py``).
 
 Everything else - the strided layout (stride > 1), 3-D kernels, small col2im that
 ops-basic does as one ``bincount``, dtypes other than float32/float64, non-contiguous
@@ -21,7 +21,7 @@ import numpy as np
 
 from plexnet.operator import OpReqType
 from plexnet_ops_basic.nn._common import writes
-from plexnet_ops_basic.nn._convcore import SMALL_COL2IM, ConvGeom
+from plexnet_ops_basic.nn._convcore import SMALL_COL2IM, ConvGeom, bias_grad
 from plexnet_ops_basic.nn.convolution import ConvolutionOp, conv_geom
 from plexnet_ops_basic.nn.deconvolution import DeconvolutionOp
 
@@ -210,12 +210,17 @@ class NumbaConvolutionOp(ConvolutionOp):
         return super().backward_chunk(xp, g, x, w, dy, dx, dx_req, dw, dw_req, res)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
-        x, w, dy, dx = in_data[0], in_data[1], out_grad[0], in_grad[0]
-        if req[0] != OpReqType.null and ctx.xp is np and winograd.eligible(self.p, x, w) and _ok(x, w, dy, dx):
-            # the data gradient by Winograd over the whole batch (its own chunks: the GEMMs
-            # need columns), then the weight and bias gradients by ops-basic's chunks
-            winograd.backward_data(self.p, w, dy, dx, req[0])
-            req = [OpReqType.null, *req[1:]]
+        x, w, dy = in_data[0], in_data[1], out_grad[0]
+        need = [r != OpReqType.null for r in req]
+        if ctx.xp is np and winograd.eligible(self.p, x, w) and _ok(
+                x, w, dy, *(g for g, n in zip(in_grad, need) if n)):
+            # data and weight gradients by Winograd over the whole batch (its own chunks:
+            # the GEMMs need columns), the bias gradient as ops-basic's
+            if not self.p.no_bias:
+                bias_grad(np, dy, in_grad[2], req[2])
+            winograd.backward_data(self.p, w, dy, in_grad[0], req[0])
+            winograd.backward_weight(self.p, x, dy, in_grad[1], req[1])
+            return None
         return super().backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
 
 

@@ -13,8 +13,10 @@ filter (one small GEMM with the 16x9 matrix ``kron(G, G)``), the 16 GEMMs ``M[k]
 V[k]`` as one batched ``np.matmul`` on OpenBLAS, then ``Y = A^T M A`` per tile
 (``_winokern.output_tiles``). The data gradient of a stride-1 convolution is the
 convolution of the output gradient with the 180-degree-rotated, transposed filters and
-padding ``2 - pad``: the same three steps. The weight gradient stays ops-basic's im2col
-GEMM.
+padding ``2 - pad``: the same three steps. The weight gradient is the transposed
+algorithm: ``dU[k] = sum over tiles of (A e A^T)[k] (B^T d B)[k]^T`` for the output
+gradient's 2x2 blocks ``e`` (``_winokern.gradient_tiles``) and the input tiles ``d``, 16
+GEMMs whose inner dimension is the tiles, then ``dw = G^T dU G`` (``kron(G, G)^T``).
 
 The batch runs in chunks whose transformed input fits a few MB of cache (and whose GEMMs
 keep at least 256 columns). Rounding differs from the im2col GEMM's (another order of
@@ -34,7 +36,8 @@ from plexnet.operator import OpReqType
 
 from . import _base
 
-__all__ = ["ENABLED", "MIN_CHANNELS", "eligible", "forward", "backward_data", "filters", "chunk_size"]
+__all__ = ["ENABLED", "MIN_CHANNELS", "eligible", "forward", "backward_data", "backward_weight", "filters",
+           "chunk_size"]
 
 ENABLED = os.environ.get("PLEXNET_NUMBA_WINOGRAD", "1") not in ("", "0")
 #: both the input and the output channel count at least this (ResNet's stages: 64-512)
@@ -101,6 +104,33 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -
         K.output_tiles(Mc, y, th, tw, n0, n1, b, bias is not None, add)
 
 
+def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
+    """``dw (add or write)= dconv/dw`` for input ``x`` (N, C, H, W), output gradient ``dy``."""
+    K = _base.kernels("_winokern")
+    assert K is not None
+    N, C = x.shape[0], x.shape[1]
+    F, Ho, Wo = dy.shape[1], dy.shape[2], dy.shape[3]
+    th, tw = (Ho + 1) // 2, (Wo + 1) // 2
+    tiles = th * tw
+    per = chunk_size(N, max(C, F), tiles, x.itemsize)
+    dU = np.zeros((16, F, C), x.dtype)
+    part = np.empty((16, F, C), x.dtype)
+    for n0 in range(0, N, per):
+        n1 = min(N, n0 + per)
+        cols = (n1 - n0) * tiles
+        V = np.empty((16, C, cols), x.dtype)
+        D = np.empty((16, F, cols), x.dtype)
+        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
+        K.gradient_tiles(dy, D, th, tw, n0, n1)
+        np.matmul(D, V.transpose(0, 2, 1), out=part)
+        dU += part
+    g = np.matmul(dU.reshape(16, F * C).T, _T.astype(dU.dtype)).reshape(dw.shape)
+    if add:
+        dw += g
+    else:
+        np.copyto(dw, g)
+
+
 def _pads(pad: Any) -> tuple:
     return (int(pad[0]), int(pad[1]))
 
@@ -109,6 +139,12 @@ def forward(p: Any, x: Any, w: Any, b: Any | None, y: Any, req: OpReqType) -> No
     """``y (req)= conv(x, w) + b`` (``eligible`` holds)."""
     if req != OpReqType.null:
         _convolve(x, filters(w, False), _pads(p.pad), y, b, req == OpReqType.add)
+
+
+def backward_weight(p: Any, x: Any, dy: Any, dw: Any, req: OpReqType) -> None:
+    """``dw (req)= dconv/dw`` (``eligible`` holds)."""
+    if req != OpReqType.null:
+        _weight_gradient(x, dy, _pads(p.pad), dw, req == OpReqType.add)
 
 
 def backward_data(p: Any, w: Any, dy: Any, dx: Any, req: OpReqType) -> None:

@@ -1,7 +1,7 @@
-"""Winograd F(2x2, 3x3) for 3x3 stride-1 float32 convolutions: forward and data gradient
-equal ops-basic's im2col results to float32 rounding (another order of additions), every
-req; the weight gradient stays ops-basic's (bit-equal); everything outside the rule runs
-the im2col path."""
+"""Winograd F(2x2, 3x3) for 3x3 stride-1 float32 convolutions: forward, data and weight
+gradients equal ops-basic's im2col results to float32 rounding (another order of
+additions), every req; the bias gradient is ops-basic's (bit-equal); everything outside
+the rule runs the im2col path."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,7 +29,7 @@ def calls(monkeypatch):
     """Count the Winograd passes that run (any size takes the numba path)."""
     monkeypatch.setattr(_base, "MIN_ELEMENTS", 0)
     seen: list = []
-    for name in ("forward", "backward_data"):
+    for name in ("forward", "backward_data", "backward_weight"):
         f = getattr(winograd, name)
         monkeypatch.setattr(winograd, name, lambda *a, _f=f, _n=name: seen.append(_n) or _f(*a))
     return seen
@@ -63,15 +63,14 @@ def test_matches_im2col(calls, kw, shape, req):
     a, b = _scaled(run_pair("Convolution", kw, [shape], pair(kw), req=req))
     for x, y in zip(a, b):
         np.testing.assert_allclose(y, x, **TOL, err_msg=f"{kw} {shape} {req}")
-    # forward with req, forward write before the backward, backward's data gradient
-    assert calls == (["forward", "forward", "backward_data"] if req != "null" else ["forward", "forward"])
+    # forward with req, forward write before the backward, the backward's two gradients
+    assert calls == ["forward", "forward", "backward_data", "backward_weight"]
 
 
-def test_weight_gradient_is_im2col_bit_for_bit(calls):
+def test_bias_gradient_is_im2col_bit_for_bit(calls):
     kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1))
     (_, g1), (_, g2) = run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw))
-    np.testing.assert_array_equal(g1[1], g2[1])   # weight
-    np.testing.assert_array_equal(g1[2], g2[2])   # bias
+    np.testing.assert_array_equal(g1[2], g2[2])
 
 
 @pytest.mark.parametrize("kw,shape,dtype", [
@@ -160,3 +159,11 @@ def test_property_equals_the_direct_convolution(n, c, f, h, w, pr, pc):
     winograd.backward_data(p, wt, dy, dx, OpReqType.write)
     scale = max(1.0, float(np.abs(dx_ref).max()))
     np.testing.assert_allclose(dx / scale, dx_ref / scale, rtol=0, atol=1e-5)
+    dw_ref = np.zeros((f, c, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            dw_ref[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), xp[:, :, i:i + Ho, j:j + Wo])
+    dw = np.ones((f, c, 3, 3), np.float32)
+    winograd.backward_weight(p, x, dy, dw, OpReqType.add)
+    scale = max(1.0, float(np.abs(dw_ref).max()))
+    np.testing.assert_allclose((dw - 1) / scale, dw_ref / scale, rtol=0, atol=2e-5)
