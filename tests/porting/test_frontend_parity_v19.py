@@ -149,3 +149,41 @@ def test_get_optimized_symbol_cse(monkeypatch):
     monkeypatch.setenv('MXNET_ELIMINATE_COMMON_EXPR', '0')
     s = (a + b) + (a + b)
     assert len(s.simple_bind(mx.cpu(), a=(2, 3), b=(2, 3)).get_optimized_symbol().get_internals()) == 5
+
+
+# -- test_gluon: channels-last pooling (MXNet 1.9.1 CPU pools NWC / NHWC / NDHWC) ------------------
+
+def test_pooling_channels_last_layouts():
+    rng = np.random.RandomState(0)
+    for layout, shp, kern in [('NWC', (2, 9, 3), (3,)), ('NHWC', (2, 7, 8, 3), (3, 2)),
+                              ('NDHWC', (2, 5, 6, 7, 3), (2, 3, 2))]:
+        for pt in ['max', 'avg', 'sum', 'lp']:
+            for gp in [False, True]:
+                kw = dict(kernel=kern, pool_type=pt, global_pool=gp, stride=(2,) * len(kern),
+                          pad=(1,) * len(kern))
+                if pt == 'lp':
+                    kw['p_value'] = 2
+                xn = rng.uniform(-1, 1, size=shp).astype('float32')
+                outs = []
+                for lay, arr in ((layout, xn), ('NC' + layout[1:-1], np.moveaxis(xn, -1, 1))):
+                    x = mx.nd.array(arr)
+                    x.attach_grad()
+                    with mx.autograd.record():
+                        y = mx.nd.Pooling(x, layout=lay, **kw)
+                    y.backward(mx.nd.ones(y.shape))
+                    sym_out = mx.sym.Pooling(mx.sym.var('d'), layout=lay, **kw).infer_shape(d=arr.shape)[1][0]
+                    assert sym_out == y.shape
+                    outs.append((y.asnumpy(), x.grad.asnumpy()))
+                (y_cl, g_cl), (y_cf, g_cf) = outs
+                np.testing.assert_allclose(y_cl, np.moveaxis(y_cf, 1, -1), rtol=1e-6, atol=1e-6)
+                np.testing.assert_allclose(g_cl, np.moveaxis(g_cf, 1, -1), rtol=1e-6, atol=1e-6)
+    # gluon layers: the NHWC output shape of test_gluon.test_pool's ceil_mode case
+    layer = gluon.nn.MaxPool2D(3, ceil_mode=True, layout='NHWC')
+    assert layer(mx.nd.zeros((2, 10, 10, 2))).shape == (2, 4, 4, 2)
+    # a channels-last layout of the wrong rank is refused at creation
+    try:
+        mx.nd.Pooling(mx.nd.zeros((1, 4, 4, 2)), kernel=(2, 2), layout='NWC')
+    except Exception as e:
+        assert 'layout' in str(e)
+    else:
+        raise AssertionError('NWC with a 2-d kernel was accepted')

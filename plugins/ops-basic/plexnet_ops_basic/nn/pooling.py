@@ -67,8 +67,13 @@ class PoolingParam(Params):
                 raise ParamError(f"{op}: pooling_convention 'same' disables the use of pad, got pad {tuple(self.pad)}")
         if self.pool_type == "lp" and (self.p_value is None or self.p_value < 1):
             raise ParamError(f"{op}: pool_type 'lp' needs p_value >= 1, got {self.p_value}")
-        if self.layout is not None and not self.layout.startswith("NC"):
-            raise ParamError(f"{op}: layout {self.layout!r} is not supported (channels-first only)")
+        if (self.layout is not None and not self.layout.startswith("NC") and not self.global_pool
+                and len(self.layout) != nd + 2):
+            raise ParamError(f"{op}: layout {self.layout!r} does not fit the {nd}-d kernel {tuple(self.kernel)}")
+
+    def channels_last(self) -> bool:
+        """NWC / NHWC / NDHWC (MXNet 1.6+ on CPU): pooled as the channels-first view."""
+        return self.layout is not None and not self.layout.startswith("NC")
 
 
 class PoolGeom:
@@ -159,6 +164,7 @@ class PoolingOp(Operator):
     def __init__(self, param: PoolingParam) -> None:
         self.p = param
         self._geoms = {}
+        self._cl = param.channels_last()
 
     def geom(self, dshape) -> PoolGeom:
         g = self._geoms.get(dshape)
@@ -222,6 +228,8 @@ class PoolingOp(Operator):
         if req[0] == OpReqType.null:
             return
         xp = ctx.xp
+        if self._cl:  # channels-last: the channels-first views (writes land in the outputs)
+            in_data, out_data = _cf_views(xp, in_data), _cf_views(xp, out_data)
         x = in_data[0]
         g = self.geom(tuple(x.shape))
         if writes(req[0]) and not g.whole:
@@ -240,6 +248,8 @@ class PoolingOp(Operator):
         if req[0] == OpReqType.null:
             return
         xp = ctx.xp
+        if self._cl:
+            out_grad, in_data, out_data, in_grad = (_cf_views(xp, a) for a in (out_grad, in_data, out_data, in_grad))
         x, y, dy = in_data[0], out_data[0], out_grad[0]
         dx = in_grad[0]
         g = self.geom(tuple(dx.shape))
@@ -334,6 +344,10 @@ class PoolingOp(Operator):
         return x ** (pv - 1) * scale
 
 
+def _cf_views(xp, arrays):
+    return [None if a is None else xp.moveaxis(a, -1, 1) for a in arrays]
+
+
 class PoolingProp(OperatorProperty):
     param_cls = PoolingParam
 
@@ -342,6 +356,16 @@ class PoolingProp(OperatorProperty):
         d = None if in_shape[0] is None else tuple(int(v) for v in in_shape[0])
         if d is None:
             return [None], [None], []
+        if p.channels_last() and len(d) >= 3:
+            if len(d) != len(p.layout):
+                raise ShapeError(f"{op}: data shape {d} does not fit layout {p.layout!r}")
+            cf = (d[0], d[-1]) + d[1:-1]
+            _, (o,), _ = self._infer_cf(cf)
+            return [d], [(o[0],) + tuple(o[2:]) + (o[1],)], []
+        return self._infer_cf(d)
+
+    def _infer_cf(self, d):
+        p, op = self.param, self.op_name
         if len(d) < 3 or len(d) > 5:
             raise ShapeError(f"{op}: data must be 3-d, 4-d or 5-d (N, C, spatial...), got shape {d}")
         if not p.global_pool:
