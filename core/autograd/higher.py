@@ -122,6 +122,44 @@ def _clip(n: Any, g: Any, x: Any) -> list:
     return [g * ((x >= float(p.a_min)) * (x <= float(p.a_max)))]
 
 
+def _zero(n: Any, g: Any, *args: Any) -> list:
+    # piecewise-constant operators (comparisons, sign, rounding): zero gradients that are
+    # recorded, as MXNet's (relu/abs/clip first-order gradients use them)
+    return [F("zeros_like")(a) for a in args]
+
+
+def _keeps_input(g: Any, x: Any) -> Any:
+    # MXNet's gradient of radians/degrees/Dropout reads the input (or its mask output), so the
+    # first-order gradient is in the graph of x: its own gradient is zero, not an error
+    return g + F("zeros_like")(x)
+
+
+def _reshape_back(n: Any, g: Any, x: Any) -> list:
+    return [F("reshape")(g, shape=tuple(x.shape))]
+
+
+def _dropout(n: Any, g: Any, x: Any) -> list:
+    mask = n.out_data[1] if len(n.out_data) > 1 else None
+    return [_keeps_input(g if mask is None else g * mask, x)]
+
+
+def _fully_connected(n: Any, g: Any, x: Any, w: Any, *b: Any) -> list:
+    p = n.prop.param
+    k = w.shape[1]
+    x2 = F("reshape")(x, shape=(x.shape[0], -1) if getattr(p, "flatten", True) else (-1, k))
+    g2 = F("reshape")(g, shape=(-1, w.shape[0]))
+    dot = F("dot")
+    out = [F("reshape")(dot(g2, w), shape=tuple(x.shape)), dot(g2, x2, transpose_a=True)]
+    if b:
+        out.append(F("sum")(g2, axis=0))
+    return out
+
+
+_ZERO_GRAD = ("sign", "floor", "ceil", "round", "rint", "trunc", "fix", "zeros_like", "ones_like",
+              *(f"{pre}{cmp}{suf}" for cmp in ("greater", "greater_equal", "lesser", "lesser_equal", "equal",
+                                                 "not_equal")
+                for pre, suf in (("_", ""), ("_", "_scalar"), ("broadcast_", ""))))
+
 #: operator name -> f(node, out_grad, *args) -> [gradient of each argument]
 DIFFERENTIABLE: dict[str, Callable[..., list]] = {
     "negative": lambda n, g, x: [-g],
@@ -166,10 +204,14 @@ DIFFERENTIABLE: dict[str, Callable[..., list]] = {
     "rsqrt": lambda n, g, x: [g * F("rsqrt")(x) / x * -0.5],
     "cbrt": lambda n, g, x: [g / (F("square")(F("cbrt")(x)) * 3)],
     "rcbrt": lambda n, g, x: [g * F("rcbrt")(x) / x * (-1.0 / 3.0)],
-    "radians": lambda n, g, x: [g * (math.pi / 180.0)],
-    "degrees": lambda n, g, x: [g * (180.0 / math.pi)],
+    "radians": lambda n, g, x: [_keeps_input(g * (math.pi / 180.0), x)],
+    "degrees": lambda n, g, x: [_keeps_input(g * (180.0 / math.pi), x)],
     "erf": lambda n, g, x: [g * F("exp")(-(x * x)) * (2.0 / math.sqrt(math.pi))],
     "clip": _clip,
+    "Reshape": _reshape_back, "reshape": _reshape_back, "Flatten": _reshape_back, "flatten": _reshape_back,
+    "expand_dims": _reshape_back,
+    "FullyConnected": _fully_connected, "Dropout": _dropout,
+    **{name: _zero for name in _ZERO_GRAD},
 }
 
 
