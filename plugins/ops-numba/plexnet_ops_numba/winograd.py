@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from plexnet.operator import OpReqType
+from plexnet_ops_basic.nn import _split
 
 from . import _base
 
@@ -99,9 +100,21 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -
         n1 = min(N, n0 + per)
         cols = (n1 - n0) * tiles
         Vc, Mc = (V, M) if cols == V.shape[2] else (np.empty((16, C, cols), x.dtype), np.empty((16, F, cols), x.dtype))
-        K.input_tiles(x, Vc, pad[0], pad[1], th, tw, n0, n1)
+        _channels(K.input_tiles, C, Vc.size, x, Vc, pad[0], pad[1], th, tw, n0, n1)
         np.matmul(U, Vc, out=Mc)
-        K.output_tiles(Mc, y, th, tw, n0, n1, b, bias is not None, add)
+        _channels(K.output_tiles, F, Mc.size, Mc, y, th, tw, n0, n1, b, bias is not None, add)
+
+
+def _channels(kernel: Any, count: int, elements: int, *args: Any) -> None:
+    """``kernel(*args, c0, c1)`` over channels ``0 <= c < count``: halves on this thread and
+    ops-basic's helper thread at once while the engine's thread policy leaves a second core
+    free (the transforms are memory-bound compiled loops with no threads of their own; the
+    GEMMs between them keep OpenBLAS's threads), else all here."""
+    if _split.ways(np, count, elements, always=True) == 2:
+        mid = count // 2
+        _split.run2(lambda: kernel(*args, 0, mid), lambda: kernel(*args, mid, count))
+    else:
+        kernel(*args, 0, count)
 
 
 def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
@@ -120,8 +133,8 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
         cols = (n1 - n0) * tiles
         V = np.empty((16, C, cols), x.dtype)
         D = np.empty((16, F, cols), x.dtype)
-        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
-        K.gradient_tiles(dy, D, th, tw, n0, n1)
+        _channels(K.input_tiles, C, V.size, x, V, pad[0], pad[1], th, tw, n0, n1)
+        _channels(K.gradient_tiles, F, D.size, dy, D, th, tw, n0, n1)
         np.matmul(D, V.transpose(0, 2, 1), out=part)
         dU += part
     g = np.matmul(dU.reshape(16, F * C).T, _T.astype(dU.dtype)).reshape(dw.shape)

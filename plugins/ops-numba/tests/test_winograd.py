@@ -67,6 +67,22 @@ def test_matches_im2col(calls, kw, shape, req):
     assert calls == ["forward", "forward", "backward_data", "backward_weight"]
 
 
+def test_transforms_shared_with_the_helper_thread(calls, monkeypatch):
+    """With a second core free the transforms run in two channel halves at once (ops-basic's
+    helper thread): the same values as on one thread."""
+    from plexnet_ops_basic.nn import _split
+    kw = dict(kernel=(3, 3), num_filter=48, pad=(1, 1))
+    one = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
+    halves: list = []
+    run2 = _split.run2
+    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split, "run2", lambda a, b: halves.append(1) or run2(a, b))
+    two = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
+    assert len(halves) == 2 * 2 + 4   # two forwards (input, output tiles) and the backward's four
+    for a, b in zip(list(one[0]) + list(one[1]), list(two[0]) + list(two[1])):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_bias_gradient_is_im2col_bit_for_bit(calls):
     kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1))
     (_, g1), (_, g2) = run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw))

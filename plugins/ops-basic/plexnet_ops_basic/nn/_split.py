@@ -78,10 +78,13 @@ _off_until = 0.0
 _now = time.monotonic
 
 
-def ways(xp: Any, n: int, elements: int) -> int:
+def ways(xp: Any, n: int, elements: int, always: bool = False) -> int:
     """2 when a kernel over ``n`` batch items (``elements`` in its largest array) should
-    be shared with the helper thread, else 1."""
-    if (not _ENABLED or xp is not np or n < 2 or elements < MIN_ELEMENTS
+    be shared with the helper thread, else 1. ``always``: whether or not the split is
+    turned on for the convolutions (``PLEXNET_OPS_BASIC_SPLIT``): a caller whose work is
+    not GEMMs (another plugin's compiled loops, which have no threads of their own) asks
+    only whether a second core is free."""
+    if (not (_ENABLED or always) or xp is not np or n < 2 or elements < MIN_ELEMENTS
             or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)
             or _now() < _off_until):
         return 1
