@@ -233,3 +233,17 @@ def test_second_order_arcsinh_is_the_true_derivative():
     x = np.array([0.5, -1.0, 2.0], np.float32)
     _, gg = _second_order(mx.nd.arcsinh, x, np.ones(3), np.ones(3))
     np.testing.assert_allclose(gg, -x / (x * x + 1) ** 1.5, rtol=1e-5)
+
+
+def test_dgl_graph_compact_takes_graph_sizes_as_array():
+    # MXNet's test_dgl_graph passes out[0][-1].asnumpy() (shape (1,)) as graph_sizes
+    data = np.arange(1, 21, dtype=np.int64)
+    indices = np.array([1, 2, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 1, 2, 4, 0, 1, 2, 3], dtype=np.int64)
+    a = mx.nd.sparse.csr_matrix((data, indices, np.array([0, 4, 8, 12, 16, 20], dtype=np.int64)), shape=(5, 5))
+    out = mx.nd.contrib.dgl_csr_neighbor_uniform_sample(a, mx.nd.array([0, 4], dtype=np.int64), num_args=2,
+                                                        num_hops=1, num_neighbor=2, max_num_vertices=5)
+    n = out[0][-1].asnumpy()
+    assert n.shape == (1,)
+    for sizes in (n, int(n[0]), [int(n[0])]):
+        compact = mx.nd.contrib.dgl_graph_compact(out[1], out[0], graph_sizes=sizes, return_mapping=False)
+        assert compact.shape == (int(n[0]), int(n[0]))

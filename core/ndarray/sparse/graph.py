@@ -217,7 +217,9 @@ def dgl_graph_compact(*graph_data: Any, return_mapping: Any = None, graph_sizes:
                          f"got {len(graph_data)} arrays")
     _check_num_args(op, num_args, len(graph_data))
     num = len(graph_data) // 2
-    sizes = [int(s) for s in (graph_sizes if isinstance(graph_sizes, (list, tuple)) else (graph_sizes,))]
+    # MXNet parses the parameter's text: a number, a sequence or a numpy array (the sampler's
+    # out[0][-1].asnumpy(), shape (1,), in its test_dgl_graph) all give the counts
+    sizes = [int(s) for s in np.asarray(graph_sizes).ravel()]
     if len(sizes) != num:
         raise ValueError(f"{op}: graph_sizes has {len(sizes)} entries for {num} graphs")
     outs: list[NDArray] = []
