@@ -266,11 +266,16 @@ class Parameter:
         # the stored value holds every row: gather from its compact values, no dense copy
         vals = _sparse_host(full.data)[rows] if full.indices.shape[0] == full.shape[0] else full.asnumpy()[rows]
         res = _sparse.row_sparse_array((vals, rows), shape=full.shape, ctx=full.context, dtype=full.dtype)
-        if autograd.is_recording() and self.grad_req != "null":
+        if self.grad_req != "null":
             # MXNet pulls the rows into the variable itself: the gradient is the whole
-            # gradient with respect to the weight (not masked by row_id); the copy is linked
+            # gradient with respect to the weight (not masked by row_id); the copy is linked,
+            # also when fetched before autograd.record() (MXNet returns the variable itself)
             from ..ndarray.sparse.autograd import link
-            link(full, res, "row_sparse_data")
+            if autograd.is_recording():
+                link(full, res, "row_sparse_data")
+            else:
+                with autograd.record(train_mode=autograd.is_training()):
+                    link(full, res, "row_sparse_data")
         return res
 
     def row_sparse_data(self, row_id: NDArray) -> NDArray:
@@ -367,6 +372,14 @@ class Parameter:
         trainer = getattr(self, "_trainer", None)
         if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
             trainer._reset_kvstore()
+
+    def _set_trainer(self, trainer: Any) -> None:
+        """Set the Trainer this parameter belongs to; a sparse parameter takes one only (MXNet 1.9.1)."""
+        cur = getattr(self, "_trainer", None)
+        if self._stype != "default" and cur is not None and trainer is not None and cur is not trainer:
+            raise RuntimeError(f"Failed to set the trainer for Parameter '{self.name}' because it was already set. "
+                               f"More than one trainers for a {self._stype} Parameter is not supported.")
+        self._trainer = trainer
 
     def var(self) -> Any:
         """The Symbol variable of this parameter (for hybridized graphs)."""

@@ -19,6 +19,15 @@ from .parameter import Parameter, ParameterDict
 __all__ = ["Trainer"]
 
 
+def _sparse_kvstore(kvstore: Any) -> Any:
+    from .. import kvstore as kvs
+    if isinstance(kvstore, str):
+        return kvs.create(kvstore)
+    if hasattr(kvstore, "push") and hasattr(kvstore, "pull"):
+        return kvstore
+    raise TypeError(f"Cannot create '{kvstore}' KVStore with row_sparse parameters. The type must be KVStore or str.")
+
+
 class Trainer:
     """Updates ``params`` (a ParameterDict, or a list/dict of Parameters) with
     ``optimizer`` (a name or an Optimizer) and ``optimizer_params``."""
@@ -38,7 +47,12 @@ class Trainer:
                 raise PlexnetError(f"Trainer: parameter {p.name!r} is given twice")
             self._param2idx[p.name] = i
             self._params.append(p)
-            p._trainer = self  # type: ignore[attr-defined]
+            p._set_trainer(self)
+        # as MXNet 1.9.1: sparse weights are always updated in a kvstore; sparse gradients of
+        # dense weights are reduced through it and applied on the workers (single machine)
+        self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
+        self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
+        self._params_to_init = [p for p in self._params if p._data is None]
         self._compression_params = compression_params
         self._contexts = self._check_contexts()
         optimizer_params = dict(optimizer_params or {})
@@ -85,8 +99,19 @@ class Trainer:
                       if p._data is not None} \
             if self._contexts else {}
         kv, update_on_kv = _create_kvstore(config["kvstore"], ndev, arg_arrays)
+        if self._contains_sparse_weight:
+            if config["update_on_kvstore"] is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present.")
+            if kv is None:  # one device: MXNet still creates the store (its sparse pull path)
+                kv = _sparse_kvstore(config["kvstore"])
+            update_on_kv = True
+        elif self._contains_sparse_grad:
+            update_on_kv = kv is not None and "dist" in kv.type
+            if config["update_on_kvstore"] is False and update_on_kv:
+                raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when sparse gradients "
+                                 "are present.")
         self._distributed = kv is not None and "dist" in kv.type
-        if config["update_on_kvstore"] is not None:
+        if config["update_on_kvstore"] is not None and not self._contains_sparse_weight:
             if config["update_on_kvstore"] and kv is not None and not _kv_capable_optimizer(kv):
                 raise ValueError(f"Please set update_on_kvstore=False when training with {type(kv)}")
             # as MXNet: without a kvstore (one device, non-dist type) the flag has no effect
@@ -105,6 +130,7 @@ class Trainer:
         self._update_on_kvstore = bool(update_on_kv)
         self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
         self._kv_initialized = True
+        self._params_to_init = [p for p in self._params if p._data is None]
 
     def _reset_kvstore(self) -> None:
         """Drop the kvstore (re-created at the next step): loaded parameter values must
@@ -157,10 +183,18 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
+            grads = p.list_grad()
+            if grads[0].stype != "default":
+                # sparse gradients: push, then pull them back summed (MXNet 1.9.1; a pushpull
+                # keeps row_sparse values as they are)
+                kv.push(i, grads, priority=-i)
+                if p._stype == "default" and not self._update_on_kvstore:
+                    kv.pull(i, grads, priority=-i, ignore_sparse=bool(self._distributed))
+                continue
             if self._update_on_kvstore:
-                kv.push(i, p.list_grad(), priority=-i)
+                kv.push(i, grads, priority=-i)
             else:
-                kv.pushpull(i, p.list_grad(), priority=-i)
+                kv.pushpull(i, grads, priority=-i)
 
     def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
         """Apply the optimizer (after ``allreduce_grads``)."""
@@ -193,7 +227,9 @@ class Trainer:
                         f"updating of Parameters with stale gradient")
                 continue
             if self._update_on_kvstore:
-                self._kvstore.pull(i, datas, priority=-i)
+                # row_sparse weights hold every row here: pull them whole (MXNet pulls the rows a
+                # row_sparse_data asks for; a plain pull skips row_sparse targets)
+                self._kvstore.pull(i, datas, priority=-i, ignore_sparse=p._stype == "default")
             else:
                 for upd, d, g in zip(updates, datas, p.list_grad()):
                     upd.append((i, g, d))

@@ -131,15 +131,16 @@ def test_get_optimized_symbol_cse(monkeypatch):
     # node counts of MXNet 1.9.1's get_optimized_symbol (MXNET_ELIMINATE_COMMON_EXPR on by default)
     a, b = mx.sym.var('a'), mx.sym.var('b')
     d = a + 1
-    cases = [((a + b) + (a + b), 4, None), (mx.sym.Group([a * d, a * d]), 4, '_mul0_0_copy_output'),
-             (mx.sym.Group([a * d + b, a * d + b]), 6, '_0_copy_output'),
+    cases = [((a + b) + (a + b), 4, None), (mx.sym.Group([a * d, a * d]), 4, True),
+             (mx.sym.Group([a * d + b, a * d + b]), 6, True),
              (mx.sym.relu(a) + mx.sym.relu(a), 3, None), (mx.sym.Dropout(a) + mx.sym.Dropout(a), 4, None)]
     for s, n, copy_name in cases:
         shapes = {k: (2, 3) for k in s.list_arguments()}
         o = s.simple_bind(mx.cpu(), **shapes).get_optimized_symbol()
         assert len(o.get_internals()) == n
-        if copy_name:
-            assert o.list_outputs()[1].endswith(copy_name)
+        if copy_name:  # MXNet names the copy '<node>_<output index>_copy'
+            first = o.list_outputs()[0]
+            assert o.list_outputs()[1] == first[:-len('_output')] + '_0_copy_output'
         ex = s.simple_bind(mx.cpu(), **shapes)
         vals = {k: mx.nd.array(np.arange(6).reshape(2, 3)) for k in shapes}
         if 'Dropout' not in s.tojson():
@@ -187,3 +188,62 @@ def test_pooling_channels_last_layouts():
         assert 'layout' in str(e)
     else:
         raise AssertionError('NWC with a 2-d kernel was accepted')
+
+
+# -- test_gluon_trainer (1.x copy): sparse weights / gradients through the kvstore --------------
+
+def _sparse_kv_step(kv, stype, grad_stype, update_on_kv, ctxs):
+    params = gluon.ParameterDict()
+    x = params.get('x', shape=(10, 1), lr_mult=1.0, stype=stype, grad_stype=grad_stype)
+    params.initialize(ctx=ctxs, init='zeros')
+    trainer = gluon.Trainer(params, 'sgd', {'learning_rate': 0.1}, kvstore=kv, update_on_kvstore=update_on_kv)
+    all_rows = mx.nd.arange(0, 10, ctx=mx.cpu(0))
+    ws = x.list_data() if stype == 'default' else x.list_row_sparse_data(all_rows)  # outside record
+    with mx.autograd.record():
+        for w in ws:
+            (w + 1).backward()
+    trainer.step(1)
+    w = x.data(mx.cpu(0)) if stype == 'default' else x.row_sparse_data(all_rows)
+    return trainer, float(w.asnumpy().ravel()[0])
+
+
+def test_trainer_sparse_kvstore_rules():
+    # (kvstore type, update_on_kvstore, value) of MXNet 1.9.1 on two devices
+    two = [mx.cpu(0), mx.cpu(1)]
+    for kv in ('local', 'device'):
+        for args, want in [(('default', 'row_sparse', None), False), (('default', 'row_sparse', True), True),
+                           (('default', 'row_sparse', False), False), (('row_sparse', 'row_sparse', None), True)]:
+            trainer, v = _sparse_kv_step(kv, *args, two)
+            assert trainer._kvstore.type == kv and trainer._update_on_kvstore is want
+            assert abs(v + 0.2) < 1e-6, (kv, args, v)  # the gradients of both devices summed
+        try:
+            _sparse_kv_step(kv, 'row_sparse', 'row_sparse', False, two)
+        except ValueError as e:
+            assert 'sparse weights' in str(e)
+        else:
+            raise AssertionError('update_on_kvstore=False with sparse weights was accepted')
+    # one device: a sparse weight still gets a kvstore that updates (MXNet's _create_sparse_kvstore)
+    trainer, v = _sparse_kv_step('device', 'row_sparse', 'row_sparse', None, [mx.cpu(0)])
+    assert trainer._kvstore is not None and trainer._update_on_kvstore is True and abs(v + 0.1) < 1e-6
+
+
+def test_parameter_set_trainer_and_params_to_init():
+    x = gluon.Parameter('x', shape=(10,), stype='row_sparse')
+    x.initialize()
+    t0 = gluon.Trainer([x], 'sgd')
+    assert x._trainer is t0
+    x._set_trainer(None)
+    assert x._trainer is None
+    x._set_trainer(t0)
+    try:
+        gluon.Trainer([x], 'sgd')
+    except RuntimeError as e:
+        assert 'More than one trainers' in str(e)
+    else:
+        raise AssertionError('a second Trainer for a row_sparse Parameter was accepted')
+    d = gluon.Parameter('d', shape=(2,))
+    d.initialize()
+    assert gluon.Trainer([d], 'sgd')._params_to_init == []
+    d2 = gluon.Parameter('d2', shape=(2,))
+    d2._set_trainer(object())
+    d2._set_trainer(object())  # dense parameters may change trainers
