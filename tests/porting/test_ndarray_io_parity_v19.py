@@ -247,3 +247,24 @@ def test_dgl_graph_compact_takes_graph_sizes_as_array():
     for sizes in (n, int(n[0]), [int(n[0])]):
         compact = mx.nd.contrib.dgl_graph_compact(out[1], out[0], graph_sizes=sizes, return_mapping=False)
         assert compact.shape == (int(n[0]), int(n[0]))
+
+
+def test_sample_unique_zipfian():
+    # MXNet 1.9.1's _sample_unique_zipfian (test_random.test_unique_zipfian_generator): int64
+    # (batch, num_sampled) distinct classes and int64 trials; MXNet gave trials 15980..16261
+    # for range_max=793472, shape=(4, 8192) (the test accepts 14500..17000)
+    mx.random.seed(3)
+    classes, trials = mx.nd._internal._sample_unique_zipfian(793472, shape=(4, 8192))
+    assert classes.dtype == np.int64 and trials.dtype == np.int64
+    assert classes.shape == (4, 8192) and trials.shape == (4,)
+    c = classes.asnumpy()
+    assert all(np.unique(row).size == 8192 for row in c) and c.min() >= 0 and c.max() < 793472
+    assert ((trials.asnumpy() > 14500) & (trials.asnumpy() < 17000)).all()
+    c, _ = mx.nd._internal._sample_unique_zipfian(20, shape=(20000, 1))
+    freq = np.bincount(c.asnumpy().ravel(), minlength=20) / 20000.0
+    k = np.arange(20)
+    np.testing.assert_allclose(freq, (np.log(k + 2) - np.log(k + 1)) / np.log(21), atol=0.015)
+    mx.random.seed(5)
+    a = mx.nd._internal._sample_unique_zipfian(50, shape=(2, 10))[0].asnumpy()
+    mx.random.seed(5)
+    assert (mx.nd._internal._sample_unique_zipfian(50, shape=(2, 10))[0].asnumpy() == a).all()
