@@ -25,6 +25,10 @@ class KVStoreError(PlexnetError):
     """Misuse of a kvstore or a failure inside one (a dead peer, a timeout)."""
 
 
+class KVStoreTypeError(KVStoreError, TypeError):
+    """A value of the wrong storage type (MXNet raises MXNetError; a TypeError too here)."""
+
+
 class KVStoreKeyError(KVStoreError, KeyError):
     """A key that is unknown (pull/push before init) or already initialised."""
 
@@ -139,7 +143,7 @@ class KVStoreBase:
         if self._key_kind is None:
             self._key_kind = kind
         elif kind is not self._key_kind:
-            raise TypeError(f"key {k!r} is {kind.__name__}, but this kvstore already uses "
+            raise KVStoreTypeError(f"key {k!r} is {kind.__name__}, but this kvstore already uses "
                             f"{self._key_kind.__name__} keys; int and str keys can not be mixed in one store")
         return k
 
@@ -240,7 +244,7 @@ class KVStoreBase:
                 raise ValueError(f"row_sparse_pull: key {k!r} has {len(outs)} outs but {len(rids)} row_ids")
             for o, rid in zip(outs, rids):
                 if not isinstance(o, RowSparseNDArray):
-                    raise TypeError(f"row_sparse_pull: out for key {k!r} must be a RowSparseNDArray, got "
+                    raise KVStoreTypeError(f"row_sparse_pull: out for key {k!r} must be a RowSparseNDArray, got "
                                     f"storage type {getattr(o, 'stype', type(o).__name__)}")
                 full = zeros(o.shape, o.context, o.dtype)
                 self._pull_impl([(k, [full])], priority)

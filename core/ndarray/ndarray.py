@@ -8,6 +8,7 @@ that write them. Errors raised while running surface at the next such wait point
 from __future__ import annotations
 
 import numbers
+import operator
 from builtins import slice as py_slice  # noqa: F401  (MXNet's private alias here; its tests import it)
 from typing import Any, Sequence
 
@@ -478,16 +479,25 @@ class NDArray:
         return _binary("broadcast_lesser_equal", "_lesser_equal_scalar", self, o)
 
     def __iadd__(self, o: Any) -> "NDArray":
-        return _binary("broadcast_add", "_plus_scalar", self, o, out=self)
+        return self._in_place(_binary("broadcast_add", "_plus_scalar", self, o, out=self), o, operator.add)
 
     def __isub__(self, o: Any) -> "NDArray":
-        return _binary("broadcast_sub", "_minus_scalar", self, o, out=self)
+        return self._in_place(_binary("broadcast_sub", "_minus_scalar", self, o, out=self), o, operator.sub)
 
     def __imul__(self, o: Any) -> "NDArray":
-        return _binary("broadcast_mul", "_mul_scalar", self, o, out=self)
+        return self._in_place(_binary("broadcast_mul", "_mul_scalar", self, o, out=self), o, operator.mul)
 
     def __itruediv__(self, o: Any) -> "NDArray":
-        return _binary("broadcast_div", "_div_scalar", self, o, out=self)
+        return self._in_place(_binary("broadcast_div", "_div_scalar", self, o, out=self), o, operator.truediv)
+
+    def _in_place(self, r: Any, o: Any, op: Any) -> Any:
+        # a sparse operand (dense += row_sparse): the fast path declines; MXNet writes the
+        # (storage-fallback) result into this array, Python would rebind the name instead
+        if r is not NotImplemented or not isinstance(o, NDArray):
+            return r
+        res = op(self, o)
+        self[:] = res.tostype("default") if res.stype != "default" else res
+        return self
 
     __idiv__ = __itruediv__
 

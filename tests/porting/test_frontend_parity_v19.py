@@ -247,3 +247,44 @@ def test_parameter_set_trainer_and_params_to_init():
     d2 = gluon.Parameter('d2', shape=(2,))
     d2._set_trainer(object())
     d2._set_trainer(object())  # dense parameters may change trainers
+
+
+# -- test_kvstore (1.x copy, sparse parts) -------------------------------------------------------
+
+def test_dense_inplace_with_sparse_operand_writes_in_place():
+    # MXNet: d += row_sparse writes d (storage fallback); Python would rebind the name
+    d = mx.nd.zeros((4, 4))
+    d0 = d
+    d += mx.nd.ones((4, 4)).tostype('row_sparse')
+    d -= mx.nd.ones((4, 4)).tostype('row_sparse') * 3
+    assert d is d0 and (d0.asnumpy() == -2).all()
+    d *= mx.nd.ones((4, 4)).tostype('csr') * 2
+    assert d is d0 and (d0.asnumpy() == -4).all()
+
+
+def test_kvstore_updater_with_row_sparse_pushes():
+    kv = mx.kv.create()
+    kv.init(3, mx.nd.zeros((4, 4)))
+
+    def upd(key, recv, local):
+        local += recv
+    kv._set_updater(upd)
+    for _ in range(2):
+        kv.push(3, [mx.nd.ones((4, 4), mx.cpu(i)).tostype('row_sparse') for i in range(4)])
+    out = mx.nd.empty((4, 4))
+    kv.pull(3, out=out)
+    assert (out.asnumpy() == 8).all()
+
+
+def test_kvstore_errors_are_mxnet_errors():
+    from plexnet.base import MXNetError
+    kv = mx.kv.create()
+    kv.init(3, mx.nd.zeros((4, 4)))
+    for call in (lambda: kv.row_sparse_pull(3, out=mx.nd.ones((4, 4)), row_ids=mx.nd.array([1])),
+                 lambda: kv.init('a', mx.nd.ones((4, 4)))):
+        try:
+            call()
+        except MXNetError as e:
+            assert isinstance(e, TypeError)  # also a TypeError, as before
+        else:
+            raise AssertionError('accepted')
