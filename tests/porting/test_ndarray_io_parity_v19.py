@@ -268,3 +268,28 @@ def test_sample_unique_zipfian():
     a = mx.nd._internal._sample_unique_zipfian(50, shape=(2, 10))[0].asnumpy()
     mx.random.seed(5)
     assert (mx.nd._internal._sample_unique_zipfian(50, shape=(2, 10))[0].asnumpy() == a).all()
+
+
+def test_sparse_creation_checks_as_mxnet():
+    # MXNet 1.9.1 sparse.csr_matrix/row_sparse_array (test_sparse_ndarray 1.x): a given shape
+    # must match the source's (_check_shape -> ValueError); the shape cannot be inferred without
+    # indices ('invalid shape'); non-canonical scipy input is summed and sorted
+    a = mx.nd.ones((2, 2))
+    for f in (lambda: mx.nd.sparse.csr_matrix(a, shape=(3, 2)), lambda: mx.nd.sparse.csr_matrix((2, 2), shape=(3, 2)),
+              lambda: mx.nd.sparse.row_sparse_array((2, 2), shape=(3, 2)),
+              lambda: mx.nd.sparse.row_sparse_array((np.int64(2), np.int64(2)), (np.int64(3), np.int64(2))),
+              lambda: mx.nd.sparse.row_sparse_array(a, shape=(2, 3)),
+              lambda: mx.nd.sparse.csr_matrix(a.tostype("csr"), shape=(3, 2)),
+              lambda: mx.nd.sparse.csr_matrix((np.zeros(0), np.zeros(0), np.zeros(3))),
+              lambda: mx.nd.sparse.row_sparse_array((np.zeros((0, 2)), np.zeros(0)))):
+        with pytest.raises(ValueError):
+            f()
+    assert mx.nd.sparse.csr_matrix(a, shape=(2, 2)).shape == (2, 2)
+    assert mx.nd.sparse.row_sparse_array((np.int32(2), np.int32(3)), (np.int32(2), np.int32(3))).shape == (2, 3)
+    spsp = pytest.importorskip("scipy.sparse")
+    nc = spsp.csr_matrix((np.array([1, 2, 3, 4, 5, 6, 1.0]), np.array([0, 2, 2, 0, 1, 2, 1]),
+                          np.array([0, 2, 3, 7])), shape=(3, 3))
+    got = mx.nd.sparse.csr_matrix(nc)
+    assert got.indices.asnumpy().tolist() == [0, 2, 2, 0, 1, 2]
+    assert got.data.asnumpy().tolist() == [1, 2, 3, 4, 6, 6]
+    assert got.indptr.asnumpy().tolist() == [0, 2, 3, 6]

@@ -76,6 +76,12 @@ def _default_dtype(dtype: Any, data: Any) -> np.dtype:
     return np.dtype(np.float32)
 
 
+def _check_shape(s1: Any, s2: Any) -> None:
+    """MXNet's ``sparse._check_shape``: a given ``shape`` must equal the source's."""
+    if s1 and s2 and tuple(int(d) for d in s1) != tuple(int(d) for d in s2):
+        raise ValueError(f"Shape mismatch detected. {tuple(s1)} v.s. {tuple(s2)}")
+
+
 def _scipy_csr(arg: Any) -> Any:
     if not type(arg).__module__.startswith("scipy.sparse"):
         return None  # (scipy is imported only for scipy inputs)
@@ -93,6 +99,7 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Any = None, dtype: Any = None)
     ``data`` are kept, as MXNet."""
     ctx = _ctx(ctx)
     if _is_shape(arg1) and len(arg1) == 2 and not isinstance(arg1[0], (list, tuple, np.ndarray, NDArray)):
+        _check_shape(arg1, shape)
         return zeros("csr", arg1, ctx=ctx, dtype=dtype)  # type: ignore[return-value]
     if isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
@@ -102,8 +109,8 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Any = None, dtype: Any = None)
             if a.size and not np.issubdtype(a.dtype, np.integer) and not np.all(np.mod(a, 1) == 0):
                 raise ValueError(f"csr_matrix: {name} must hold integers; got dtype {a.dtype}")
         if shape is None:
-            if p.size < 1:
-                raise ValueError("csr_matrix: indptr must have at least one element")
+            if p.size < 1 or i.size == 0:  # MXNet: 'invalid shape' (nothing to infer the columns from)
+                raise ValueError("csr_matrix: invalid shape: cannot infer it without indices; pass shape=")
             shape = (p.size - 1, int(i.max()) + 1 if i.size else 0)
         shape = tuple(int(s) for s in shape)
         err = K.csr_check(d, i.astype(K.IDX), p.astype(K.IDX), shape, full_check=False)
@@ -125,19 +132,24 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Any = None, dtype: Any = None)
         v, i, p = K.coo_to_csr(d, r, c, shape)  # type: ignore[arg-type]
         return new_csr(v, i, p, shape, ctx, dt)
     if isinstance(arg1, CSRNDArray):
+        _check_shape(arg1.shape, shape)
         res = arg1.copyto(ctx) if arg1.context != ctx else arg1.copy()
         return res.astype(dtype) if dtype is not None else res  # type: ignore[return-value]
     if isinstance(arg1, RowSparseNDArray):
         raise ValueError("Unexpected input type: RowSparseNDArray (csr_matrix takes csr, dense or scipy input)")
     sp = _scipy_csr(arg1)
     if sp is not None:
-        sp = sp.sorted_indices() if not sp.has_sorted_indices else sp
+        _check_shape(sp.shape, shape)
+        if not sp.has_canonical_format:  # as MXNet: duplicates summed, indices sorted
+            sp = sp.copy()
+            sp.sum_duplicates()
         dt = np.dtype(dtype) if dtype is not None else np.dtype(sp.dtype)
         return new_csr(sp.data, sp.indices, sp.indptr, sp.shape, ctx, dt)
     dense = _host_any(arg1)
     dt = _default_dtype(dtype, arg1)
     if dense.ndim != 2:
         raise ValueError(f"csr_matrix: a dense source must be 2-D; got shape {dense.shape}")
+    _check_shape(dense.shape, shape)
     v, i, p = K.dense_to_csr(dense.astype(dt, copy=False))
     return new_csr(v, i, p, dense.shape, ctx, dt)
 
@@ -147,14 +159,15 @@ def row_sparse_array(arg1: Any, shape: Any = None, ctx: Any = None, dtype: Any =
     a dense array, another RowSparseNDArray, or a shape for an empty one."""
     ctx = _ctx(ctx)
     if _is_shape(arg1):
+        _check_shape(arg1, shape)
         return zeros("row_sparse", arg1, ctx=ctx, dtype=dtype)  # type: ignore[return-value]
     if isinstance(arg1, tuple) and len(arg1) == 2:
         data, indices = arg1
         dt = _default_dtype(dtype, data)
         d, i = _host_any(data, dt), _host_any(indices).reshape(-1)
         if shape is None:
-            if d.ndim < 1:
-                raise ValueError("row_sparse_array: data must be at least 1-D")
+            if d.ndim < 1 or i.size == 0:  # MXNet: 'invalid shape'
+                raise ValueError("row_sparse_array: invalid shape: cannot infer it without indices; pass shape=")
             shape = (int(i.max()) + 1 if i.size else 0,) + d.shape[1:]
         shape = tuple(int(s) for s in shape)
         if d.size == 0 and d.ndim <= 1:
@@ -164,12 +177,14 @@ def row_sparse_array(arg1: Any, shape: Any = None, ctx: Any = None, dtype: Any =
             raise ValueError(f"row_sparse_array: invalid (data, indices) for shape {shape}: {err}")
         return new_rsp(d, i, shape, ctx, dt)
     if isinstance(arg1, RowSparseNDArray):
+        _check_shape(arg1.shape, shape)
         res = arg1.copyto(ctx) if arg1.context != ctx else arg1.copy()
         return res.astype(dtype) if dtype is not None else res  # type: ignore[return-value]
     if isinstance(arg1, CSRNDArray):
         raise ValueError("Unexpected input type: CSRNDArray (row_sparse_array takes row_sparse or dense input)")
     dense = _host_any(arg1)
     dt = _default_dtype(dtype, arg1)
+    _check_shape(dense.shape, shape)
     v, i = K.dense_to_rsp(dense.astype(dt, copy=False))
     return new_rsp(v, i, dense.shape, ctx, dt)
 
