@@ -293,3 +293,19 @@ def test_sparse_creation_checks_as_mxnet():
     assert got.indices.asnumpy().tolist() == [0, 2, 2, 0, 1, 2]
     assert got.data.asnumpy().tolist() == [1, 2, 3, 4, 6, 6]
     assert got.indptr.asnumpy().tolist() == [0, 2, 3, 6]
+
+
+def test_fully_connected_accepts_column_bias():
+    # MXNet 1.x FullyConnected's shape check accepts a (num_hidden, 1) bias too (test_sparse_fc
+    # passes a row_sparse (8, 1) bias; its non-MKLDNN kernel adds it per output unit)
+    x, w = mx.nd.ones((2, 3)), mx.nd.ones((4, 3))
+    b = mx.nd.arange(4).reshape((4, 1))
+    b.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.FullyConnected(x, w, b, num_hidden=4)
+    y.backward()
+    assert y.asnumpy().tolist() == [[3, 4, 5, 6]] * 2
+    assert b.grad.shape == (4, 1) and b.grad.asnumpy().ravel().tolist() == [2, 2, 2, 2]
+    s = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=4, name="fc")
+    assert s.infer_shape(x=(2, 3), fc_bias=(4, 1))[0][2] == (4, 1)
+    assert s.infer_shape(x=(2, 3))[0][2] == (4,)

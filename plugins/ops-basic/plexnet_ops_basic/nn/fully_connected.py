@@ -58,11 +58,11 @@ class FullyConnectedOp(Operator):
         if writes(req[0]):
             xp.matmul(x, w.T, out=out)
             if not self.p.no_bias:
-                out += in_data[2]
+                out += in_data[2].reshape(-1)
         else:
             y = xp.matmul(x, w.T)
             if not self.p.no_bias:
-                y += in_data[2]
+                y += in_data[2].reshape(-1)
             out += y
 
     def _backward(self, ctx, out_grad, in_data, req, in_grad):
@@ -73,9 +73,9 @@ class FullyConnectedOp(Operator):
         _matmul_into(xp, dy.T, x, in_grad[1], req[1])
         if not self.p.no_bias and req[2] != OpReqType.null:
             if writes(req[2]):
-                xp.sum(dy, axis=0, out=in_grad[2])
+                xp.sum(dy, axis=0, out=in_grad[2].reshape(-1))
             else:
-                in_grad[2] += dy.sum(axis=0)
+                in_grad[2] += dy.sum(axis=0).reshape(in_grad[2].shape)
         if req[0] != OpReqType.null:
             _matmul_into(xp, dy, w, in_grad[0].reshape(x.shape), req[0])
 
@@ -101,7 +101,8 @@ class FullyConnectedProp(OperatorProperty):
             in_dim = d[-1]
             out = tuple(d[:-1]) + (p.num_hidden,)
         shape_assign(op, shapes, 1, names, (p.num_hidden, in_dim))
-        if not p.no_bias:
+        # MXNet 1.x also takes a (num_hidden, 1) bias (its shape check tries both)
+        if not p.no_bias and shapes[2] != (p.num_hidden, 1):
             shape_assign(op, shapes, 2, names, (p.num_hidden,))
         return shapes, [out], []
 
