@@ -236,7 +236,7 @@ class Symbol(InferenceMixin):
     def _compose_atomic(self, node: Node, args: tuple, kwargs: dict[str, Any], name: Any) -> None:
         prop = node.prop
         names = list(prop.list_arguments()) + list(prop.list_auxiliary_states())
-        node.name = _name.current().get(name, node.op.lower())
+        node.name = _name.current().get(name, (node.op or "").lower())
         bound = dict(zip(names, args))
         for k, v in kwargs.items():
             if k not in names:
