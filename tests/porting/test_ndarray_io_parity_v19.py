@@ -309,3 +309,14 @@ def test_fully_connected_accepts_column_bias():
     s = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=4, name="fc")
     assert s.infer_shape(x=(2, 3), fc_bias=(4, 1))[0][2] == (4, 1)
     assert s.infer_shape(x=(2, 3))[0][2] == (4,)
+
+
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_take_rows_of_csr_is_csr(mode):
+    # MXNet 1.9.1 take(csr, idx) (axis 0, clip/wrap) returns csr (test_sparse_ndarray.test_sparse_take)
+    dense = np.array([[1, 0, 2], [0, 0, 0], [3, 4, 0]], np.float32)
+    idx = np.array([2, -1, 0, 5, 1, -7.0])
+    r = mx.nd.take(mx.nd.array(dense).tostype("csr"), mx.nd.array(idx), mode=mode)
+    assert r.stype == "csr" and r.indptr[0].asscalar() == 0
+    r.check_format(True)
+    np.testing.assert_array_equal(r.asnumpy(), np.take(dense, idx.astype(np.int64), axis=0, mode=mode))

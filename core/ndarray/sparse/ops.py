@@ -387,6 +387,23 @@ def _concat(fn: Impl, *data: Any, dim: int = 1, out: Any = None, **kw: Any) -> A
     return _place(res, out)
 
 
+@_register("take")
+def _take(fn: Impl, a: Any = None, indices: Any = None, axis: int = 0, mode: str = "clip", out: Any = None,
+          **kw: Any) -> Any:
+    # MXNet's take FComputeEx: rows of a csr array (axis 0, clip/wrap) give a csr array
+    if not isinstance(a, CSRNDArray) or is_sparse(indices) or axis != 0 or mode not in ("clip", "wrap") or kw:
+        return NotImplemented
+    n = a.shape[0]
+    rows = np.asarray(indices.asnumpy() if isinstance(indices, NDArray) else indices).astype(np.int64).ravel()
+    rows = np.clip(rows, 0, n - 1) if mode == "clip" else np.mod(rows, n)
+    d, i, p = _csr_parts(a)
+    starts, lens = p[rows], p[rows + 1] - p[rows]
+    ptr = np.zeros(rows.size + 1, K.IDX)
+    np.cumsum(lens, out=ptr[1:])
+    pick = np.repeat(starts - ptr[:-1], lens) + np.arange(int(ptr[-1]), dtype=K.IDX)
+    return _place(new_csr(d[pick], i[pick], ptr, (rows.size, a.shape[1]), a.context), out)
+
+
 def zeros_like(data: Any, out: Any = None, **kw: Any) -> NDArray:
     """Zeros of ``data``'s shape, dtype and storage type."""
     return _op("zeros_like")(data, out=out, **kw)
