@@ -97,7 +97,8 @@ class CorrelationProp(FnProp):
                 ga[:, :, ka[0], ka[1]] += gc * pb
                 gb[:, :, kb[0], kb[1]] += gc * pa
             else:
-                sgn = xp.sign(pa - pb) * gc
+                # MXNet: sign = 1 where a - b >= 0 (ties included), else -1
+                sgn = xp.where(pa >= pb, gc, -gc)
                 ga[:, :, ka[0], ka[1]] += sgn
                 gb[:, :, kb[0], kb[1]] -= sgn
         q = self.param.pad_size

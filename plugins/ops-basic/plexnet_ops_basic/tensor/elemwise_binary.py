@@ -109,8 +109,15 @@ def _power(xp: Any, lhs: Any, rhs: Any, out: Any) -> Any:
     return xp.power(lhs, rhs, out=out, casting="unsafe") if out is not None else xp.power(lhs, rhs)
 
 
+def _mod_lgrad(xp: Any, g: Any, lhs: Any, rhs: Any) -> Any:
+    # MXNet's mod_grad is 0 for integer types (only float/double/half give 1)
+    return xp.zeros_like(g) if lhs.dtype.kind in "iu" else g
+
+
 @_quiet
 def _mod_rgrad(xp: Any, g: Any, lhs: Any, rhs: Any) -> Any:
+    if lhs.dtype.kind in "iu":  # MXNet's mod_rgrad is 0 for integer types
+        return xp.zeros_like(g)
     return -g * xp.floor(lhs / rhs)
 
 
@@ -157,7 +164,7 @@ BINARY: list[tuple[str, str, Any, tuple, tuple[str, ...], tuple[str, ...], str]]
     ("broadcast_div", "elemwise_div", "true_divide",
      (IN, lambda xp, g, l, r: g / r, lambda xp, g, l, r: -g * l / (r * r)), (), ("_div", "_Div"),
      "lhs / rhs (integer types truncate toward zero, as MXNet)"),
-    ("broadcast_mod", "_mod", _mod, (IN, lambda xp, g, l, r: g, _mod_rgrad), (), ("_Mod",),
+    ("broadcast_mod", "_mod", _mod, (IN, _mod_lgrad, _mod_rgrad), (), ("_Mod",),
      "lhs mod rhs with the sign of rhs; x mod 0 = 0"),
     ("broadcast_power", "_power", _power,
      (IN, _power_lgrad, _power_rgrad), (), ("_Power",), "lhs ** rhs"),

@@ -115,7 +115,14 @@ def _rmod(xp: Any, x: Any, s: Any, out: Any) -> Any:
     return r
 
 
+def _mod_grad(xp: Any, g: Any, v: Any, s: Any) -> Any:
+    # MXNet's mod_grad / mod_rgrad are 0 for integer types
+    return xp.zeros_like(g) if g.dtype.kind in "iu" else g
+
+
 def _rmod_grad(xp: Any, g: Any, x: Any, s: Any) -> Any:
+    if x.dtype.kind in "iu":
+        return xp.zeros_like(g)
     with np.errstate(divide="ignore", invalid="ignore"):
         return -g * xp.floor(s / x)
 
@@ -135,7 +142,7 @@ SCALAR: list[tuple[str, Any, bool, tuple, tuple[str, ...]]] = [
     ("_mul_scalar", "multiply", False, (OG, lambda xp, g, v, s: g * s), ("_MulScalar",)),
     ("_div_scalar", "true_divide", False, (OG, lambda xp, g, v, s: g / s), ("_DivScalar",)),
     ("_rdiv_scalar", "true_divide", True, (IN, lambda xp, g, x, s: -g * s / (x * x)), ("_RDivScalar",)),
-    ("_mod_scalar", _mod, False, (OG, lambda xp, g, v, s: g), ("_ModScalar",)),
+    ("_mod_scalar", _mod, False, (OG, _mod_grad), ("_ModScalar",)),
     ("_rmod_scalar", _rmod, True, (IN, _rmod_grad), ("_RModScalar",)),
     ("_power_scalar", "power", False, (IN, lambda xp, g, x, s: g * s * xp.power(x, s - 1)), ("_PowerScalar",)),
     ("_rpower_scalar", "power", True, (OUT, _rpower_grad), ("_RPowerScalar",)),
