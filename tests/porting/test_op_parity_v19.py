@@ -57,3 +57,32 @@ def test_correlation_abs_difference_gradient_at_ties():
     g = _sym_grads(s, {"a": a, "b": b}, np.ones((1, 1, 2, 2)))
     np.testing.assert_array_equal(g["a"], [[[[1, 1], [1, -1]]]])
     np.testing.assert_array_equal(g["b"], [[[[-1, -1], [-1, 1]]]])
+
+
+def test_take_raise_mode_rejects_negative_indices():
+    # MXNet 1.9.1: mode='raise' accepts 0 <= index < n only (negative indices raise too)
+    a = mx.nd.ones((3, 2))
+    for idx in ([5], [-1], [-3]):
+        try:
+            mx.nd.take(a, mx.nd.array(idx), mode="raise").asnumpy()
+        except mx.base.MXNetError:
+            continue
+        raise AssertionError(f"take(mode='raise') accepted {idx}")
+    np.testing.assert_array_equal(mx.nd.take(a, mx.nd.array([2, 0]), mode="raise").asnumpy(), np.ones((2, 2)))
+    # clip / wrap are unchanged
+    np.testing.assert_array_equal(mx.nd.take(mx.nd.array([1, 2, 3]), mx.nd.array([-1]), mode="wrap").asnumpy(), [3])
+
+
+def test_dropout_p1_is_nan_in_training():
+    # MXNet 1.9.1: mask = (r < 0) * (1 / 0) = 0 * inf = NaN, so training output and gradient are NaN
+    d = mx.sym.Dropout(mx.sym.Variable("data"), p=1.0)
+    e = d.simple_bind(mx.cpu(), data=(2, 3))
+    e.arg_dict["data"][:] = 1
+    e.forward(is_train=True)
+    assert np.isnan(e.outputs[0].asnumpy()).all()
+    e.backward([mx.nd.ones((2, 3))])
+    assert np.isnan(e.grad_arrays[0].asnumpy()).all()
+    e.forward(is_train=False)
+    np.testing.assert_array_equal(e.outputs[0].asnumpy(), np.ones((2, 3)))
+    out = mx.nd.Dropout(mx.nd.ones((2, 3)), p=1.0, axes=(0,), mode="always")
+    assert np.isnan(out.asnumpy()).all()

@@ -48,6 +48,8 @@ class DropoutOp(Operator):
         m = (r < pkeep).astype(mask.dtype)
         if pkeep > 0:
             m *= 1.0 / pkeep
+        elif m.dtype.kind == "f":
+            m.fill(np.nan)  # MXNet 1.9.1 with p=1: mask = 0 * (1 / 0) = NaN, so outputs are NaN
         if req[1] != OpReqType.null:
             xp.copyto(mask, m)
         if writes(req[0]):

@@ -31,9 +31,10 @@ def _fix_index(xp: Any, op: str, idx: Any, n: int, mode: str) -> Any:
         return xp.mod(idx, n) if n > 0 else idx
     if mode == "raise":
         # one device-to-host read (a sync) for the whole check
-        if idx.size and bool(((idx < -n) | (idx >= n)).any()):
-            raise IndexError(f"{op}: index out of range [{-n}, {n - 1}] with mode='raise'")
-        return xp.where(idx < 0, idx + n, idx)
+        # MXNet 1.9.1 checks 0 <= index < n: negative indices raise too
+        if idx.size and bool(((idx < 0) | (idx >= n)).any()):
+            raise IndexError(f"{op}: index out of range [0, {n - 1}] with mode='raise'")
+        return idx
     return xp.clip(idx, 0, max(n - 1, 0))
 
 
