@@ -126,6 +126,15 @@ def _flatten(args: Any, inout_str: str) -> tuple[list, Any]:
     return flat, fmts
 
 
+def _same_but_trailing_none(fmt: Any, stored: Any) -> bool:
+    """MXNet 1.9.1: formats that differ only by trailing ``None`` arguments (a default
+    ``b=None`` given or left out) call the same cached graph."""
+    if not isinstance(fmt, list) or not isinstance(stored, list) or len(fmt) == len(stored):
+        return False
+    short, long_ = (fmt, stored) if len(fmt) < len(stored) else (stored, fmt)
+    return long_[:len(short)] == short and all(f == -1 for f in long_[len(short):])
+
+
 def _array_leaves(args: Any) -> list:
     """The NDArrays and Symbols in nested lists/tuples; other leaves (a Parameter, a list of
     indices, None) are skipped, as MXNet's ``_gather_type_ctx_info`` does for a block that is
@@ -617,8 +626,9 @@ class HybridBlock(Block):
             inputs, out = self._get_graph(*args)
             self._cached_op = CachedGraph(self, inputs, out)
         flat, fmt = _flatten(args, "input")
-        if fmt != self._in_format:
-            raise ValueError("Invalid input format")
+        if fmt != self._in_format and not _same_but_trailing_none(fmt, self._in_format):
+            raise ValueError(f"The argument structure of HybridBlock does not match the cached version. Stored "
+                             f"format = {fmt}, input format = {self._in_format}")
         outs = self._cached_op([a for a in flat if a is not None])
         return _regroup(outs, self._out_format)[0]
 
@@ -635,6 +645,10 @@ class HybridBlock(Block):
                              "Please check the type of the args.")
         if has_nd:
             if self._active:
+                if len(flat) > 1 and len({a.context for a in flat}) > 1:
+                    raise ValueError(f"Find multiple contexts in the input, After hybridized, the HybridBlock only "
+                                     f"supports one input context. Find all contexts = "
+                                     f"{set(a.context for a in flat)}")
                 return self._call_cached_op(x, *args)
             ctx = next(a for a in flat if isinstance(a, NDArray)).context
             try:

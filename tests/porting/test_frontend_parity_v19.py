@@ -288,3 +288,38 @@ def test_kvstore_errors_are_mxnet_errors():
             assert isinstance(e, TypeError)  # also a TypeError, as before
         else:
             raise AssertionError('accepted')
+
+
+# -- test_gluon 1.6+: None arguments and input contexts of a hybridized block -----------------------
+
+def test_hybridized_block_trailing_none_and_contexts():
+    class FooDefault(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b=None):
+            return a if b is None else a + b
+
+    one = mx.nd.ones((3,))
+    for first in ((one,), (one, None)):
+        blk = FooDefault()
+        blk.hybridize()
+        blk(*first)
+        # the other form (a trailing None given or left out) uses the same cached graph
+        assert (blk(one).asnumpy() == 1).all() and (blk(one, None).asnumpy() == 1).all()
+        try:
+            blk(one, one)
+        except ValueError as e:
+            assert 'does not match the cached version' in str(e)
+        else:
+            raise AssertionError('a changed argument structure was accepted')
+
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+    blk = Add()
+    assert (blk(mx.nd.ones((2,), ctx=mx.cpu(1)), mx.nd.ones((2,), ctx=mx.cpu(1))).asnumpy() == 2).all()
+    blk.hybridize()
+    try:
+        blk(mx.nd.ones((2,), ctx=mx.cpu(1)), mx.nd.ones((2,), ctx=mx.cpu(2)))
+    except ValueError as e:
+        assert 'multiple contexts' in str(e)
+    else:
+        raise AssertionError('inputs on two contexts were accepted by a hybridized block')
