@@ -219,7 +219,7 @@ def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
 
     def norm(what: str, axes: Any) -> list[int]:
         # numpy's normalize_axis_tuple, as MXNet: an int, else any iterable (a range too)
-        seq = [axes] if isinstance(axes, numbers.Integral) else list(axes)
+        seq: list[Any] = [axes] if isinstance(axes, numbers.Integral) else list(axes)
         for ax in seq:
             if not -a.ndim <= ax < a.ndim:
                 raise ValueError(f"moveaxis: {what} should verify 0 <= {what.lower()} < tensor.ndim "
