@@ -181,8 +181,8 @@ class NDArray:
 
     def __setstate__(self, state: dict) -> None:
         if "handle" in state:  # MXNet's pickle state: one array's raw bytes (NDArray::Save)
-            from .serialize import load_raw
-            data, (dev_type, dev_id) = load_raw(state["handle"])
+            # serialize.load_raw, plugged in by plexnet.ndarray.serialize (which sits above this module)
+            data, (dev_type, dev_id) = _sparse_call("load_raw", state["handle"])
             # MXNet without the device loads it on the CPU (a GPU array pickled elsewhere)
             ctx = Context({3: "cpu_pinned", 5: "cpu_shared"}.get(dev_type, "cpu"), dev_id if dev_type != 2 else 0)
             a = array(data, ctx=ctx, dtype=data.dtype)

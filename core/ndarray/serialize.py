@@ -319,3 +319,10 @@ def load_frombuffer(buf: bytes, ctx: Any = None) -> Any:
     if isinstance(res, dict):
         return {k: _to_nd(v, ctx) for k, v in res.items()}
     return [_to_nd(v, ctx) for v in res]
+
+
+# NDArray.__setstate__ reads MXNet's pickle state with load_raw; the array module cannot import
+# this one (it would close an import cycle through the sparse package), so plug it in
+from .ndarray import plug_sparse as _plug  # noqa: E402
+
+_plug(load_raw=load_raw)
