@@ -28,6 +28,7 @@ from ..operator.simple_op import EnvArguments
 from ..operator.params import ParamError
 from ..plugins import registries
 from ..resource import get as _resources
+from ..util import is_np_shape
 from .ndarray import NDArray, _new
 
 __all__ = ["invoke", "_invoke", "_binary", "_unary"]
@@ -393,7 +394,8 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
     else:
         inputs = args
     ctx = _context_of(name, inputs, ctx_kw)
-    sig_key = (*[x._data.shape for x in inputs], *[x._data.dtype for x in inputs])
+    # np_shape changes what a 0 in a shape means (zero-size vs. unknown): part of the key
+    sig_key = (*[x._data.shape for x in inputs], *[x._data.dtype for x in inputs], is_np_shape())
     sig = plan.sigs.get(sig_key)
     if sig is None:
         sig = _infer(name, plan.prop, inputs, plan.n_args)

@@ -86,3 +86,36 @@ def test_dropout_p1_is_nan_in_training():
     np.testing.assert_array_equal(e.outputs[0].asnumpy(), np.ones((2, 3)))
     out = mx.nd.Dropout(mx.nd.ones((2, 3)), p=1.0, axes=(0,), mode="always")
     assert np.isnan(out.asnumpy()).all()
+
+
+def _raises(fn):
+    try:
+        fn()
+    except mx.base.MXNetError:
+        return True
+    return False
+
+
+def test_zero_size_min_max_raise_at_the_call_under_np_shape():
+    # MXNet 1.9.1: min/max/argmax/argmin of a zero-size array fail (no identity); sum/prod work
+    with mx.np_shape():
+        a = mx.nd.zeros((5, 0))
+        assert _raises(lambda: a.min())
+        assert _raises(lambda: a.max(axis=1))
+        assert _raises(lambda: a.max(axis=0))
+        assert _raises(lambda: a.argmax(axis=1))
+        np.testing.assert_array_equal(a.sum().asnumpy(), [0.0])
+        np.testing.assert_array_equal(a.prod().asnumpy(), [1.0])
+    np.testing.assert_array_equal(mx.nd.array([[1, 5], [3, 2]]).max(axis=0).asnumpy(), [3, 5])
+
+
+def test_tile_zero_reps_outside_np_shape_raises():
+    # MXNet 1.9.1 (test_tile.test_invalid_reps): a 0 in reps fails outside np_shape; under
+    # np_shape it gives the zero-size result. The imperative shape cache must not mix the two.
+    x = mx.nd.ones((2, 2))
+    with mx.np_shape():
+        assert mx.nd.tile(x, (1, 0)).shape == (2, 0)
+    assert _raises(lambda: mx.nd.tile(x, (1, 0)))
+    assert _raises(lambda: mx.nd.tile(x, reps=(1, 0, 3)))
+    assert _raises(lambda: mx.nd.tile(x, reps=(1, 2, -3)))
+    assert mx.nd.tile(x, (2, 1)).shape == (4, 2)

@@ -12,8 +12,10 @@ from typing import Any, Callable
 import numpy as np
 
 from plexnet.operator import Field, Params, Shape
+from plexnet.util import is_np_shape
 
-from ._common import ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op, store
+from ._common import (ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op,
+                      shape_error, store)
 
 __all__ = ["register"]
 
@@ -97,6 +99,13 @@ REDUCE: dict[str, tuple[str, Callable[..., Any], tuple[bool, bool], tuple[str, .
 }
 
 
+def _no_identity_check(op: str, fn: str, s: tuple) -> None:
+    # MXNet 1.9.1 (np_shape on, where 0 is a real size): min/max/argmax/argmin of a zero-size
+    # array fail at the call, whatever the axes (sum/prod have an identity and work)
+    if fn in ("max", "min", "argmax", "argmin") and 0 in s and is_np_shape():
+        raise shape_error(op, f"cannot reduce a zero-size array of shape {s} (no identity)")
+
+
 class ReduceProp(OneInputProp):
     param_cls = ReduceAxesParam
     fn: str = "sum"
@@ -107,6 +116,7 @@ class ReduceProp(OneInputProp):
         return reduce_axes(self.op_name, shape, self.param.axis, self.param.exclude)
 
     def out_shape(self, s: tuple) -> tuple:
+        _no_identity_check(self.op_name, self.fn, s)
         return reduced_shape(s, self.axes_for(s), self.param.keepdims)
 
     def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
@@ -208,6 +218,7 @@ class ArgReduceProp(OneInputProp):
     fn = "argmax"
 
     def out_shape(self, s: tuple) -> tuple:
+        _no_identity_check(self.op_name, self.fn, s)
         p = self.param
         if p.axis is None:
             return (1,) * len(s) if p.keepdims and s else (1,)

@@ -9,6 +9,7 @@ from typing import Any
 
 from plexnet.operator import Field, OperatorProperty, Params, Shape
 from plexnet.operator.params import ParamError
+from plexnet.util import is_np_shape
 
 from ._common import (NULL, OneInputProp, XpOperator, norm_axes, norm_axis, register_op, shape_error, store,
                       sum_to)
@@ -38,6 +39,10 @@ class TileProp(OneInputProp):
     param_cls = TileParam
 
     def out_shape(self, s: tuple) -> tuple:
+        if 0 in tuple(self.param.reps) and not is_np_shape():
+            # MXNet 1.9.1 outside np_shape: a 0 in reps is an unknown output size (its
+            # test_tile.test_invalid_reps expects the error); np_shape gives the zero-size result
+            raise shape_error(self.op_name, f"reps {tuple(self.param.reps)} contains 0 (allowed under np_shape only)")
         ps, r = _tile_plan(s, self.param.reps)
         return tuple(a * b for a, b in zip(ps, r))
 
