@@ -147,8 +147,9 @@ class CachedGraph:
             ops = {n.name: n.op for n in self.sym._topo() if n.op is not None}
 
             def monitor(name: str, arr: NDArray) -> None:
+                # MXNet 1.9.1 passes the entry's name: '<node>_output', '<node>_<input>'
                 node = next((n for n in ops if name.startswith(n + "_")), name)
-                cb(node, ops.get(node, ""), arr)
+                cb(name, ops.get(node, ""), arr)
             exe.set_monitor_callback(monitor, monitor_all)
         return _Bound(exe, in_arrays, pdata + pgrad, grads)
 

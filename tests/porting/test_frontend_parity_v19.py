@@ -323,3 +323,27 @@ def test_hybridized_block_trailing_none_and_contexts():
         assert 'multiple contexts' in str(e)
     else:
         raise AssertionError('inputs on two contexts were accepted by a hybridized block')
+
+
+def test_op_hook_entry_names():
+    # MXNet 1.9.1 (test_gluon.test_op_hook_output_names): the callback gets each entry's name,
+    # '<node>_output' and, with monitor_all, '<node>_<input name>'
+    def run(block, monitor_all):
+        seen = []
+        block.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.shape)), monitor_all)
+        block(mx.nd.ones((2, 3, 4)))
+        mx.nd.waitall()
+        return seen
+
+    m = gluon.nn.HybridSequential(prefix='h_')
+    with m.name_scope():
+        m.add(gluon.nn.Dense(2, prefix='dense0_'))
+    m.initialize()
+    m.hybridize()
+    assert run(m, False) == [('h_dense0_fwd_output', 'FullyConnected', (2, 2))]
+    m = gluon.nn.HybridSequential(prefix='p_')
+    with m.name_scope():
+        m.add(gluon.nn.AvgPool1D(prefix='pool0_'))
+    m.initialize()
+    m.hybridize(static_alloc=True)
+    assert run(m, True) == [('p_pool0_fwd_data', 'Pooling', (2, 3, 4)), ('p_pool0_fwd_output', 'Pooling', (2, 3, 2))]
