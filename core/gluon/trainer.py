@@ -127,7 +127,8 @@ class Trainer:
             if update_on_kv:
                 kv.set_optimizer(self._optimizer)
         self._kvstore = kv
-        self._update_on_kvstore = bool(update_on_kv)
+        # as MXNet 1.9.1: without a kvstore the flag stays undecided (None)
+        self._update_on_kvstore = bool(update_on_kv) if kv is not None else None
         self._updaters = [opt.get_updater(self._optimizer) for _ in (self._contexts or [None])]
         self._kv_initialized = True
         self._params_to_init = [p for p in self._params if p._data is None]

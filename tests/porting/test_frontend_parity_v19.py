@@ -225,6 +225,10 @@ def test_trainer_sparse_kvstore_rules():
     # one device: a sparse weight still gets a kvstore that updates (MXNet's _create_sparse_kvstore)
     trainer, v = _sparse_kv_step('device', 'row_sparse', 'row_sparse', None, [mx.cpu(0)])
     assert trainer._kvstore is not None and trainer._update_on_kvstore is True and abs(v + 0.1) < 1e-6
+    # one device, dense weights: no kvstore and the flag left undecided (None), as MXNet
+    for args in [('default', 'default', False), ('default', 'row_sparse', None), ('default', 'default', None)]:
+        trainer, v = _sparse_kv_step('local', *args, [mx.cpu(0)])
+        assert trainer._kvstore is None and trainer._update_on_kvstore is None and abs(v + 0.1) < 1e-6
 
 
 def test_parameter_set_trainer_and_params_to_init():
