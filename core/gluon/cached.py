@@ -147,9 +147,13 @@ class CachedGraph:
             ops = {n.name: n.op for n in self.sym._topo() if n.op is not None}
 
             def monitor(name: str, arr: NDArray) -> None:
-                # MXNet 1.9.1 passes the entry's name: '<node>_output', '<node>_<input>'
-                node = next((n for n in ops if name.startswith(n + "_")), name)
-                cb(name, ops.get(node, ""), arr)
+                # MXNet 1.9.1 passes the entry's name: '<node>_output', '<node>_<input>';
+                # a graph variable's own entry (the executor's monitor reports those too) is
+                # not an operator's and MXNet's CachedOp hook leaves it out
+                node = next((n for n in ops if name.startswith(n + "_")), None)
+                if node is not None:
+                    cb(name, ops[node], arr)
+            exe._monitor_vars = False  # MXNet's CachedOp hook does not report variables
             exe.set_monitor_callback(monitor, monitor_all)
         return _Bound(exe, in_arrays, pdata + pgrad, grads)
 
