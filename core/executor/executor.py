@@ -72,6 +72,21 @@ def _gc_paused(fn: _F) -> _F:
     return run  # type: ignore[return-value]
 
 
+
+#: MXNet 1.9.1 operators without FListInputNames: a monitor_all callback names their inputs
+#: "<node>_input0", ... (recorded with MXNet 1.9.1, MXNET_SUBGRAPH_BACKEND=NONE)
+_MON_UNNAMED_INPUTS = frozenset((
+    "Activation", "BlockGrad", "Cast", "Flatten", "Reshape", "SoftmaxActivation", "abs", "arccos", "arccosh",
+    "arcsin", "arcsinh", "arctan", "arctanh", "argmax", "argmax_channel", "argmin", "argsort", "broadcast_axes",
+    "broadcast_axis", "cast", "cbrt", "ceil", "clip", "cos", "cosh", "degrees", "erf", "erfinv", "exp",
+    "expand_dims", "expm1", "fix", "flatten", "floor", "gamma", "gammaln", "hard_sigmoid", "identity", "log",
+    "log10", "log1p", "log2", "logical_not", "make_loss", "max", "max_axis", "mean", "min", "min_axis", "nanprod",
+    "nansum", "negative", "norm", "ones_like", "prod", "radians", "rcbrt", "reciprocal", "relu", "reshape", "rint",
+    "round", "rsqrt", "sample_multinomial", "shape_array", "shuffle", "sigmoid", "sign", "sin", "sinh",
+    "size_array", "slice", "smooth_l1", "softmin", "softsign", "sort", "sqrt", "square", "stop_gradient", "sum",
+    "sum_axis", "tan", "tanh", "topk", "transpose", "trunc", "zeros_like",
+))
+
 class Executor:
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
     and the prebuilt operations that compute them."""
@@ -353,12 +368,26 @@ class Executor:
             self._engine.push(opr, self._ctx)
             names = []
             if monitor_all:
-                arg_names = xn.prop.list_arguments()
-                names += [(f"{xn.name}_{n}", e) for n, e in zip(arg_names, xn.in_data)]
-            nvis = xn.prop.num_visible_outputs()
-            names += [(xg.entries[e].name, e) for e in xn.out_data[:nvis]]
+                # MXNet's GraphExecutor::ExecuteMonInputCallback: for each input (arguments, then
+                # auxiliary states) a variable's own name first (not in a CachedOp, which sets
+                # _monitor_vars False), then "<node>_<input name>", the input
+                # names being the operator's FListInputNames, else input0, input1, ...
+                ins = list(xn.in_data) + list(xn.aux or ())
+                if getattr(xn.prop, "op_name", None) in _MON_UNNAMED_INPUTS:
+                    in_names = [f"input{i}" for i in range(len(ins))]
+                else:
+                    in_names = list(xn.prop.list_arguments()) + list(xn.prop.list_auxiliary_states())
+                for n, e in zip(in_names, ins):
+                    if e is None:
+                        continue
+                    if xg.entries[e].kind in ("arg", "aux") and getattr(self, "_monitor_vars", True):
+                        names.append((xg.entries[e].name, e))
+                    names.append((f"{xn.name}_{n}", e))
+            # every output, hidden ones too (MXNet reports e.g. LRN's tmp_norm, BatchNorm's mean/var)
+            names += [(xg.entries[e].name, e) for e in xn.out_data if e is not None]
             for name, e in names:
-                callback(name, arrays[e].copy())
+                if arrays[e] is not None:
+                    callback(name, arrays[e].copy())
 
     def _backward_monitored(self, is_train: bool) -> None:
         """Node by node, like ``_forward_monitored``: after each operator's backward, its
@@ -579,6 +608,10 @@ class Executor:
         exe = Executor(self._symbol, self._ctx, args, grads, self._grad_reqs, aux, shared_exec=self,
                        plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g, _share_outputs=True)
         exe._place_outputs(self.__dict__.get("_group2ctx"))
+        # MXNet 1.9.1's GraphExecutor::Reshape keeps the monitor callback (and its setting)
+        exe._monitor = self._monitor
+        if "_monitor_vars" in self.__dict__:
+            exe._monitor_vars = self._monitor_vars
         return exe
 
     # -- reporting ---------------------------------------------------------------------------------------

@@ -119,3 +119,74 @@ def test_tile_zero_reps_outside_np_shape_raises():
     assert _raises(lambda: mx.nd.tile(x, reps=(1, 0, 3)))
     assert _raises(lambda: mx.nd.tile(x, reps=(1, 2, -3)))
     assert mx.nd.tile(x, (2, 1)).shape == (4, 2)
+
+
+_FIX = None
+
+
+def _fixture():
+    global _FIX
+    if _FIX is None:
+        import json
+        import os
+        with open(os.path.join(os.path.dirname(__file__), "fixtures", "op_parity_v19.json")) as f:
+            _FIX = json.load(f)
+    return _FIX
+
+
+def test_prelu_gamma_broadcasts_to_the_first_two_dims():
+    # MXNet's expand_shape: gamma aligns, from the right, with data's dims 0 and 1
+    for case in _fixture()["prelu"]:
+        xs, gs = mx.sym.Variable("x"), mx.sym.Variable("gamma")
+        y = mx.sym.LeakyReLU(data=xs, gamma=gs, act_type="prelu")
+        x, g, head = (np.array(case[k]) for k in ("x", "gamma", "head"))
+        gx, gg = mx.nd.zeros(x.shape), mx.nd.zeros(g.shape)
+        e = y.bind(mx.cpu(), args={"x": mx.nd.array(x), "gamma": mx.nd.array(g)}, args_grad={"x": gx, "gamma": gg})
+        e.forward(is_train=True)
+        e.backward([mx.nd.array(head)])
+        np.testing.assert_allclose(e.outputs[0].asnumpy(), case["out"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(gx.asnumpy(), case["grad_x"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(gg.asnumpy(), case["grad_gamma"], rtol=1e-5, atol=1e-5)
+    y = mx.sym.LeakyReLU(data=mx.sym.Variable("x"), gamma=mx.sym.Variable("gamma"), act_type="prelu")
+    assert _raises(lambda: y.infer_shape(x=(3, 4, 4, 5), gamma=(2,)))
+    assert _raises(lambda: y.infer_shape(x=(3, 4, 4, 5), gamma=(4, 1)))
+
+
+def _monitor_names(sym, monitor_all):
+    names = []
+    exe = sym.simple_bind(ctx=mx.cpu(), grad_req="null")
+    exe.set_monitor_callback(lambda n, a: names.append(n), monitor_all=monitor_all)
+    exe.forward()
+    mx.nd.waitall()
+    return names
+
+
+def test_monitor_names_match_mxnet():
+    # GraphExecutor: monitor_all reports a variable's name before "<node>_<input>"; ops without
+    # MXNet FListInputNames (Activation, ...) name inputs input0, ...; hidden outputs are reported
+    data = mx.sym.Variable("data", shape=(2, 3, 4, 4))
+    syms = {"conv": mx.sym.Convolution(data, kernel=(2, 2), num_filter=1, name="conv"),
+            "act": mx.sym.Activation(data, act_type="relu", name="act"),
+            "concat": mx.sym.concat(data, data, dim=0, name="concat")}
+    for key, sym in syms.items():
+        assert _monitor_names(sym, True) == _fixture()["monitor_all_names"][key]
+        assert _monitor_names(sym, False) == _fixture()["monitor_output_names"][key]
+    bn = _monitor_names(mx.sym.BatchNorm(data, name="n"), True)
+    assert bn == ["data", "n_data", "n_gamma", "n_gamma", "n_beta", "n_beta", "n_moving_mean", "n_moving_mean",
+                  "n_moving_var", "n_moving_var", "n_output", "n_mean", "n_var"]
+
+
+def test_monitor_callback_survives_executor_reshape():
+    # MXNet 1.9.1 (test_monitor_with_variable_input_shape): a Module fed a new input shape
+    # reshapes its executor and the callback set on the old one still fires
+    out = []
+    data = mx.sym.Variable("data", shape=(1, 3, 10, 10))
+    mod = mx.module.Module(symbol=mx.sym.Convolution(data, kernel=(1, 1), num_filter=1, name="conv"),
+                           label_names=None)
+    mod.bind(for_training=False, data_shapes=[("data", (1, 3, 10, 10))])
+    mod.init_params()
+    mod._exec_group.execs[0].set_monitor_callback(lambda n, a: out.append((n, a.shape)), monitor_all=True)
+    batch = mx.io.DataBatch(data=[mx.nd.ones((1, 3, 10, 14))])
+    mod.forward(batch, is_train=False)
+    mx.nd.waitall()
+    assert ("conv_output", (1, 1, 10, 14)) in out and out[0] == ("data", (1, 3, 10, 14))

@@ -62,16 +62,27 @@ def _gelu_grad(xp, x):
     return cdf + x * xp.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
 
 
+def _expand_gamma(g: tuple, d: tuple):
+    """MXNet's ``expand_shape``: gamma's dims align, from the right, with data's first two
+    dims (size 1 broadcasts); the full data shape is a plexnet extension. None: no fit."""
+    if g == d:
+        return g
+    res = [1] * len(d)
+    k = len(g) - 1
+    for i in range(len(d) - 1, -1, -1):
+        if k >= 0 and i <= 1 and (d[i] == g[k] or g[k] == 1):
+            res[i] = g[k]
+            k -= 1
+    return tuple(res) if k == -1 else None
+
+
 class LeakyReLUOp(Operator):
     def __init__(self, param: LeakyReLUParam) -> None:
         self.p = param
 
     def _gamma(self, gamma, x):
-        if gamma.shape == x.shape:
-            return gamma
-        if gamma.size == 1:
-            return gamma.reshape((1,) * x.ndim)
-        return gamma.reshape((1, -1) + (1,) * (x.ndim - 2))
+        e = _expand_gamma(tuple(gamma.shape), tuple(x.shape))
+        return gamma.reshape(e if e is not None else (1, -1) + (1,) * (x.ndim - 2))
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
         xp = ctx.xp
@@ -139,11 +150,9 @@ class LeakyReLUOp(Operator):
                 gg = dy * x * neg
                 gshape = in_data[1].shape
                 if gshape != x.shape:
-                    if in_data[1].size == 1:
-                        gg = gg.sum().reshape(gshape)
-                    else:
-                        axes = (0,) + tuple(range(2, x.ndim))
-                        gg = gg.sum(axis=axes).reshape(gshape)
+                    e = _expand_gamma(tuple(gshape), tuple(x.shape)) or (1, -1) + (1,) * (x.ndim - 2)
+                    axes = tuple(i for i in range(x.ndim) if e[i] == 1 and x.shape[i] != 1)
+                    gg = gg.sum(axis=axes).reshape(gshape)
                 if writes(req[1]):
                     xp.copyto(in_grad[1], gg)
                 else:
@@ -185,10 +194,10 @@ class LeakyReLUProp(OperatorProperty):
             elif ins[1] is None:
                 ins[1] = (d[1],)
             g = ins[1]
-            ok = g == d or (len(g) == 1 and (g[0] == 1 or (len(d) > 1 and g[0] == d[1])))
-            if not ok:
-                raise ShapeError(f"{op}: prelu gamma has shape {g}; expected ({d[1] if len(d) > 1 else 1},), (1,) "
-                                 f"or the data shape {d}")
+            if _expand_gamma(g, d) is None:
+                raise ShapeError(f"{op}: prelu gamma has shape {g}; it must broadcast to the first two dims of "
+                                 f"data {d} from the right (e.g. ({d[1] if len(d) > 1 else 1},), (1,)), or be the "
+                                 "data shape")
         return ins, [d] * self.num_outputs(), []
 
     def forward_resource(self, in_shape):
