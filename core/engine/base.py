@@ -79,11 +79,26 @@ def _safe_str(e: BaseException) -> str:
         return f"<str() of the exception raised {type(inner).__name__}>"
 
 
+class EngineIndexError(EngineOpError, IndexError):
+    """An ``EngineOpError`` caused by an ``IndexError``: MXNet 1.9.1 raises ``IndexError``
+    for out-of-bounds indices (e.g. ``gather_nd``), so ``except IndexError`` catches it too."""
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    for _ in range(16):  # bounded: wrapped errors nest a few levels at most
+        nxt = getattr(exc, "original", None) or exc.__cause__
+        if nxt is None or nxt is exc:
+            break
+        exc = nxt
+    return exc
+
+
 def as_op_error(op_name: str, exc: BaseException) -> EngineOpError:
     """``exc`` as the ``EngineOpError`` of operation ``op_name`` (cause: ``exc``)."""
     if isinstance(exc, EngineOpError):
         return exc
-    err = EngineOpError(op_name, exc)
+    cls = EngineIndexError if isinstance(_root_cause(exc), IndexError) else EngineOpError
+    err = cls(op_name, exc)
     err.__cause__ = exc
     return err
 

@@ -190,3 +190,17 @@ def test_monitor_callback_survives_executor_reshape():
     mod.forward(batch, is_train=False)
     mx.nd.waitall()
     assert ("conv_output", (1, 1, 10, 14)) in out and out[0] == ("data", (1, 3, 10, 14))
+
+
+def test_gather_nd_out_of_bounds_is_an_index_error():
+    # MXNet 1.9.1 raises IndexError (test_gather_nd_check_bound: assertRaises(IndexError, ...))
+    data = mx.nd.array([[0, 1, 2], [3, 4, 5]])
+    for idx in ([[0, 1, 0], [0, 1, 3]], [[0, 1, 0], [0, 1, -5]]):
+        try:
+            mx.nd.gather_nd(data, mx.nd.array(idx)).asnumpy()
+        except IndexError as e:
+            assert isinstance(e, mx.base.MXNetError)
+            continue
+        raise AssertionError(f"gather_nd accepted {idx}")
+    np.testing.assert_array_equal(mx.nd.gather_nd(data, mx.nd.array([[0, 1, -1], [0, 1, -2]])).asnumpy(),
+                                  mx.nd.gather_nd(data, mx.nd.array([[0, 1, 1], [0, 1, 1]])).asnumpy())
