@@ -134,6 +134,11 @@ def _keeps_input(g: Any, x: Any) -> Any:
     return g + F("zeros_like")(x)
 
 
+def _sign_flipped_grad(r: Any) -> Any:
+    """``r``'s value with the opposite gradient: ``2 * stop_gradient(r) - r`` (exact)."""
+    return F("BlockGrad")(r) * 2 - r
+
+
 def _reshape_back(n: Any, g: Any, x: Any) -> list:
     return [F("reshape")(g, shape=tuple(x.shape))]
 
@@ -198,7 +203,10 @@ DIFFERENTIABLE: dict[str, Callable[..., list]] = {
     "arcsin": lambda n, g, x: [g * F("rsqrt")(1 - x * x)],
     "arccos": lambda n, g, x: [-(g * F("rsqrt")(1 - x * x))],
     "arctan": lambda n, g, x: [g / (x * x + 1)],
-    "arcsinh": lambda n, g, x: [g * F("rsqrt")(x * x + 1)],
+    # MXNet 1.9.1's second derivative of arcsinh is +x/(x^2+1)^1.5 (the true one is
+    # negative; its own test_higher_order_grad expects the positive sign): kept for parity,
+    # the value stays 1/sqrt(x^2+1) exactly (2r - r == r) while the gradient flips sign
+    "arcsinh": lambda n, g, x: [g * _sign_flipped_grad(F("rsqrt")(x * x + 1))],
     "arccosh": lambda n, g, x: [g * F("rsqrt")(x * x - 1)],
     "arctanh": lambda n, g, x: [g / (1 - x * x)],
     "rsqrt": lambda n, g, x: [g * F("rsqrt")(x) / x * -0.5],
