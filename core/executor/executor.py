@@ -94,6 +94,9 @@ class Executor:
     #: runs graphs holding an operator with ``forward_dynamic`` (run-time output shapes);
     #: ``dynamic.py`` sets it (it subclasses this one)
     dynamic_class: Any = None
+    #: monitor_all reports variable inputs by their own name (GraphExecutor); a CachedOp's
+    #: executor sets it False (MXNet's CachedOp hook does not)
+    _monitor_vars: bool = True
 
     # -- construction -----------------------------------------------------------------------------
     @_gc_paused
@@ -380,7 +383,7 @@ class Executor:
                 for n, e in zip(in_names, ins):
                     if e is None:
                         continue
-                    if xg.entries[e].kind in ("arg", "aux") and getattr(self, "_monitor_vars", True):
+                    if xg.entries[e].kind in ("arg", "aux") and self._monitor_vars:
                         names.append((xg.entries[e].name, e))
                     names.append((f"{xn.name}_{n}", e))
             # every output, hidden ones too (MXNet reports e.g. LRN's tmp_norm, BatchNorm's mean/var)
@@ -609,9 +612,7 @@ class Executor:
                        plan_memory_on=self._plan.enabled, bulk_exec=self._bulk, _graph=g, _share_outputs=True)
         exe._place_outputs(self.__dict__.get("_group2ctx"))
         # MXNet 1.9.1's GraphExecutor::Reshape keeps the monitor callback (and its setting)
-        exe._monitor = self._monitor
-        if "_monitor_vars" in self.__dict__:
-            exe._monitor_vars = self._monitor_vars
+        exe._monitor, exe._monitor_vars = self._monitor, self._monitor_vars
         return exe
 
     # -- reporting ---------------------------------------------------------------------------------------
