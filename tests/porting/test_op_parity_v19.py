@@ -204,3 +204,23 @@ def test_gather_nd_out_of_bounds_is_an_index_error():
         raise AssertionError(f"gather_nd accepted {idx}")
     np.testing.assert_array_equal(mx.nd.gather_nd(data, mx.nd.array([[0, 1, -1], [0, 1, -2]])).asnumpy(),
                                   mx.nd.gather_nd(data, mx.nd.array([[0, 1, 1], [0, 1, 1]])).asnumpy())
+
+
+def test_layer_norm_gamma_beta_gradients_accumulate_in_double():
+    # MXNet 1.9.1 accumulates LayerNorm's backward reductions in double for float32 data
+    # (its full-size test_layer_norm, 4096x512 at rtol 1e-4, failed 2 runs of 3 in float32);
+    # MXNet gives [498.99749755859375, -499.99749755859375] here, float32 sums gave [0, -499.9996]
+    n = 1000
+    x = np.tile([1.0, -1.0], (n, 1))
+    dy = np.full((n, 2), 0.5)
+    dy[0, 0], dy[-1, 0] = 1e8, -1e8
+    s = mx.sym.LayerNorm(mx.sym.Variable("data"), mx.sym.Variable("gamma"), mx.sym.Variable("beta"), eps=1e-5)
+    exe = s.simple_bind(mx.cpu(), data=(n, 2), grad_req="write")
+    exe.arg_dict["data"][:] = x
+    exe.arg_dict["gamma"][:] = 1
+    exe.arg_dict["beta"][:] = 0
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.array(dy)])
+    xh = 1 / np.sqrt(1 + 1e-5)
+    np.testing.assert_allclose(exe.grad_dict["gamma"].asnumpy(), [0.5 * (n - 2) * xh, -0.5 * n * xh], rtol=1e-6)
+    np.testing.assert_allclose(exe.grad_dict["beta"].asnumpy(), [0.5 * (n - 2), 0.5 * n], rtol=1e-6)

@@ -43,8 +43,11 @@ class LayerNormOp(Operator):
         dy = out_grad[0]
         ax, bshape = self._bshape(x)
         red = tuple(i for i in range(x.ndim) if i != ax)
-        xhat = (x - mean) / std
-        affine_grads(xp, dy, xhat, red, req, in_grad)
+        # MXNet 1.9.1 accumulates LayerNorm's reductions in double for float32 (AccType);
+        # float32 sums over thousands of rows miss its gradients by > 1e-4 (test_layer_norm)
+        acc = xp.float64 if x.dtype == xp.float32 else x.dtype
+        xhat = (x.astype(acc) - mean) / std
+        affine_grads(xp, dy.astype(acc), xhat, red, req, in_grad)
         if req[0] != OpReqType.null:
             _store(xp, in_grad[0], req[0], normalize_grad(dy * gamma.reshape(bshape), xhat, std, ax))
 
