@@ -47,7 +47,8 @@ _SECOND = {
     "arcsin": (lambda x: x / (1 - x ** 2) ** 1.5, "unit"),
     "arccos": (lambda x: -x / (1 - x ** 2) ** 1.5, "unit"),
     "arctan": (lambda x: -2 * x / (1 + x ** 2) ** 2, "any"),
-    "arcsinh": (lambda x: -x / (x ** 2 + 1) ** 1.5, "any"),
+    # MXNet 1.9.1's sign (the true second derivative is -x/(x^2+1)^1.5; plexnet keeps MXNet's)
+    "arcsinh": (lambda x: x / (x ** 2 + 1) ** 1.5, "any"),
     "arccosh": (lambda x: -x / (x ** 2 - 1) ** 1.5, "gt1"),
     "arctanh": (lambda x: 2 * x / (1 - x ** 2) ** 2, "unit"),
     "rsqrt": (lambda x: 0.75 / x ** 2.5, "pos"),
