@@ -59,6 +59,20 @@ class _Spec:
         self.dtype = dtype
 
 
+def init_node(node: TapeNode, name: str, arg: NDArray, out: NDArray) -> None:
+    """The fields every sparse tape node sets (one recorded argument ``arg``, one output
+    ``out``); ``TapeNode.__init__`` would read the outputs' raw buffers, a sparse array's
+    dense copy."""
+    node.name = name
+    node.inputs = [arg]
+    node.n_args = 1
+    node.out_data = [_Spec(out.shape, out.dtype)]
+    node.out_chunks = []
+    node.nvis = 1
+    node.ctx = out.context
+    node.freed = False
+
+
 class StorageNode(TapeNode):
     """``out`` holds ``src``'s values in another storage type (``cast_storage``, a sparse
     result linked to the recorded dense computation of its values, the dense copy of a
@@ -68,15 +82,7 @@ class StorageNode(TapeNode):
     bulkable = True
 
     def __init__(self, src: NDArray, out: NDArray, name: str) -> None:
-        # TapeNode.__init__ reads the outputs' raw buffers: a sparse array's is a dense copy
-        self.name = name
-        self.inputs = [src]
-        self.n_args = 1
-        self.out_data = [_Spec(out.shape, out.dtype)]
-        self.out_chunks = []
-        self.nvis = 1
-        self.ctx = out.context
-        self.freed = False
+        init_node(self, name, src, out)
         self.src_shape = tuple(src.shape)
         self.src_dtype = np.dtype(src.dtype)
 
@@ -147,14 +153,7 @@ class CsrDotNode(TapeNode):
     bulkable = True
 
     def __init__(self, csr: Any, rhs: NDArray, out: NDArray, transpose_a: bool) -> None:
-        self.name = "_sparse_dot"
-        self.inputs = [rhs]
-        self.n_args = 1
-        self.out_data = [_Spec(out.shape, out.dtype)]
-        self.out_chunks = []
-        self.nvis = 1
-        self.ctx = out.context
-        self.freed = False
+        init_node(self, "_sparse_dot", rhs, out)
         self.csr = csr
         self.ta = transpose_a
         self.w_shape = tuple(rhs.shape)

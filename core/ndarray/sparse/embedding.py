@@ -68,14 +68,7 @@ class EmbeddingNode(TapeNode):
     bulkable = True
 
     def __init__(self, data: NDArray, weight: NDArray, out: NDArray, input_dim: int, name: str) -> None:
-        self.name = name
-        self.inputs = [weight]
-        self.n_args = 1
-        self.out_data = [_sag._Spec(out.shape, out.dtype)]
-        self.out_chunks = []
-        self.nvis = 1
-        self.ctx = out.context
-        self.freed = False
+        _sag.init_node(self, name, weight, out)
         self.data = data
         self.input_dim = input_dim
         self.w_shape = tuple(weight.shape)
