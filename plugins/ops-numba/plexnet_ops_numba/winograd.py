@@ -37,12 +37,17 @@ from plexnet_ops_basic.nn import _split
 
 from . import _base
 
-__all__ = ["ENABLED", "MIN_CHANNELS", "eligible", "forward", "backward_data", "backward_weight", "filters",
+__all__ = ["ENABLED", "MIN_CHANNELS", "MIN_TILES", "eligible", "forward", "backward_data", "backward_weight", "filters",
            "chunk_size"]
 
 ENABLED = os.environ.get("PLEXNET_NUMBA_WINOGRAD", "1") not in ("", "0")
 #: both the input and the output channel count at least this (ResNet's stages: 64-512)
 MIN_CHANNELS = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_CHANNELS", "32"))
+#: at least this many 2x2 output tiles in the batch: the filter transforms (16 x F x C per
+#: call) and GEMMs with few columns cost more than the smaller GEMMs save below it
+#: (ResNet-18 at batch 1, 224x224: its 14x14 and 7x7 stages were slower by Winograd;
+#: CIFAR batch 32's 4x4 stage, 128 tiles, was level)
+MIN_TILES = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_TILES", "256"))
 #: bytes of transformed input per chunk (the GEMM's right operand stays in L2/L3)
 CHUNK_BYTES = 4 << 20
 #: at least this many GEMM columns (tiles) per chunk
@@ -56,11 +61,14 @@ _T_ROT = np.ascontiguousarray(_T[:, ::-1])   # the same for the filter rotated b
 
 def eligible(p: Any, x: Any, w: Any) -> bool:
     """A 2-D 3x3 convolution with stride 1, no dilation, one group, padding <= 2, float32,
-    at least ``MIN_CHANNELS`` input and output channels, and the kernels load."""
-    return (ENABLED and len(p.kernel) == 2 and tuple(p.kernel) == (3, 3) and tuple(p.stride) == (1, 1)
+    at least ``MIN_CHANNELS`` input and output channels and ``MIN_TILES`` output tiles, and
+    the kernels load."""
+    if not (ENABLED and len(p.kernel) == 2 and tuple(p.kernel) == (3, 3) and tuple(p.stride) == (1, 1)
             and tuple(p.dilate) == (1, 1) and p.num_group == 1 and max(p.pad) <= 2 and x.dtype == np.float32
-            and x.ndim == 4 and x.shape[1] >= MIN_CHANNELS and w.shape[0] >= MIN_CHANNELS
-            and _base.kernels("_winokern") is not None)
+            and x.ndim == 4 and x.shape[1] >= MIN_CHANNELS and w.shape[0] >= MIN_CHANNELS):
+        return False
+    ho, wo = x.shape[2] + 2 * p.pad[0] - 2, x.shape[3] + 2 * p.pad[1] - 2
+    return x.shape[0] * ((ho + 1) // 2) * ((wo + 1) // 2) >= MIN_TILES and _base.kernels("_winokern") is not None
 
 
 def filters(w: Any, rotated: bool) -> Any:

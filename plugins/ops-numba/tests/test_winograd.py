@@ -28,6 +28,7 @@ def pair(kw):
 def calls(monkeypatch):
     """Count the Winograd passes that run (any size takes the numba path)."""
     monkeypatch.setattr(_base, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(winograd, "MIN_TILES", 0)
     seen: list = []
     for name in ("forward", "backward_data", "backward_weight"):
         f = getattr(winograd, name)
@@ -102,6 +103,17 @@ def test_bias_gradient_is_im2col_bit_for_bit(calls):
 def test_outside_the_rule_runs_im2col_bit_for_bit(calls, kw, shape, dtype):
     assert_same(run_pair("Convolution", kw, [shape], pair(kw), dtype=dtype), what=str(kw))
     assert calls == []
+
+
+def test_few_tiles_run_im2col(calls, monkeypatch):
+    """Below ``MIN_TILES`` output tiles in the batch (a deep layer at batch 1) the filter
+    transforms would cost more than the GEMMs save: im2col, bit for bit."""
+    monkeypatch.setattr(winograd, "MIN_TILES", 256)
+    kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1))
+    assert_same(run_pair("Convolution", kw, [(1, 32, 14, 14)], pair(kw)))   # 49 tiles
+    assert calls == []
+    run_pair("Convolution", kw, [(6, 32, 14, 14)], pair(kw))                # 294 tiles
+    assert calls == ["forward", "forward", "backward_data", "backward_weight"]
 
 
 def test_switch_and_missing_kernels(calls, monkeypatch):
