@@ -85,6 +85,12 @@ _MON_UNNAMED_INPUTS = frozenset((
     "round", "rsqrt", "sample_multinomial", "shape_array", "shuffle", "sigmoid", "sign", "sin", "sinh",
     "size_array", "slice", "smooth_l1", "softmin", "softsign", "sort", "sqrt", "square", "stop_gradient", "sum",
     "sum_axis", "tan", "tanh", "topk", "transpose", "trunc", "zeros_like",
+    "slice_axis", "broadcast_to", "amp_cast",
+    # scalar operators (x + 1, 1 - x, x > 0, ...)
+    "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar", "_rdiv_scalar",
+    "_mod_scalar", "_rmod_scalar", "_power_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar",
+    "_hypot_scalar", "_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar",
+    "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar", "_logical_xor_scalar",
 ))
 
 class Executor:

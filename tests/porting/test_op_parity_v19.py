@@ -171,6 +171,11 @@ def test_monitor_names_match_mxnet():
     for key, sym in syms.items():
         assert _monitor_names(sym, True) == _fixture()["monitor_all_names"][key]
         assert _monitor_names(sym, False) == _fixture()["monitor_output_names"][key]
+    # recorded from MXNet 1.9.1: scalar operators and slice_axis have no FListInputNames
+    plus = data + 1
+    assert _monitor_names(plus, True) == ["data", f"{plus.name}_input0", f"{plus.name}_output"]
+    assert _monitor_names(mx.sym.slice_axis(data, axis=1, begin=0, end=2, name="s"), True) == [
+        "data", "s_input0", "s_output"]
     bn = _monitor_names(mx.sym.BatchNorm(data, name="n"), True)
     assert bn == ["data", "n_data", "n_gamma", "n_gamma", "n_beta", "n_beta", "n_moving_mean", "n_moving_mean",
                   "n_moving_var", "n_moving_var", "n_output", "n_mean", "n_var"]
