@@ -90,6 +90,30 @@ def chunk_size(n: int, c: int, tiles: int, itemsize: int) -> int:
     return int(max(min(n, k), 1))
 
 
+def _spans(n: int, per: int, two: bool) -> list[tuple[int, int]]:
+    """Sample ranges of ``per`` samples; at least two where two threads share them."""
+    if two and n >= 2 and per >= n:
+        per = -(-n // 2)
+    return [(n0, min(n, n0 + per)) for n0 in range(0, n, per)]
+
+
+def _over_chunks(spans: list, elements: int, run: Any) -> None:
+    """``run(i, slot)`` for every chunk: taken in turn by this thread (slot 0) and ops-basic's
+    helper thread (slot 1), each with one BLAS thread, while the engine's thread policy
+    leaves a second core free (the transforms have no threads of their own, and the 16 GEMMs
+    of a chunk are small: two chunks at once use both cores better than one chunk's GEMMs on
+    two BLAS threads); else all here, the GEMMs on the policy's BLAS threads."""
+    if len(spans) >= 2 and _split.ways(np, len(spans), elements, always=True) == 2:
+        _split.run_items(len(spans), run)
+    else:
+        for i in range(len(spans)):
+            run(i, 0)
+
+
+def _parallel(n: int, elements: int) -> bool:
+    return n >= 2 and _split.ways(np, n, elements, always=True) == 2
+
+
 def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -> None:
     """``y (add or write)= conv3x3(x, filters U) + bias`` for ``x`` (N, C, H, W) and ``U``
     (16, F, C); ``pad`` as (rows, columns)."""
@@ -100,29 +124,18 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -
     Ho, Wo = y.shape[2], y.shape[3]
     th, tw = (Ho + 1) // 2, (Wo + 1) // 2
     tiles = th * tw
-    per = chunk_size(N, C, tiles, x.itemsize)
-    V = np.empty((16, C, per * tiles), x.dtype)
-    M = np.empty((16, F, per * tiles), x.dtype)
+    spans = _spans(N, chunk_size(N, C, tiles, x.itemsize), _parallel(N, x.size))
     b = bias if bias is not None else np.zeros(0, x.dtype)
-    for n0 in range(0, N, per):
-        n1 = min(N, n0 + per)
+
+    def run(i: int, slot: int) -> None:
+        n0, n1 = spans[i]
         cols = (n1 - n0) * tiles
-        Vc, Mc = (V, M) if cols == V.shape[2] else (np.empty((16, C, cols), x.dtype), np.empty((16, F, cols), x.dtype))
-        _channels(K.input_tiles, C, Vc.size, x, Vc, pad[0], pad[1], th, tw, n0, n1)
-        np.matmul(U, Vc, out=Mc)
-        _channels(K.output_tiles, F, Mc.size, Mc, y, th, tw, n0, n1, b, bias is not None, add)
-
-
-def _channels(kernel: Any, count: int, elements: int, *args: Any) -> None:
-    """``kernel(*args, c0, c1)`` over channels ``0 <= c < count``: halves on this thread and
-    ops-basic's helper thread at once while the engine's thread policy leaves a second core
-    free (the transforms are memory-bound compiled loops with no threads of their own; the
-    GEMMs between them keep OpenBLAS's threads), else all here."""
-    if _split.ways(np, count, elements, always=True) == 2:
-        mid = count // 2
-        _split.run2(lambda: kernel(*args, 0, mid), lambda: kernel(*args, mid, count))
-    else:
-        kernel(*args, 0, count)
+        V = np.empty((16, C, cols), x.dtype)
+        M = np.empty((16, F, cols), x.dtype)
+        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1, 0, C)
+        np.matmul(U, V, out=M)
+        K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add, 0, F)
+    _over_chunks(spans, x.size, run)
 
 
 def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
@@ -133,23 +146,39 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
     F, Ho, Wo = dy.shape[1], dy.shape[2], dy.shape[3]
     th, tw = (Ho + 1) // 2, (Wo + 1) // 2
     tiles = th * tw
-    per = chunk_size(N, max(C, F), tiles, x.itemsize)
-    dU = np.zeros((16, F, C), x.dtype)
-    part = np.empty((16, F, C), x.dtype)
-    for n0 in range(0, N, per):
-        n1 = min(N, n0 + per)
+    spans = _spans(N, chunk_size(N, max(C, F), tiles, x.itemsize), _parallel(N, x.size))
+    dU = [np.zeros((16, F, C), x.dtype), None]   # one sum per thread
+
+    def run(i: int, slot: int) -> None:
+        n0, n1 = spans[i]
         cols = (n1 - n0) * tiles
         V = np.empty((16, C, cols), x.dtype)
         D = np.empty((16, F, cols), x.dtype)
-        _channels(K.input_tiles, C, V.size, x, V, pad[0], pad[1], th, tw, n0, n1)
-        _channels(K.gradient_tiles, F, D.size, dy, D, th, tw, n0, n1)
-        np.matmul(D, V.transpose(0, 2, 1), out=part)
-        dU += part
-    g = np.matmul(dU.reshape(16, F * C).T, _T.astype(dU.dtype)).reshape(dw.shape)
+        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1, 0, C)
+        K.gradient_tiles(dy, D, th, tw, n0, n1, 0, F)
+        part = np.matmul(D, V.transpose(0, 2, 1))
+        acc = dU[slot]
+        if acc is None:
+            dU[slot] = part
+        else:
+            acc += part
+    _over_chunks(spans, x.size, run)
+    total = dU[0] if dU[1] is None else dU[0] + dU[1]
+    g = np.matmul(total.reshape(16, F * C).T, _T.astype(total.dtype)).reshape(dw.shape)
     if add:
         dw += g
     else:
         np.copyto(dw, g)
+
+
+#: the weight gradient by Winograd too (``PLEXNET_NUMBA_WINOGRAD_WGRAD=0``: ops-basic's
+#: im2col GEMM for it, Winograd for the forward and the data gradient only)
+WEIGHT_GRADIENT = os.environ.get("PLEXNET_NUMBA_WINOGRAD_WGRAD", "1") not in ("", "0")
+
+
+def weight_gradient() -> bool:
+    """Whether the weight gradient goes by Winograd."""
+    return WEIGHT_GRADIENT
 
 
 def _pads(pad: Any) -> tuple:

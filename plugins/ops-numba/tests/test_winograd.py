@@ -68,20 +68,22 @@ def test_matches_im2col(calls, kw, shape, req):
     assert calls == ["forward", "forward", "backward_data", "backward_weight"]
 
 
-def test_transforms_shared_with_the_helper_thread(calls, monkeypatch):
-    """With a second core free the transforms run in two channel halves at once (ops-basic's
-    helper thread): the same values as on one thread."""
+def test_chunks_shared_with_the_helper_thread(calls, monkeypatch):
+    """With a second core free the batch's chunks run on this thread and ops-basic's helper
+    thread at once (the weight gradient summed per thread): the same values as on one
+    thread, to float32 rounding (the weight gradient's sums are grouped differently)."""
     from plexnet_ops_basic.nn import _split
     kw = dict(kernel=(3, 3), num_filter=48, pad=(1, 1))
     one = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
-    halves: list = []
-    run2 = _split.run2
+    shared: list = []
+    run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split, "run2", lambda a, b: halves.append(1) or run2(a, b))
+    monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n) or run_items(n, fn))
     two = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
-    assert len(halves) == 2 * 2 + 4   # two forwards (input, output tiles) and the backward's four
-    for a, b in zip(list(one[0]) + list(one[1]), list(two[0]) + list(two[1])):
-        np.testing.assert_array_equal(a, b)
+    assert shared == [2, 2, 2, 2]   # two forwards, the data and the weight gradient: 2 chunks each
+    a, b = _scaled([one, two])
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y, x, **TOL)
 
 
 def test_bias_gradient_is_im2col_bit_for_bit(calls):
@@ -114,6 +116,15 @@ def test_few_tiles_run_im2col(calls, monkeypatch):
     assert calls == []
     run_pair("Convolution", kw, [(6, 32, 14, 14)], pair(kw))                # 294 tiles
     assert calls == ["forward", "forward", "backward_data", "backward_weight"]
+
+
+def test_weight_gradient_by_im2col_when_switched_off(calls, monkeypatch):
+    monkeypatch.setattr(winograd, "WEIGHT_GRADIENT", False)
+    kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1))
+    (o1, g1), (o2, g2) = run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw))
+    np.testing.assert_array_equal(g1[1], g2[1])   # weight: ops-basic's GEMM, bit for bit
+    np.testing.assert_array_equal(g1[2], g2[2])
+    assert calls == ["forward", "forward", "backward_data"]
 
 
 def test_switch_and_missing_kernels(calls, monkeypatch):
