@@ -15,17 +15,17 @@ _jit = numba.njit(nogil=True, cache=True)
 
 
 @_jit
-def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1, c0, c1):  # pragma: no cover - compiled
+def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compiled
     """``V[k, c, (n - n0) * th * tw + i * tw + j]`` = position ``k`` of ``B^T d B`` for the
     4x4 tile ``d`` at rows ``2i - pad_r ..``, columns ``2j - pad_c ..`` of ``x[n, c]`` (zeros
-    outside), for samples ``n0 <= n < n1`` and channels ``c0 <= c < c1``."""
+    outside), for samples ``n0 <= n < n1``."""
     N, C, H, W = x.shape
     P = th * tw
     Hb, Wb = 2 * th + 2, 2 * tw + 2
     pb = np.zeros((Hb, Wb), x.dtype)   # the padded plane; its border stays zero
     t = np.empty((4, Wb), x.dtype)
     for n in range(n0, n1):
-        for c in range(c0, c1):
+        for c in range(C):
             for i in range(H):
                 pb[pad_r + i, pad_c:pad_c + W] = x[n, c, i, :]
             for ti in range(th):
@@ -61,10 +61,9 @@ def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1, c0, c1):  # pragma: no cover
 
 
 @_jit
-def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add, f0, f1):  # pragma: no cover - compiled
+def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add):  # pragma: no cover - compiled
     """``y[n, f]`` (write, or add when ``add``) = ``A^T m A`` (+ ``bias[f]``) for each tile's
-    16 values ``m`` in ``M[:, f, p]``, channels ``f0 <= f < f1``; blocks past the output's
-    edge are cut off."""
+    16 values ``m`` in ``M[:, f, p]``; blocks past the output's edge are cut off."""
     N, F, Ho, Wo = y.shape
     P = th * tw
     t = np.empty((8, tw), M.dtype)
@@ -72,7 +71,7 @@ def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add, f0, f1):  # pragma: 
     ne = (Wo + 1) // 2
     no = Wo // 2
     for n in range(n0, n1):
-        for f in range(f0, f1):
+        for f in range(F):
             bf = bias[f] if has_bias else M.dtype.type(0)
             for ti in range(th):
                 base = (n - n0) * P + ti * tw
@@ -112,16 +111,16 @@ def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add, f0, f1):  # pragma: 
 
 
 @_jit
-def gradient_tiles(dy, D, th, tw, n0, n1, f0, f1):  # pragma: no cover - compiled
+def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
     """``D[k, f, p]`` = position ``k`` of ``A e A^T`` for the 2x2 block ``e`` of the output
-    gradient ``dy[n, f]`` at tile ``p`` (zeros past the edge), channels ``f0 <= f < f1``:
-    the weight gradient's transform, ``dU[k] = sum_p D[k, :, p] V[k, :, p]^T``."""
+    gradient ``dy[n, f]`` at tile ``p`` (zeros past the edge): the weight gradient's
+    transform, ``dU[k] = sum_p D[k, :, p] V[k, :, p]^T``."""
     N, F, Ho, Wo = dy.shape
     P = th * tw
     e = np.zeros((2, 2 * tw), dy.dtype)   # the tile row's two output rows, zero past the edge
     r = np.empty((4, 2 * tw), dy.dtype)
     for n in range(n0, n1):
-        for f in range(f0, f1):
+        for f in range(F):
             for ti in range(th):
                 for h in range(2):
                     o = 2 * ti + h

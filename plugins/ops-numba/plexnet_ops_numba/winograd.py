@@ -132,9 +132,9 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -
         cols = (n1 - n0) * tiles
         V = np.empty((16, C, cols), x.dtype)
         M = np.empty((16, F, cols), x.dtype)
-        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1, 0, C)
+        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
         np.matmul(U, V, out=M)
-        K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add, 0, F)
+        K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add)
     _over_chunks(spans, x.size, run)
 
 
@@ -154,8 +154,8 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
         cols = (n1 - n0) * tiles
         V = np.empty((16, C, cols), x.dtype)
         D = np.empty((16, F, cols), x.dtype)
-        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1, 0, C)
-        K.gradient_tiles(dy, D, th, tw, n0, n1, 0, F)
+        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
+        K.gradient_tiles(dy, D, th, tw, n0, n1)
         part = np.matmul(D, V.transpose(0, 2, 1))
         acc = dU[slot]
         if acc is None:
