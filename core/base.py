@@ -103,6 +103,27 @@ class InferTypeError(PlexnetError, TypeError):
     imperative calls raise it alike)."""
 
 
+class FileOpenError(PlexnetError, FileNotFoundError):
+    """A file to read does not exist: an ``MXNetError``, as MXNet's (``Open "<path>": No
+    such file or directory``), and still a ``FileNotFoundError`` for code that catches that."""
+
+
+def open_for_read(path: Any, mode: str = "rb", **kwargs: Any) -> Any:
+    """``open(path, mode, **kwargs)``; a missing file raises ``FileOpenError`` naming it."""
+    try:
+        return open(path, mode, **kwargs)
+    except FileNotFoundError as e:
+        raise file_open_error(path, e) from e
+
+
+def file_open_error(path: Any, e: OSError) -> FileOpenError:
+    """The ``FileOpenError`` for ``e``, raised while opening ``path``."""
+    name = os.fspath(path)
+    err = FileOpenError(f'Open "{name}": {e.strerror or e}')
+    err.errno, err.strerror, err.filename = e.errno, e.strerror, name
+    return err
+
+
 class PluginError(PlexnetError):
     """A plugin failed to load or to register, or two plugins conflict."""
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import MXNetError
+from .base import MXNetError, file_open_error, open_for_read
 from .fileio import AtomicFile
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
@@ -118,8 +118,8 @@ def _read_record(f: Any, where: str) -> bytes | None:
 def scan_offsets(uri: str) -> list[int]:
     """Byte offsets of every (logical) record in ``uri``, by walking the headers only."""
     offsets = []
-    size = os.path.getsize(uri)
-    with open(uri, "rb") as f:
+    with open_for_read(uri, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
         pos = 0
         in_multi = False
         while pos < size:
@@ -171,7 +171,10 @@ class RecordFileReader:
     def __init__(self, uri: str | os.PathLike) -> None:
         import threading
         self.uri = os.fspath(uri)
-        self._fd: int | None = os.open(self.uri, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            self._fd: int | None = os.open(self.uri, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except FileNotFoundError as e:
+            raise file_open_error(self.uri, e) from e
         self.size = os.fstat(self._fd).st_size
         self._lock = threading.Lock()
         self._pread = getattr(os, "pread", None)
@@ -271,7 +274,7 @@ class MXRecordIO:
             self._f = self._af.file
             self.writable = True
         elif self.flag == "r":
-            self._f = open(self.uri, "rb")
+            self._f = open_for_read(self.uri, "rb")
             self.writable = False
         else:
             raise ValueError(f"Invalid flag {self.flag!r}: use 'r' or 'w'")
@@ -395,7 +398,7 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx = {}
         self.keys = []
         self._afidx = AtomicFile(self.idx_path) if self.writable else None
-        self.fidx = self._afidx.file if self._afidx is not None else open(self.idx_path)
+        self.fidx = self._afidx.file if self._afidx is not None else open_for_read(self.idx_path, "r")
         if not self.writable:
             for lineno, line in enumerate(self.fidx, 1):
                 line = line.strip()

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import FileOpenError, MXNetError
 from .base import DataDesc, DataIter, to_ndarray, warn_unknown_args
 
 __all__ = ["CSVIter"]
@@ -122,12 +122,12 @@ class CSVIter(DataIter):
         self.round_batch = bool(round_batch)
         self.data_name, self.label_name = data_name, label_name
         if not os.path.exists(os.fspath(data_csv)):
-            raise FileNotFoundError(f"CSVIter: data_csv {data_csv!r} does not exist")
+            raise FileOpenError(f"CSVIter: data_csv {data_csv!r} does not exist")
         self._data = _CSVStream(os.fspath(data_csv), int(np.prod(self.data_shape)), self.dtype, "data")
         self._label: _CSVStream | None = None
         if label_csv not in (None, "", "NULL"):
             if not os.path.exists(os.fspath(label_csv)):
-                raise FileNotFoundError(f"CSVIter: label_csv {label_csv!r} does not exist")
+                raise FileOpenError(f"CSVIter: label_csv {label_csv!r} does not exist")
             self._label = _CSVStream(os.fspath(label_csv), int(np.prod(self.label_shape)),
                                      self.dtype, "label")
         self._overflow = 0

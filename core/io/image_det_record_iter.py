@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import recordio
-from ..base import MXNetError
+from ..base import FileOpenError, MXNetError
 from .det_augment import DET_AUG_PARAM_NAMES, DetAugmenter, DetAugParams
 from .image_record_iter import ImageRecordIter, _Augmenter
 
@@ -117,7 +117,7 @@ class ImageDetRecordIter(ImageRecordIter):
             raise ValueError(f"ImageDetRecordIter: rand_mirror_prob must be in [0, 1], got {rand_mirror_prob}")
         path = os.fspath(path_imgrec)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"ImageDetRecordIter: path_imgrec {path!r} does not exist")
+            raise FileOpenError(f"ImageDetRecordIter: path_imgrec {path!r} does not exist")
         longest = _max_label_length(path)
         pad = max(int(label_pad_width), longest)
         self._det = (float(rand_mirror_prob), float(label_pad_value))

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import recordio
-from ..base import MXNetError
+from ..base import FileOpenError, MXNetError
 from ..fileio import atomic_open
 from .augment import AUG_PARAM_NAMES, AugParams, DefaultAugmenter
 from .base import DataDesc, DataIter, IterDataError, to_ndarray, warn_unknown_args
@@ -362,7 +362,7 @@ class ImageRecordIter(DataIter):
             raise ValueError(f"ImageRecordIter: label_width must be >= 1, got {label_width}")
         path_imgrec = os.fspath(path_imgrec)
         if not os.path.exists(path_imgrec):
-            raise FileNotFoundError(f"ImageRecordIter: path_imgrec {path_imgrec!r} does not exist")
+            raise FileOpenError(f"ImageRecordIter: path_imgrec {path_imgrec!r} does not exist")
         # -- the records of this part, in file order ---------------------------------------
         if path_imgidx:
             path_imgidx = os.fspath(path_imgidx)

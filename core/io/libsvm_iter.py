@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..base import FileOpenError
 from .base import DataBatch, DataDesc, DataIter, IterDataError
 from .partition import partition_range
 
@@ -62,7 +63,7 @@ def _files(path: str) -> list[str]:
     if os.path.isdir(path):  # MXNet: every file of a directory
         return sorted(os.path.join(path, f) for f in os.listdir(path) if os.path.isfile(os.path.join(path, f)))
     if not os.path.exists(path):
-        raise FileNotFoundError(f"LibSVMIter: no such file {path!r}")
+        raise FileOpenError(f"LibSVMIter: no such file {path!r}")
     return [path]
 
 

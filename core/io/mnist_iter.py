@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import FileOpenError, MXNetError
 from .base import DataDesc, DataIter, to_ndarray, warn_unknown_args
 from .partition import partition_range
 
@@ -30,7 +30,7 @@ def read_idx_file(path: str, expect_dims: int | None = None) -> np.ndarray:
     """
     types = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
     if not os.path.exists(path):
-        raise FileNotFoundError(f"MNISTIter: {path!r} does not exist")
+        raise FileOpenError(f"MNISTIter: {path!r} does not exist")
     with _open(path) as f:
         head = f.read(4)
         if len(head) != 4 or head[0] != 0 or head[1] != 0 or head[2] not in types:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import PlexnetError
+from ..base import PlexnetError, open_for_read
 from ..fileio import atomic_write
 from ..util import is_np_shape
 
@@ -302,7 +302,7 @@ def save(fname: str, data: Any) -> None:
 
 def load(fname: str, ctx: Any = None) -> Any:
     """Load a list or dict of NDArrays saved by ``save`` (or by MXNet)."""
-    with open(fname, "rb") as f:
+    with open_for_read(fname, "rb") as f:
         buf = f.read()
     res = load_buffer(buf, fname)
     if isinstance(res, dict):

@@ -25,7 +25,7 @@ import json
 import warnings
 from typing import Any, Callable
 
-from ..base import PlexnetError
+from ..base import PlexnetError, open_for_read
 from ..util import is_np_shape
 from .node import Entry, Node, is_hidden, op_registry, topo_sort
 
@@ -184,7 +184,7 @@ def _check_dict_of_scalars(v: Any, where: str) -> None:
 
 def load_file(fname: str, make: Callable[[list[Entry]], Any]) -> Any:
     """A symbol from the JSON file ``fname`` (errors name the file); ``make`` as in ``from_json``."""
-    with open(fname, encoding="utf-8", errors="strict") as f:
+    with open_for_read(fname, "r", encoding="utf-8", errors="strict") as f:
         try:
             text = f.read()
         except UnicodeDecodeError as e:
