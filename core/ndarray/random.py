@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import engine as _engine_mod
-from ..base import ShapeError
+from ..base import MXNetError, ShapeError
 from ..context import Context, current_context
 from ..engine.base import FnProperty
 from ..operator import namespaces as _namespaces
@@ -134,6 +134,10 @@ def randn(*shape: int, **kwargs: Any) -> NDArray:
     """Normal samples of the given shape: ``randn(2, 3, loc=0, scale=1)``."""
     loc, scale = kwargs.pop("loc", 0), kwargs.pop("scale", 1)
     dtype, ctx, out = kwargs.pop("dtype", None), kwargs.pop("ctx", None), kwargs.pop("out", None)
+    if not shape and out is None and not is_np_shape() and not any(isinstance(a, NDArray) for a in (loc, scale)):
+        # MXNet 1.9.1 passes the empty shape on, and its shape inference fails
+        raise MXNetError("Operator _random_normal inferring shapes failed: randn() needs a shape, "
+                         "e.g. randn(2, 3)")
     return _random_helper("_random_normal", "_sample_normal", [loc, scale], shape or None, dtype, ctx, out, kwargs)
 
 

@@ -1,6 +1,7 @@
-"""A file to read that does not exist: MXNet 1.9.1 raises ``MXNetError`` (``Open "<path>":
-No such file or directory``) from every loader; plexnet raises ``FileOpenError``, which is
-an ``MXNetError`` and a ``FileNotFoundError``, naming the path."""
+"""Errors MXNet 1.9.1 raises where plexnet did not. A file to read that does not exist:
+MXNet raises ``MXNetError`` (``Open "<path>": No such file or directory``) from every
+loader; plexnet raises ``FileOpenError``, an ``MXNetError`` and a ``FileNotFoundError``,
+naming the path. ``nd.random.randn()`` without a shape fails in MXNet's shape inference."""
 import os
 
 import pytest
@@ -31,3 +32,11 @@ def test_missing_file_is_an_mxnet_error_naming_it(name):
         LOADERS[name]()
     assert isinstance(info.value, FileNotFoundError)
     assert "nonexistent-plexnet-dir" in str(info.value)
+
+
+def test_randn_without_a_shape_is_an_error_as_in_mxnet():
+    # MXNet 1.9.1: "Operator _random_normal inferring shapes failed" (randn passes shape ())
+    with pytest.raises(mx.base.MXNetError, match="_random_normal"):
+        mx.nd.random.randn()
+    assert mx.nd.random.randn(2, 3).shape == (2, 3)
+    assert mx.nd.random.randn(loc=mx.nd.zeros((2,)), scale=mx.nd.ones((2,))).shape == (2,)
