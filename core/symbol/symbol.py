@@ -693,10 +693,11 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
             e = Entry(Node(None, f"{node_name}_{n}", dict(attrs)), 0)
         inputs.append(e)
     var_attrs = getattr(prop, "input_var_attrs", None)
-    if var_attrs is not None:  # MXNet's FSetInputVarAttrOnCompose (PReLU's gamma init)
+    if var_attrs is not None:  # MXNet's FSetInputVarAttrOnCompose (PReLU's gamma, BatchNorm's moving stats)
+        names = arg_names + aux_names
         for n, extra in var_attrs().items():
-            if n in arg_names:
-                var = inputs[arg_names.index(n)][0]
+            if n in names:
+                var = inputs[names.index(n)][0]
                 if var.op is None:
                     for k, v in extra.items():
                         var.attrs.setdefault(k, v)

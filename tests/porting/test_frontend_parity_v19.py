@@ -351,3 +351,19 @@ def test_op_hook_entry_names():
     m.initialize()
     m.hybridize(static_alloc=True)
     assert run(m, True) == [('p_pool0_fwd_data', 'Pooling', (2, 3, 4)), ('p_pool0_fwd_output', 'Pooling', (2, 3, 2))]
+
+
+def test_batchnorm_moving_stats_get_mxnets_init_attributes():
+    # MXNet 1.9.1's FSetInputVarAttrOnCompose: moving_mean '["zero", {}]', moving_var
+    # '["one", {}]' on the variables (also given ones without __init__), as in its JSON
+    d = mx.sym.Variable("data")
+    for s, n in ((mx.sym.BatchNorm(d, name="bn"), "bn"), (mx.sym.BatchNorm_v1(d, name="b1"), "b1"),
+                 (mx.sym.contrib.SyncBatchNorm(d, key="k", name="sb"), "sb")):
+        attrs = s.attr_dict()
+        assert attrs[f"{n}_moving_mean"]["__init__"] == '["zero", {}]'
+        assert attrs[f"{n}_moving_var"]["__init__"] == '["one", {}]'
+    own = mx.sym.Variable("mm", init=mx.init.One())
+    attrs = mx.sym.BatchNorm(d, moving_mean=own, name="b2").attr_dict()
+    assert attrs["mm"]["__init__"] == '["one", {}]'          # an explicit init is kept
+    assert attrs["b2_moving_var"]["__init__"] == '["one", {}]'
+    assert "__init__" not in attrs.get("b2_gamma", {})

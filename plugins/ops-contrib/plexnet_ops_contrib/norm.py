@@ -66,6 +66,9 @@ class _OnBatchNorm(OperatorProperty):
     def list_auxiliary_states(self):  # type: ignore[no-untyped-def]
         return self.inner.list_auxiliary_states()
 
+    def input_var_attrs(self) -> dict:
+        return self.inner.input_var_attrs()
+
     def list_outputs(self):  # type: ignore[no-untyped-def]
         return self.inner.list_outputs()
 

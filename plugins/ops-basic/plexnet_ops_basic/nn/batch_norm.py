@@ -136,6 +136,11 @@ class BatchNormProp(NormProp):
     def list_auxiliary_states(self):
         return ["moving_mean", "moving_var"]
 
+    def input_var_attrs(self) -> dict:
+        """Attributes given to input variables on composition (MXNet's
+        ``FSetInputVarAttrOnCompose``): the moving mean starts at zero, the variance at one."""
+        return {"moving_mean": {"__init__": '["zero", {}]'}, "moving_var": {"__init__": '["one", {}]'}}
+
     def infer_type(self, in_type):
         """MXNet's BatchNormType: gamma, beta, the statistics and the moving averages
         are float32 for float16 data, else the data's type (no other mixing)."""
