@@ -263,5 +263,13 @@ class SparseExecutor:
     def debug_str(self) -> str:
         return self._dense.debug_str()
 
+    def get_optimized_symbol(self) -> Any:
+        """The bound graph after MXNet's common-subexpression pass (the dense twin's)."""
+        return self._dense.get_optimized_symbol()
+
+    def memory_report(self) -> Any:
+        """The dense twin's memory plan report."""
+        return self._dense.memory_report()
+
     def __repr__(self) -> str:
         return f"<SparseExecutor {self._symbol!r} on {self._ctx}>"

@@ -274,3 +274,10 @@ def test_dynamic_shape_operator_after_sparse_input():
     e.forward(is_train=True)
     e.backward(mx.nd.ones((2, 2)))
     assert e.grad_dict["x"].asnumpy().tolist() == [[2, 4], [0, 0], [6, 8]]
+
+
+def test_sparse_executor_has_the_executor_inspection_methods():
+    x, w = mx.sym.Variable("x", stype="csr"), mx.sym.Variable("w")
+    exe = (mx.sym.sparse.dot(x, w) + 1).simple_bind(mx.cpu(), x=(4, 5), w=(5, 3), stype_dict={"x": "csr"})
+    assert exe.get_optimized_symbol().list_arguments() == ["x", "w"]
+    assert isinstance(exe.memory_report(), dict)
