@@ -100,6 +100,9 @@ def _random_helper(random: str, sampler: str | None, params: list[Any], shape: A
         ctx = out.context if out is not None else (ctx or current_context())
         if shape is not None:
             _check_known_shape(random, shape)
+            if out is None and not isinstance(shape, (int, np.integer)) and not tuple(shape):
+                # numpy shape semantics: shape () is one draw as a 0-d array (MXNet 1.9.1)
+                return _random_helper(random, sampler, params, (1,), dtype, ctx, None, kwargs).reshape(())
         if shape is None:
             shape = out.shape if out is not None else 1
         if dtype is None and out is not None:
@@ -138,7 +141,9 @@ def randn(*shape: int, **kwargs: Any) -> NDArray:
         # MXNet 1.9.1 passes the empty shape on, and its shape inference fails
         raise MXNetError("Operator _random_normal inferring shapes failed: randn() needs a shape, "
                          "e.g. randn(2, 3)")
-    return _random_helper("_random_normal", "_sample_normal", [loc, scale], shape or None, dtype, ctx, out, kwargs)
+    # no shape: the output's, or under numpy shape semantics one draw as a 0-d array (MXNet)
+    given = shape if shape else (() if out is None and is_np_shape() else None)
+    return _random_helper("_random_normal", "_sample_normal", [loc, scale], given, dtype, ctx, out, kwargs)
 
 
 def poisson(lam: Any = 1, shape: Any = None, dtype: Any = None, ctx: Context | None = None,

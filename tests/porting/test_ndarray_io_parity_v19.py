@@ -322,3 +322,17 @@ def test_take_rows_of_csr_is_csr(mode):
     assert r.stype == "csr" and r.indptr[0].asscalar() == 0
     r.check_format(True)
     np.testing.assert_array_equal(r.asnumpy(), np.take(dense, idx.astype(np.int64), axis=0, mode=mode))
+
+
+def test_random_empty_shape_under_np_shape_is_0d():
+    # MXNet 1.9.1 under numpy shape semantics: shape () is one draw as a 0-d array; randn()
+    # likewise; without a shape the default (1,) stays
+    with mx.util.np_shape(True):
+        assert mx.nd.random.uniform(shape=()).shape == ()
+        assert mx.nd.random.normal(shape=()).shape == ()
+        assert mx.nd.random.randint(0, 5, shape=()).shape == ()
+        assert mx.nd.random.randn().shape == ()
+        assert mx.nd.random.uniform().shape == (1,)
+    x = mx.nd.zeros((2, 3))
+    mx.nd.random.randn(out=x)   # the output's shape
+    assert x.shape == (2, 3)
