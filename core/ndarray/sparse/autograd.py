@@ -59,35 +59,39 @@ class _Spec:
         self.dtype = dtype
 
 
-def init_node(node: TapeNode, name: str, arg: NDArray, out: NDArray) -> None:
-    """The fields every sparse tape node sets (one recorded argument ``arg``, one output
-    ``out``); ``TapeNode.__init__`` would read the outputs' raw buffers, a sparse array's
-    dense copy."""
-    node.name = name
-    node.inputs = [arg]
-    node.n_args = 1
-    node.out_data = [_Spec(out.shape, out.dtype)]
-    node.out_chunks = []
-    node.nvis = 1
-    node.ctx = out.context
-    node.freed = False
+class SparseTapeNode(TapeNode):
+    """A tape node with one recorded argument and one output, set up without
+    ``TapeNode.__init__`` (which reads the outputs' raw buffers, a sparse array's dense
+    copy); its gradient buffer has the argument's shape and dtype."""
+
+    __slots__ = ("arg_dtype", "arg_shape")
+
+    def _setup(self, name: str, arg: NDArray, out: NDArray) -> None:
+        self.name = name
+        self.inputs = [arg]
+        self.n_args = 1
+        self.out_data = [_Spec(out.shape, out.dtype)]
+        self.out_chunks = []
+        self.nvis = 1
+        self.ctx = out.context
+        self.freed = False
+        self.arg_shape = tuple(arg.shape)
+        self.arg_dtype = np.dtype(arg.dtype)
+
+    def own_grad(self, i: int) -> Any:
+        return _new(self.arg_shape, self.ctx, self.arg_dtype)
 
 
-class StorageNode(TapeNode):
+class StorageNode(SparseTapeNode):
     """``out`` holds ``src``'s values in another storage type (``cast_storage``, a sparse
     result linked to the recorded dense computation of its values, the dense copy of a
     sparse argument): the gradient of ``src`` is ``out``'s gradient, dense."""
 
-    __slots__ = ("src_dtype", "src_shape")
+    __slots__ = ()
     bulkable = True
 
     def __init__(self, src: NDArray, out: NDArray, name: str) -> None:
-        init_node(self, name, src, out)
-        self.src_shape = tuple(src.shape)
-        self.src_dtype = np.dtype(src.dtype)
-
-    def own_grad(self, i: int) -> Any:
-        return _new(self.src_shape, self.ctx, self.src_dtype)
+        self._setup(name, src, out)
 
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         t = targets[0]
@@ -144,27 +148,22 @@ def recorded(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, A
     return dense
 
 
-class CsrDotNode(TapeNode):
+class CsrDotNode(SparseTapeNode):
     """``dot(csr, w)`` / ``dot(csr.T, w)`` with a constant csr (a sparse linear model's data):
     the gradient of ``w`` (``csr.T @ dy``, ``csr @ dy``) is computed from the compact arrays in
     one engine operation, as MXNet's sparse backward: no dense copy of the csr is made."""
 
-    __slots__ = ("csr", "ta", "w_dtype", "w_shape")
+    __slots__ = ("csr", "ta")
     bulkable = True
 
     def __init__(self, csr: Any, rhs: NDArray, out: NDArray, transpose_a: bool) -> None:
-        init_node(self, "_sparse_dot", rhs, out)
+        self._setup("_sparse_dot", rhs, out)
         self.csr = csr
         self.ta = transpose_a
-        self.w_shape = tuple(rhs.shape)
-        self.w_dtype = np.dtype(rhs.dtype)
 
     def free(self) -> None:
         TapeNode.free(self)
         self.csr = None
-
-    def own_grad(self, i: int) -> Any:
-        return _new(self.w_shape, self.ctx, self.w_dtype)
 
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         t = targets[0]

@@ -19,7 +19,7 @@ from ...operator.contract import OpReqType
 from ...tape import TapeNode
 from ...tape.bulk import pusher
 from .. import ndarray as _nd
-from ..ndarray import NDArray, _new
+from ..ndarray import NDArray
 from . import autograd as _sag
 from .base import RowSparseNDArray
 from .ops import _place, _register, is_sparse
@@ -61,21 +61,16 @@ def _embedding(fn: Any, data: Any = None, weight: Any = None, input_dim: Any = N
     return _place(res, out)
 
 
-class EmbeddingNode(TapeNode):
+class EmbeddingNode(_sag.SparseTapeNode):
     """A recorded lookup into a row_sparse weight (the only argument in the graph)."""
 
-    __slots__ = ("data", "input_dim", "w_dtype", "w_shape")
+    __slots__ = ("data", "input_dim")
     bulkable = True
 
     def __init__(self, data: NDArray, weight: NDArray, out: NDArray, input_dim: int, name: str) -> None:
-        _sag.init_node(self, name, weight, out)
+        self._setup(name, weight, out)
         self.data = data
         self.input_dim = input_dim
-        self.w_shape = tuple(weight.shape)
-        self.w_dtype = np.dtype(weight.dtype)
-
-    def own_grad(self, i: int) -> Any:
-        return _new(self.w_shape, self.ctx, self.w_dtype)
 
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         t = targets[0]

@@ -217,7 +217,7 @@ class NumbaConvolutionOp(ConvolutionOp):
             # data and weight gradients by Winograd over the whole batch (its own chunks:
             # the GEMMs need columns), the bias gradient as ops-basic's
             winograd.backward_data(self.p, w, dy, in_grad[0], req[0])
-            if winograd.weight_gradient():
+            if winograd.WEIGHT_GRADIENT:
                 if not self.p.no_bias:
                     bias_grad(np, dy, in_grad[2], req[2])
                 winograd.backward_weight(self.p, x, dy, in_grad[1], req[1])

@@ -90,28 +90,22 @@ def chunk_size(n: int, c: int, tiles: int, itemsize: int) -> int:
     return int(max(min(n, k), 1))
 
 
-def _spans(n: int, per: int, two: bool) -> list[tuple[int, int]]:
-    """Sample ranges of ``per`` samples; at least two where two threads share them."""
-    if two and n >= 2 and per >= n:
+def _over_chunks(n: int, per: int, elements: int, run: Any) -> None:
+    """``run(n0, n1, slot)`` for the batch in chunks of ``per`` samples: taken in turn by this
+    thread (slot 0) and ops-basic's helper thread (slot 1), each with one BLAS thread, while
+    the engine's thread policy leaves a second core free (at least two chunks then; the
+    transforms have no threads of their own, and the 16 GEMMs of a chunk are small: two
+    chunks at once use both cores better than one chunk's GEMMs on two BLAS threads); else
+    all here, the GEMMs on the policy's BLAS threads."""
+    two = n >= 2 and _split.ways(np, n, elements, always=True) == 2
+    if two and per >= n:
         per = -(-n // 2)
-    return [(n0, min(n, n0 + per)) for n0 in range(0, n, per)]
-
-
-def _over_chunks(spans: list, elements: int, run: Any) -> None:
-    """``run(i, slot)`` for every chunk: taken in turn by this thread (slot 0) and ops-basic's
-    helper thread (slot 1), each with one BLAS thread, while the engine's thread policy
-    leaves a second core free (the transforms have no threads of their own, and the 16 GEMMs
-    of a chunk are small: two chunks at once use both cores better than one chunk's GEMMs on
-    two BLAS threads); else all here, the GEMMs on the policy's BLAS threads."""
-    if len(spans) >= 2 and _split.ways(np, len(spans), elements, always=True) == 2:
-        _split.run_items(len(spans), run)
+    spans = [(n0, min(n, n0 + per)) for n0 in range(0, n, per)]
+    if two:
+        _split.run_items(len(spans), lambda i, slot: run(*spans[i], slot))
     else:
-        for i in range(len(spans)):
-            run(i, 0)
-
-
-def _parallel(n: int, elements: int) -> bool:
-    return n >= 2 and _split.ways(np, n, elements, always=True) == 2
+        for n0, n1 in spans:
+            run(n0, n1, 0)
 
 
 def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -> None:
@@ -124,18 +118,16 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -
     Ho, Wo = y.shape[2], y.shape[3]
     th, tw = (Ho + 1) // 2, (Wo + 1) // 2
     tiles = th * tw
-    spans = _spans(N, chunk_size(N, C, tiles, x.itemsize), _parallel(N, x.size))
     b = bias if bias is not None else np.zeros(0, x.dtype)
 
-    def run(i: int, slot: int) -> None:
-        n0, n1 = spans[i]
+    def run(n0: int, n1: int, slot: int) -> None:
         cols = (n1 - n0) * tiles
         V = np.empty((16, C, cols), x.dtype)
         M = np.empty((16, F, cols), x.dtype)
         K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
         np.matmul(U, V, out=M)
         K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add)
-    _over_chunks(spans, x.size, run)
+    _over_chunks(N, chunk_size(N, C, tiles, x.itemsize), x.size, run)
 
 
 def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
@@ -146,11 +138,9 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
     F, Ho, Wo = dy.shape[1], dy.shape[2], dy.shape[3]
     th, tw = (Ho + 1) // 2, (Wo + 1) // 2
     tiles = th * tw
-    spans = _spans(N, chunk_size(N, max(C, F), tiles, x.itemsize), _parallel(N, x.size))
     dU = [np.zeros((16, F, C), x.dtype), None]   # one sum per thread
 
-    def run(i: int, slot: int) -> None:
-        n0, n1 = spans[i]
+    def run(n0: int, n1: int, slot: int) -> None:
         cols = (n1 - n0) * tiles
         V = np.empty((16, C, cols), x.dtype)
         D = np.empty((16, F, cols), x.dtype)
@@ -162,7 +152,7 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
             dU[slot] = part
         else:
             acc += part
-    _over_chunks(spans, x.size, run)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize), x.size, run)
     total = dU[0] if dU[1] is None else dU[0] + dU[1]
     g = np.matmul(total.reshape(16, F * C).T, _T.astype(total.dtype)).reshape(dw.shape)
     if add:
@@ -174,11 +164,6 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
 #: the weight gradient by Winograd too (``PLEXNET_NUMBA_WINOGRAD_WGRAD=0``: ops-basic's
 #: im2col GEMM for it, Winograd for the forward and the data gradient only)
 WEIGHT_GRADIENT = os.environ.get("PLEXNET_NUMBA_WINOGRAD_WGRAD", "1") not in ("", "0")
-
-
-def weight_gradient() -> bool:
-    """Whether the weight gradient goes by Winograd."""
-    return WEIGHT_GRADIENT
 
 
 def _pads(pad: Any) -> tuple:
