@@ -28,7 +28,7 @@ channel counts reach ``MIN_CHANNELS`` (below that the GEMMs are too small to win
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -37,55 +37,90 @@ from plexnet_ops_basic.nn import _split
 
 from . import _base
 
-__all__ = ["ENABLED", "MIN_CHANNELS", "MIN_TILES", "eligible", "forward", "backward_data", "backward_weight", "filters",
-           "chunk_size"]
+__all__ = ["ENABLED", "MIN_CHANNELS", "MIN_TILES", "F2", "F4", "Variant", "choose", "eligible", "forward",
+           "backward_data", "backward_weight", "filters", "chunk_size"]
+
+class Variant(NamedTuple):
+    """One Winograd algorithm F(m x m, 3x3): ``m`` x ``m`` output blocks from
+    ``(m + 2)``-square input tiles, ``(m + 2) ** 2`` GEMMs."""
+    m: int
+    kernels: str     #: the numba kernel module (input, output and gradient transforms)
+    T: Any           #: ``U.flat = T @ g.flat`` for a 3x3 filter ``g`` (row-major): kron(G, G)
+    T_rot: Any       #: the same for the filter rotated by 180 degrees
+    #: transformed arrays as (positions, tiles, channels) instead of (positions, channels, tiles)
+    channels_last: bool
+
+    @property
+    def positions(self) -> int:
+        return (self.m + 2) ** 2
+
+
+def _variant(m: int, kernels: str, G: Any, channels_last: bool) -> Variant:
+    T = np.kron(G, G)
+    return Variant(m, kernels, T, np.ascontiguousarray(T[:, ::-1]), channels_last)
+
+
+#: F(2x2, 3x3): 16 products per 4 outputs (2.25x fewer than im2col's 36)
+F2 = _variant(2, "_winokern", np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]]),
+              channels_last=False)
+#: F(4x4, 3x3), points 0, +-1, +-2, infinity: 36 products per 16 outputs (4x fewer)
+F4 = _variant(4, "_winokern4", np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                                          [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]),
+              channels_last=True)
+
+
 
 ENABLED = os.environ.get("PLEXNET_NUMBA_WINOGRAD", "1") not in ("", "0")
+#: the output block: 4 (F(4x4, 3x3), default) or 2 (F(2x2, 3x3))
+TILE = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_TILE", "4"))
 #: both the input and the output channel count at least this (ResNet's stages: 64-512)
 MIN_CHANNELS = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_CHANNELS", "32"))
-#: at least this many 2x2 output tiles in the batch: the filter transforms (16 x F x C per
-#: call) and GEMMs with few columns cost more than the smaller GEMMs save below it
-#: (ResNet-18 at batch 1, 224x224: its 14x14 and 7x7 stages were slower by Winograd;
-#: CIFAR batch 32's 4x4 stage, 128 tiles, was level)
+#: at least this many output pixels in the batch, in units of F(2x2)'s 2x2 tiles: the filter
+#: transforms (positions x F x C per call) and GEMMs with few columns cost more than the
+#: smaller GEMMs save below it (ResNet-18 at batch 1, 224x224: its 14x14 and 7x7 stages
+#: were slower by F(2x2, 3x3); CIFAR batch 32's 4x4 stage, 128 tiles, was level with F(2x2),
+#: slower with F(4x4): 32 GEMM rows, and the filter transform writes 36 x 512 x 512 values)
 MIN_TILES = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_TILES", "256"))
 #: bytes of transformed input per chunk (the GEMM's right operand stays in L2/L3)
 CHUNK_BYTES = 4 << 20
 #: at least this many GEMM columns (tiles) per chunk
 MIN_COLUMNS = 256
 
-_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-#: U.flat = _T @ g.flat for a 3x3 filter g (row-major): kron(G, G), 16 x 9
-_T = np.kron(_G, _G)
-_T_ROT = np.ascontiguousarray(_T[:, ::-1])   # the same for the filter rotated by 180 degrees
+
+def choose() -> Variant:
+    """The variant ``TILE`` names (F(4x4, 3x3) unless 2)."""
+    return F2 if TILE == 2 else F4
 
 
 def eligible(p: Any, x: Any, w: Any) -> bool:
     """A 2-D 3x3 convolution with stride 1, no dilation, one group, padding <= 2, float32,
-    at least ``MIN_CHANNELS`` input and output channels and ``MIN_TILES`` output tiles, and
-    the kernels load."""
+    at least ``MIN_CHANNELS`` input and output channels and ``MIN_TILES`` 2x2 output
+    blocks, and the kernels load."""
     if not (ENABLED and len(p.kernel) == 2 and tuple(p.kernel) == (3, 3) and tuple(p.stride) == (1, 1)
             and tuple(p.dilate) == (1, 1) and p.num_group == 1 and max(p.pad) <= 2 and x.dtype == np.float32
             and x.ndim == 4 and x.shape[1] >= MIN_CHANNELS and w.shape[0] >= MIN_CHANNELS):
         return False
     ho, wo = x.shape[2] + 2 * p.pad[0] - 2, x.shape[3] + 2 * p.pad[1] - 2
-    return x.shape[0] * ((ho + 1) // 2) * ((wo + 1) // 2) >= MIN_TILES and _base.kernels("_winokern") is not None
+    return (x.shape[0] * ((ho + 1) // 2) * ((wo + 1) // 2) >= MIN_TILES
+            and _base.kernels(choose().kernels) is not None)
 
 
-def filters(w: Any, rotated: bool) -> Any:
-    """``U[k]`` (16, F, C) of the filters ``w`` (F, C, 3, 3); ``rotated``: (16, C, F) of the
-    data gradient's filters ``w[f, c]`` rotated by 180 degrees (input and output swapped)."""
+def filters(w: Any, rotated: bool, v: Variant = F2) -> Any:
+    """``U[k]`` (positions, F, C) of the filters ``w`` (F, C, 3, 3); ``rotated``: (positions,
+    C, F) of the data gradient's filters ``w[f, c]`` rotated by 180 degrees (input and
+    output swapped)."""
     F, C = w.shape[0], w.shape[1]
-    T = (_T_ROT if rotated else _T).astype(w.dtype)
-    U = np.matmul(T, w.reshape(F * C, 9).T).reshape(16, F, C)
+    T = (v.T_rot if rotated else v.T).astype(w.dtype)
+    U = np.matmul(T, w.reshape(F * C, 9).T).reshape(v.positions, F, C)
     # rotated: a transposed view; each U[k] is Fortran-ordered, which the batched matmul
     # hands to BLAS as a transposed operand (no copy)
     return U.transpose(0, 2, 1) if rotated else U
 
 
-def chunk_size(n: int, c: int, tiles: int, itemsize: int) -> int:
-    """Samples per chunk: the transformed input (16 x ``c`` x tiles per sample) within
-    ``CHUNK_BYTES``, but at least ``MIN_COLUMNS`` GEMM columns."""
-    per = 16 * c * tiles * itemsize
+def chunk_size(n: int, c: int, tiles: int, itemsize: int, positions: int = 16) -> int:
+    """Samples per chunk: the transformed input (``positions`` x ``c`` x tiles per sample)
+    within ``CHUNK_BYTES``, but at least ``MIN_COLUMNS`` GEMM columns."""
+    per = positions * c * tiles * itemsize
     k = max(CHUNK_BYTES // max(per, 1), -(-MIN_COLUMNS // max(tiles, 1)), 1)
     return int(max(min(n, k), 1))
 
@@ -94,7 +129,7 @@ def _over_chunks(n: int, per: int, elements: int, run: Any) -> None:
     """``run(n0, n1, slot)`` for the batch in chunks of ``per`` samples: taken in turn by this
     thread (slot 0) and ops-basic's helper thread (slot 1), each with one BLAS thread, while
     the engine's thread policy leaves a second core free (at least two chunks then; the
-    transforms have no threads of their own, and the 16 GEMMs of a chunk are small: two
+    transforms have no threads of their own, and the GEMMs of a chunk are small: two
     chunks at once use both cores better than one chunk's GEMMs on two BLAS threads); else
     all here, the GEMMs on the policy's BLAS threads."""
     two = n >= 2 and _split.ways(np, n, elements, always=True) == 2
@@ -108,53 +143,64 @@ def _over_chunks(n: int, per: int, elements: int, run: Any) -> None:
             run(n0, n1, 0)
 
 
-def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool) -> None:
+def _tiles(v: Variant, ho: int, wo: int) -> tuple[int, int]:
+    return -(-ho // v.m), -(-wo // v.m)
+
+
+def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool, v: Variant) -> None:
     """``y (add or write)= conv3x3(x, filters U) + bias`` for ``x`` (N, C, H, W) and ``U``
-    (16, F, C); ``pad`` as (rows, columns)."""
-    K = _base.kernels("_winokern")
+    (positions, F, C); ``pad`` as (rows, columns)."""
+    K = _base.kernels(v.kernels)
     assert K is not None   # callers check ``_base.kernels`` first
     N, C = x.shape[0], x.shape[1]
     F = U.shape[1]
-    Ho, Wo = y.shape[2], y.shape[3]
-    th, tw = (Ho + 1) // 2, (Wo + 1) // 2
+    th, tw = _tiles(v, y.shape[2], y.shape[3])
     tiles = th * tw
     b = bias if bias is not None else np.zeros(0, x.dtype)
 
     def run(n0: int, n1: int, slot: int) -> None:
         cols = (n1 - n0) * tiles
-        V = np.empty((16, C, cols), x.dtype)
-        M = np.empty((16, F, cols), x.dtype)
-        K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
-        np.matmul(U, V, out=M)
+        if v.channels_last:   # M[k] (tiles, F) = V[k] (tiles, C) @ U[k]^T
+            V = np.empty((v.positions, cols, C), x.dtype)
+            M = np.empty((v.positions, cols, F), x.dtype)
+            K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
+            np.matmul(V, U.transpose(0, 2, 1), out=M)
+        else:
+            V = np.empty((v.positions, C, cols), x.dtype)
+            M = np.empty((v.positions, F, cols), x.dtype)
+            K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
+            np.matmul(U, V, out=M)
         K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add)
-    _over_chunks(N, chunk_size(N, C, tiles, x.itemsize), x.size, run)
+    _over_chunks(N, chunk_size(N, C, tiles, x.itemsize, v.positions), x.size, run)
 
 
-def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool) -> None:
+def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant) -> None:
     """``dw (add or write)= dconv/dw`` for input ``x`` (N, C, H, W), output gradient ``dy``."""
-    K = _base.kernels("_winokern")
+    K = _base.kernels(v.kernels)
     assert K is not None
     N, C = x.shape[0], x.shape[1]
-    F, Ho, Wo = dy.shape[1], dy.shape[2], dy.shape[3]
-    th, tw = (Ho + 1) // 2, (Wo + 1) // 2
+    F = dy.shape[1]
+    th, tw = _tiles(v, dy.shape[2], dy.shape[3])
     tiles = th * tw
-    dU = [np.zeros((16, F, C), x.dtype), None]   # one sum per thread
+    dU = [np.zeros((v.positions, F, C), x.dtype), None]   # one sum per thread
 
     def run(n0: int, n1: int, slot: int) -> None:
         cols = (n1 - n0) * tiles
-        V = np.empty((16, C, cols), x.dtype)
-        D = np.empty((16, F, cols), x.dtype)
+        shape = (v.positions, cols, C) if v.channels_last else (v.positions, C, cols)
+        V = np.empty(shape, x.dtype)
+        D = np.empty(shape[:1] + ((cols, F) if v.channels_last else (F, cols)), x.dtype)
         K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
         K.gradient_tiles(dy, D, th, tw, n0, n1)
-        part = np.matmul(D, V.transpose(0, 2, 1))
+        part = (np.matmul(D.transpose(0, 2, 1), V) if v.channels_last
+                else np.matmul(D, V.transpose(0, 2, 1)))
         acc = dU[slot]
         if acc is None:
             dU[slot] = part
         else:
             acc += part
-    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize), x.size, run)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), x.size, run)
     total = dU[0] if dU[1] is None else dU[0] + dU[1]
-    g = np.matmul(total.reshape(16, F * C).T, _T.astype(total.dtype)).reshape(dw.shape)
+    g = np.matmul(total.reshape(v.positions, F * C).T, v.T.astype(total.dtype)).reshape(dw.shape)
     if add:
         dw += g
     else:
@@ -170,21 +216,23 @@ def _pads(pad: Any) -> tuple:
     return (int(pad[0]), int(pad[1]))
 
 
-def forward(p: Any, x: Any, w: Any, b: Any | None, y: Any, req: OpReqType) -> None:
-    """``y (req)= conv(x, w) + b`` (``eligible`` holds)."""
+def forward(p: Any, x: Any, w: Any, b: Any | None, y: Any, req: OpReqType, v: Variant | None = None) -> None:
+    """``y (req)= conv(x, w) + b`` (``eligible`` holds); ``v`` defaults to ``choose()``."""
     if req != OpReqType.null:
-        _convolve(x, filters(w, False), _pads(p.pad), y, b, req == OpReqType.add)
+        v = v or choose()
+        _convolve(x, filters(w, False, v), _pads(p.pad), y, b, req == OpReqType.add, v)
 
 
-def backward_weight(p: Any, x: Any, dy: Any, dw: Any, req: OpReqType) -> None:
+def backward_weight(p: Any, x: Any, dy: Any, dw: Any, req: OpReqType, v: Variant | None = None) -> None:
     """``dw (req)= dconv/dw`` (``eligible`` holds)."""
     if req != OpReqType.null:
-        _weight_gradient(x, dy, _pads(p.pad), dw, req == OpReqType.add)
+        _weight_gradient(x, dy, _pads(p.pad), dw, req == OpReqType.add, v or choose())
 
 
-def backward_data(p: Any, w: Any, dy: Any, dx: Any, req: OpReqType) -> None:
+def backward_data(p: Any, w: Any, dy: Any, dx: Any, req: OpReqType, v: Variant | None = None) -> None:
     """``dx (req)= conv_transpose(dy, w)`` (``eligible`` holds): for stride 1 the
     convolution of ``dy`` with the rotated, transposed filters and padding ``2 - pad``."""
     if req != OpReqType.null:
+        v = v or choose()
         pr, pc = _pads(p.pad)
-        _convolve(dy, filters(w, True), (2 - pr, 2 - pc), dx, None, req == OpReqType.add)
+        _convolve(dy, filters(w, True, v), (2 - pr, 2 - pc), dx, None, req == OpReqType.add, v)

@@ -1,12 +1,13 @@
-"""Winograd F(2x2, 3x3) for 3x3 stride-1 float32 convolutions: forward, data and weight
-gradients equal ops-basic's im2col results to float32 rounding (another order of
-additions), every req; the bias gradient is ops-basic's (bit-equal); everything outside
-the rule runs the im2col path."""
+"""Winograd F(4x4, 3x3) (the default) and F(2x2, 3x3) for 3x3 stride-1 float32
+convolutions: forward, data and weight gradients equal ops-basic's im2col results to
+float32 rounding (another order of additions), every req; the bias gradient is
+ops-basic's (bit-equal); everything outside the rule runs the im2col path. Every test
+runs for both algorithms."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from _numba_harness import assert_same, prop, run_pair
 from plexnet_ops_basic.nn.convolution import ConvolutionOp
@@ -15,8 +16,20 @@ from plexnet_ops_numba.convolution import NumbaConvolutionOp
 
 pytestmark = pytest.mark.timeout(180)
 
-#: relative to each array's largest magnitude: the transforms' rounding (about 1e-6)
-TOL = dict(rtol=2e-5, atol=2e-5)
+#: relative to each array's largest magnitude: the transforms' rounding, about 1e-6 for
+#: F(2x2, 3x3) and 1e-5 for F(4x4, 3x3) (its points +-2 give its matrices entries up to 8)
+TOLS = {2: 2e-5, 4: 8e-5}
+
+
+@pytest.fixture(autouse=True, params=[4, 2], ids=["F4x4", "F2x2"])
+def tile(request, monkeypatch):
+    monkeypatch.setattr(winograd, "TILE", request.param)
+    return request.param
+
+
+@pytest.fixture
+def TOL(tile):
+    return dict(rtol=TOLS[tile], atol=TOLS[tile])
 
 
 def pair(kw):
@@ -60,7 +73,7 @@ CASES = [
 
 @pytest.mark.parametrize("kw,shape", CASES)
 @pytest.mark.parametrize("req", ["write", "add", "null"])
-def test_matches_im2col(calls, kw, shape, req):
+def test_matches_im2col(calls, kw, shape, req, TOL):
     a, b = _scaled(run_pair("Convolution", kw, [shape], pair(kw), req=req))
     for x, y in zip(a, b):
         np.testing.assert_allclose(y, x, **TOL, err_msg=f"{kw} {shape} {req}")
@@ -68,7 +81,7 @@ def test_matches_im2col(calls, kw, shape, req):
     assert calls == ["forward", "forward", "backward_data", "backward_weight"]
 
 
-def test_chunks_shared_with_the_helper_thread(calls, monkeypatch):
+def test_chunks_shared_with_the_helper_thread(calls, monkeypatch, TOL):
     """With a second core free the batch's chunks run on this thread and ops-basic's helper
     thread at once (the weight gradient summed per thread): the same values as on one
     thread, to float32 rounding (the weight gradient's sums are grouped differently)."""
@@ -132,12 +145,12 @@ def test_switch_and_missing_kernels(calls, monkeypatch):
     monkeypatch.setattr(winograd, "ENABLED", False)
     assert_same(run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw)))
     monkeypatch.setattr(winograd, "ENABLED", True)
-    monkeypatch.setattr(_base, "_kernels", {"_winokern": None})
+    monkeypatch.setattr(_base, "_kernels", {"_winokern": None, "_winokern4": None})
     assert_same(run_pair("Convolution", kw, [(2, 32, 6, 6)], pair(kw)))
     assert calls == []
 
 
-def test_non_finite_values_spread_as_in_the_direct_sum(calls):
+def test_non_finite_values_spread_as_in_the_direct_sum(calls, tile):
     """A NaN or inf in the input reaches every output block whose window holds it (and
     only those; the transforms add zeros for padding, never 0 * inf)."""
     kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1), no_bias=True)
@@ -151,10 +164,10 @@ def test_non_finite_values_spread_as_in_the_direct_sum(calls):
         from plexnet.operator import OpReqType
         op.forward(ctx(prop("Convolution", kw), [x.shape, w.shape]), [x, w], [OpReqType.write], [y], [])
         outs.append(np.isnan(y))
-    # Winograd's 2x2 blocks read a 4x4 tile: every NaN of the direct sum is there, and the
-    # block holding it may spread it to its other outputs (never further)
+    # Winograd's m x m blocks read an (m + 2)-square tile: every NaN of the direct sum is
+    # there, and the block holding it may spread it to its other outputs (never further)
     assert outs[0].any() and (outs[1] >= outs[0]).all()
-    assert not outs[1][:, :, 3:, 3:].any()
+    assert not outs[1][:, :, tile:, :].any() and not outs[1][:, :, :, tile:].any()
 
 
 def test_chunk_size():
@@ -164,10 +177,11 @@ def test_chunk_size():
     assert winograd.chunk_size(3, 64, 1, 4) == 3
 
 
-@settings(max_examples=25, deadline=None)
+# the ``tile`` fixture is a constant for all inputs (it only selects the algorithm)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(1, 3), c=st.integers(32, 40), f=st.integers(32, 40), h=st.integers(1, 9),
        w=st.integers(1, 9), pr=st.integers(0, 2), pc=st.integers(0, 2))
-def test_property_equals_the_direct_convolution(n, c, f, h, w, pr, pc):
+def test_property_equals_the_direct_convolution(tile, n, c, f, h, w, pr, pc):
     """Any shape the rule admits: Winograd's forward and data gradient equal the direct
     float64 sums within float32 rounding."""
     if h + 2 * pr < 3 or w + 2 * pc < 3:
@@ -186,7 +200,7 @@ def test_property_equals_the_direct_convolution(n, c, f, h, w, pr, pc):
     from plexnet.operator import OpReqType
     winograd.forward(p, x, wt, None, y, OpReqType.write)
     scale = max(1.0, float(np.abs(ref).max()))
-    np.testing.assert_allclose(y / scale, ref / scale, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(y / scale, ref / scale, rtol=0, atol=TOLS[tile] / 2)
     dy = rng.standard_normal((n, f, Ho, Wo)).astype(np.float32)
     dx_ref = np.zeros_like(xp)
     for i in range(3):
@@ -197,7 +211,7 @@ def test_property_equals_the_direct_convolution(n, c, f, h, w, pr, pc):
     dx = np.empty_like(x)
     winograd.backward_data(p, wt, dy, dx, OpReqType.write)
     scale = max(1.0, float(np.abs(dx_ref).max()))
-    np.testing.assert_allclose(dx / scale, dx_ref / scale, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(dx / scale, dx_ref / scale, rtol=0, atol=TOLS[tile] / 2)
     dw_ref = np.zeros((f, c, 3, 3))
     for i in range(3):
         for j in range(3):
@@ -205,4 +219,4 @@ def test_property_equals_the_direct_convolution(n, c, f, h, w, pr, pc):
     dw = np.ones((f, c, 3, 3), np.float32)
     winograd.backward_weight(p, x, dy, dw, OpReqType.add)
     scale = max(1.0, float(np.abs(dw_ref).max()))
-    np.testing.assert_allclose((dw - 1) / scale, dw_ref / scale, rtol=0, atol=2e-5)
+    np.testing.assert_allclose((dw - 1) / scale, dw_ref / scale, rtol=0, atol=TOLS[tile])

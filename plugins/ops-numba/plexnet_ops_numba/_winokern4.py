@@ -1,0 +1,223 @@
+"""numba kernels of the Winograd F(4x4, 3x3) convolution (``winograd.py``): the input
+transform ``V = B^T d B`` of every 6x6 input tile, the output transform ``Y = A^T M A`` of
+every tile's 36 GEMM results into its 4x4 output block, and the weight gradient's
+transform ``A e A^T`` of every 4x4 block of the output gradient.
+
+The matrices are Lavin & Gray's for the interpolation points 0, 1, -1, 2, -2 and infinity
+(those of oneDNN and cuDNN), written out term by term: most entries are 0 or +-1.
+
+Channels last: ``V[k, p, c]``, ``M[k, p, f]``, ``D[k, p, f]`` with ``k = 6 * row + column``
+the 36 transform positions and ``p`` the tile (sample, tile row, tile column) of the chunk.
+Every inner loop runs over the channels (contiguous, vectorised by LLVM), so a
+tile costs the same per channel whatever the image size; F(2x2, 3x3)'s kernels
+(``_winokern``) run over the tiles of a tile row instead, which for ResNet's 8x8 and 4x4
+stages is one to four elements. Each sample is first copied channels-last into a padded
+buffer (one pass over the input) and each output sample copied back (one pass over the
+output)."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_jit = numba.njit(nogil=True, cache=True)
+
+@_jit
+def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compiled
+    """``V[k, (n - n0) * th * tw + i * tw + j, c]`` = position ``k`` of ``B^T d B`` for the
+    6x6 tile ``d`` at rows ``4i - pad_r ..``, columns ``4j - pad_c ..`` of ``x[n, c]`` (zeros
+    outside), for samples ``n0 <= n < n1``."""
+    N, C, H, W = x.shape
+    P = th * tw
+    xb = np.zeros((4 * th + 2, 4 * tw + 2, C), x.dtype)   # padded, channels last; border stays 0
+    t = np.empty((36, C), x.dtype)
+    for n in range(n0, n1):
+        for c in range(C):
+            for i in range(H):
+                for j in range(W):
+                    xb[pad_r + i, pad_c + j, c] = x[n, c, i, j]
+        for ti in range(th):
+            R = 4 * ti
+            for tj in range(tw):
+                Q = 4 * tj
+                p = (n - n0) * P + ti * tw + tj
+                for q in range(6):   # B^T down each of the tile's 6 columns: t[6 r + q]
+                    s0 = xb[R, Q + q]
+                    s1 = xb[R + 1, Q + q]
+                    s2 = xb[R + 2, Q + q]
+                    s3 = xb[R + 3, Q + q]
+                    s4 = xb[R + 4, Q + q]
+                    s5 = xb[R + 5, Q + q]
+                    t0 = t[q]
+                    t1 = t[6 + q]
+                    t2 = t[12 + q]
+                    t3 = t[18 + q]
+                    t4 = t[24 + q]
+                    t5 = t[30 + q]
+                    for c in range(C):
+                        a = s1[c]
+                        b = s2[c]
+                        d = s3[c]
+                        e = s4[c]
+                        t0[c] = 4 * s0[c] - 5 * b + e
+                        t1[c] = e + d - 4 * (a + b)
+                        t2[c] = e - d + 4 * (a - b)
+                        t3[c] = e - b + 2 * (d - a)
+                        t4[c] = e - b - 2 * (d - a)
+                        t5[c] = 4 * a - 5 * d + s5[c]
+                for r in range(6):   # then along each of its 6 rows
+                    k = 6 * r
+                    u0 = t[k]
+                    u1 = t[k + 1]
+                    u2 = t[k + 2]
+                    u3 = t[k + 3]
+                    u4 = t[k + 4]
+                    u5 = t[k + 5]
+                    v0 = V[k, p]
+                    v1 = V[k + 1, p]
+                    v2 = V[k + 2, p]
+                    v3 = V[k + 3, p]
+                    v4 = V[k + 4, p]
+                    v5 = V[k + 5, p]
+                    for c in range(C):
+                        a = u1[c]
+                        b = u2[c]
+                        d = u3[c]
+                        e = u4[c]
+                        v0[c] = 4 * u0[c] - 5 * b + e
+                        v1[c] = e + d - 4 * (a + b)
+                        v2[c] = e - d + 4 * (a - b)
+                        v3[c] = e - b + 2 * (d - a)
+                        v4[c] = e - b - 2 * (d - a)
+                        v5[c] = 4 * a - 5 * d + u5[c]
+
+
+@_jit
+def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add):  # pragma: no cover - compiled
+    """``y[n, f]`` (write, or add when ``add``) = ``A^T m A`` (+ ``bias[f]``) for each tile's
+    36 values ``m`` in ``M[:, p, f]``; blocks past the output's edge are cut off."""
+    N, F, Ho, Wo = y.shape
+    P = th * tw
+    yb = np.empty((4 * th, 4 * tw, F), M.dtype)   # one sample's output, channels last
+    t = np.empty((24, F), M.dtype)
+    for n in range(n0, n1):
+        for ti in range(th):
+            R = 4 * ti
+            for tj in range(tw):
+                Q = 4 * tj
+                p = (n - n0) * P + ti * tw + tj
+                for k in range(6):   # A^T down each column: t[6 h + k]
+                    m0 = M[k, p]
+                    m1 = M[6 + k, p]
+                    m2 = M[12 + k, p]
+                    m3 = M[18 + k, p]
+                    m4 = M[24 + k, p]
+                    m5 = M[30 + k, p]
+                    t0 = t[k]
+                    t1 = t[6 + k]
+                    t2 = t[12 + k]
+                    t3 = t[18 + k]
+                    for f in range(F):
+                        s = m1[f] + m2[f]
+                        d = m1[f] - m2[f]
+                        s2 = m3[f] + m4[f]
+                        d2 = m3[f] - m4[f]
+                        t0[f] = m0[f] + s + s2
+                        t1[f] = d + 2 * d2
+                        t2[f] = s + 4 * s2
+                        t3[f] = d + 8 * d2 + m5[f]
+                for h in range(4):   # then along each row
+                    k = 6 * h
+                    c0 = t[k]
+                    c1 = t[k + 1]
+                    c2 = t[k + 2]
+                    c3 = t[k + 3]
+                    c4 = t[k + 4]
+                    c5 = t[k + 5]
+                    o0 = yb[R + h, Q]
+                    o1 = yb[R + h, Q + 1]
+                    o2 = yb[R + h, Q + 2]
+                    o3 = yb[R + h, Q + 3]
+                    for f in range(F):
+                        s = c1[f] + c2[f]
+                        d = c1[f] - c2[f]
+                        s2 = c3[f] + c4[f]
+                        d2 = c3[f] - c4[f]
+                        o0[f] = c0[f] + s + s2
+                        o1[f] = d + 2 * d2
+                        o2[f] = s + 4 * s2
+                        o3[f] = d + 8 * d2 + c5[f]
+        for f in range(F):
+            bf = bias[f] if has_bias else M.dtype.type(0)
+            for i in range(Ho):
+                if add:
+                    for j in range(Wo):
+                        y[n, f, i, j] += yb[i, j, f] + bf
+                else:
+                    for j in range(Wo):
+                        y[n, f, i, j] = yb[i, j, f] + bf
+
+
+@_jit
+def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
+    """``D[k, p, f]`` = position ``k`` of ``A e A^T`` for the 4x4 block ``e`` of the output
+    gradient ``dy[n, f]`` at tile ``p`` (zeros past the edge): the weight gradient's
+    transform, ``dU[k] = sum_p D[k, p, :]^T V[k, p, :]``."""
+    N, F, Ho, Wo = dy.shape
+    P = th * tw
+    eb = np.zeros((4 * th, 4 * tw, F), dy.dtype)   # channels last; zero past the edge
+    t = np.empty((24, F), dy.dtype)
+    for n in range(n0, n1):
+        for f in range(F):
+            for i in range(Ho):
+                for j in range(Wo):
+                    eb[i, j, f] = dy[n, f, i, j]
+        for ti in range(th):
+            R = 4 * ti
+            for tj in range(tw):
+                Q = 4 * tj
+                p = (n - n0) * P + ti * tw + tj
+                for w in range(4):   # A down each of the block's 4 columns: t[4 i + w]
+                    e0 = eb[R, Q + w]
+                    e1 = eb[R + 1, Q + w]
+                    e2 = eb[R + 2, Q + w]
+                    e3 = eb[R + 3, Q + w]
+                    t0 = t[w]
+                    t1 = t[4 + w]
+                    t2 = t[8 + w]
+                    t3 = t[12 + w]
+                    t4 = t[16 + w]
+                    t5 = t[20 + w]
+                    for f in range(F):
+                        s = e0[f] + e2[f]
+                        d = e1[f] + e3[f]
+                        s4 = e0[f] + 4 * e2[f]
+                        d8 = 2 * e1[f] + 8 * e3[f]
+                        t0[f] = e0[f]
+                        t1[f] = s + d
+                        t2[f] = s - d
+                        t3[f] = s4 + d8
+                        t4[f] = s4 - d8
+                        t5[f] = e3[f]
+                for i in range(6):   # then along each of the 6 rows
+                    k = 4 * i
+                    a = t[k]
+                    b = t[k + 1]
+                    c = t[k + 2]
+                    dd = t[k + 3]
+                    g0 = D[6 * i, p]
+                    g1 = D[6 * i + 1, p]
+                    g2 = D[6 * i + 2, p]
+                    g3 = D[6 * i + 3, p]
+                    g4 = D[6 * i + 4, p]
+                    g5 = D[6 * i + 5, p]
+                    for f in range(F):
+                        s = a[f] + c[f]
+                        q = b[f] + dd[f]
+                        s4 = a[f] + 4 * c[f]
+                        d8 = 2 * b[f] + 8 * dd[f]
+                        g0[f] = a[f]
+                        g1[f] = s + q
+                        g2[f] = s - q
+                        g3[f] = s4 + d8
+                        g4[f] = s4 - d8
+                        g5[f] = dd[f]
