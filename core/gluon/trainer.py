@@ -212,10 +212,19 @@ class Trainer:
         if loss_scaler is not None and loss_scaler.has_overflow(self._params):
             return  # an overflowed gradient: skip this update, as MXNet's
         updates: list[list] = [[] for _ in self._updaters]
+        one = updates[0] if len(updates) == 1 else None
+        on_kv = self._update_on_kvstore
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
             datas = p._check_and_get(p._data, list)  # row_sparse weights too (kept dense)
+            if one is not None and len(datas) == 1 and not on_kv:
+                # one context (the common case): the loop below for one array, without the lists
+                ag = datas[0]._ag
+                if ag is not None and ag[0].fresh:
+                    one.append((i, p.list_grad()[0], datas[0]))
+                    ag[0].fresh = False
+                    continue
             leaves = [d._ag[0] if d._ag is not None else None for d in datas]
             if not all(lf is not None and lf.fresh for lf in leaves):
                 if not ignore_stale_grad:
@@ -227,7 +236,7 @@ class Trainer:
                         f"subset, call step with ignore_stale_grad=True to suppress this warning and skip "
                         f"updating of Parameters with stale gradient")
                 continue
-            if self._update_on_kvstore:
+            if on_kv:
                 # row_sparse weights hold every row here: pull them whole (MXNet pulls the rows a
                 # row_sparse_data asks for; a plain pull skips row_sparse targets)
                 self._kvstore.pull(i, datas, priority=-i, ignore_sparse=p._stype == "default")

@@ -238,6 +238,13 @@ class Optimizer:
         self._index_update_count = self._all_index_update_counts[device_id]
 
     def _update_count(self, index: Any) -> None:
+        if index.__class__ is int:  # the common case (a Trainer's or Module's index): no list
+            counts = self._index_update_count
+            n = counts.get(index)
+            n = counts[index] = (self.begin_num_update if n is None else n) + 1
+            if n > self.num_update:
+                self.num_update = n
+            return
         if not isinstance(index, (list, tuple)):
             index = [index]
         for idx in index:
@@ -259,7 +266,16 @@ class Optimizer:
         return lrs
 
     def _get_lr(self, index: Any) -> float:
-        return self._get_lrs([index])[0]
+        if type(self)._get_lrs is not _BASE_GET_LRS:  # a subclass's rule (MXNet's _get_lr calls it)
+            return self._get_lrs([index])[0]
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        if index in self.param_dict:  # _get_lrs for one index, without the lists
+            return lr * self.param_dict[index].lr_mult
+        if index in self.lr_mult:
+            return lr * self.lr_mult[index]
+        if index in self.idx2name:
+            return lr * self.lr_mult.get(self.idx2name[index], 1.0)
+        return lr
 
     def _get_wds(self, indices: Sequence[Any]) -> list[float]:
         wds = [self.wd for _ in indices]
@@ -273,7 +289,16 @@ class Optimizer:
         return wds
 
     def _get_wd(self, index: Any) -> float:
-        return self._get_wds([index])[0]
+        if type(self)._get_wds is not _BASE_GET_WDS:
+            return self._get_wds([index])[0]
+        wd = self.wd
+        if index in self.param_dict:  # _get_wds for one index, without the lists
+            return wd * self.param_dict[index].wd_mult
+        if index in self.wd_mult:
+            return wd * self.wd_mult[index]
+        if index in self.idx2name:
+            return wd * self.wd_mult.get(self.idx2name[index], 1.0)
+        return wd
 
     # -- running the math ----------------------------------------------------------------------------
     def _launch(self, kernel: Callable[..., None], weight: Any, grad: Any, states: Sequence[Any],
@@ -284,20 +309,28 @@ class Optimizer:
         the gradient and mutates the weight and the states; with raw numpy/CuPy arrays it
         runs now. ``params`` are plain scalars fixed at call time.
         """
-        if not _is_nd(weight):
-            kernel(_xp_of(weight), weight, grad, list(states), **params)
-            return
-        if any(getattr(x, "stype", "default") != "default" for x in (weight, grad, *states)):
+        nd_cls = _NDArray
+        if nd_cls is None or weight.__class__ is not nd_cls or grad.__class__ is not nd_cls \
+                or grad._chunk.ctx is not weight._chunk.ctx:
+            # anything but dense NDArrays on one context object (the Trainer's case): the checks
+            if not _is_nd(weight):
+                kernel(_xp_of(weight), weight, grad, list(states), **params)
+                return
+            if any(getattr(x, "stype", "default") != "default" for x in (weight, grad, *states)):
+                self._launch_dense(kernel, weight, grad, states, params)
+                return
+            if not _is_nd(grad):
+                from ..ndarray import array
+                grad = array(grad, ctx=weight.context, dtype=grad.dtype)
+            elif grad.context != weight.context:
+                grad = grad.as_in_context(weight.context)
+        elif states and any(x.__class__ is not nd_cls and getattr(x, "stype", "default") != "default"
+                            for x in states):
             self._launch_dense(kernel, weight, grad, states, params)
             return
-        if not _is_nd(grad):
-            from ..ndarray import array
-            grad = array(grad, ctx=weight.context, dtype=grad.dtype)
-        elif grad.context != weight.context:
-            grad = grad.as_in_context(weight.context)
         w, g, s = weight._data, grad._data, [x._data for x in states]
         batch = _batch.__dict__.get("cur")
-        if batch is not None and batch.ctx == weight.context:
+        if batch is not None and (batch.ctx is weight._chunk.ctx or batch.ctx == weight._chunk.ctx):
             batch.add(kernel, w, g, s, params, grad._chunk.var, [weight._chunk.var] + [x._chunk.var for x in states])
             return
         from .. import engine as _engine
@@ -420,6 +453,8 @@ def create(name: str | Optimizer, **kwargs: Any) -> Optimizer:
 
 
 register = Optimizer.register
+_BASE_GET_LRS = Optimizer._get_lrs
+_BASE_GET_WDS = Optimizer._get_wds
 
 
 # -- the updater --------------------------------------------------------------------------------------
