@@ -49,17 +49,24 @@ class PooledStorageManager(StorageManager):
         return round_size(size, self.strategy, self.page, self.cutoff)
 
     def alloc(self, size: int) -> Handle:
-        rsize = round_size(size, self.strategy, self.page, self.cutoff)
-        buf = None
+        if self.strategy == "round" and 0 < size <= self.cutoff and size.__class__ is int:
+            rsize = 1 << (size - 1).bit_length()  # round_size's case for the common request
+        else:
+            rsize = round_size(size, self.strategy, self.page, self.cutoff)
         with self._lock:
             bucket = self._pool.get(rsize)
-            if bucket:
+            if bucket:  # a pooled block: taken and counted under one lock (the hot path)
                 buf = bucket.pop()
-                self._stats.bytes_pooled -= rsize
-        hit = buf is not None
-        if buf is None:
-            buf = alloc_or_raise(self, rsize, asked=size)
-        self._count_alloc(rsize, hit=hit)
+                s = self._stats
+                s.bytes_pooled -= rsize
+                s.allocs += 1
+                s.hits += 1
+                s.bytes_in_use += rsize
+                if s.bytes_in_use > s.peak:
+                    s.peak = s.bytes_in_use
+                return Handle(buf, rsize, self.ctx, self)
+        buf = alloc_or_raise(self, rsize, asked=size)
+        self._count_alloc(rsize, hit=False)
         return Handle(buf, rsize, self.ctx, self)
 
     def free(self, handle: Handle) -> None:
