@@ -44,6 +44,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--net", default="resnet18", choices=sorted(SHAPES))
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--nodes", type=int, default=0, help="also print the N slowest nodes")
     args = ap.parse_args()
     import plexnet as mx
     net = load_nets("plexnet")[args.net]()
@@ -73,8 +74,10 @@ def main() -> None:
     agg = mx.profiler._prof.recorder.aggregate()
     agg = agg.get("Time", agg)  # MXNet's {"Time": {domain: ...}, "Memory": ...} form
     rows: dict = defaultdict(lambda: [0.0, 0])
+    per_node: dict = defaultdict(float)
     for ops in agg.values():
         for label, s in ops.items():
+            per_node[label] += s["total"] / args.steps
             phase, _, node = label.partition(":")
             base = node.split("_backward")[0] if node not in op_of else node
             kind = op_of.get(base, op_of.get(node, "sum" if phase == "backward" else node))
@@ -86,6 +89,8 @@ def main() -> None:
     print(f"{'operator':<22}{'phase':<10}{'nodes':>6}{'ms/step':>10}{'share':>8}")
     for (kind, phase), (ms, n) in sorted(rows.items(), key=lambda kv: -kv[1][0]):
         print(f"{kind:<22}{phase:<10}{n:>6}{ms:>10.2f}{ms / total * 100:>7.1f}%")
+    for label, ms in sorted(per_node.items(), key=lambda kv: -kv[1])[:args.nodes]:
+        print(f"  {label:<40}{ms:>10.2f}")
 
 
 if __name__ == "__main__":

@@ -221,3 +221,193 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
                         g3[f] = s4 + d8
                         g4[f] = s4 - d8
                         g5[f] = dd[f]
+
+
+@_jit
+def filter_tiles(w, U, rotated):  # pragma: no cover - compiled
+    """``U[k, f, c]`` = position ``k`` of ``G g G^T`` for the 3x3 filter ``g = w[f, c]``
+    (rotated by 180 degrees when ``rotated``), for G of the points 0, +-1, +-2, infinity."""
+    F, C = w.shape[0], w.shape[1]
+    g = np.empty((9, C), w.dtype)    # one filter row's weights, tap-major (vectors over c)
+    a = np.empty((18, C), w.dtype)   # G down each of the 3 columns: a[3 i + j]
+    s6 = w.dtype.type(1.0 / 6.0)
+    s12 = w.dtype.type(1.0 / 12.0)
+    s24 = w.dtype.type(1.0 / 24.0)
+    s4 = w.dtype.type(0.25)
+    w9 = w.reshape((F, C, 9))   # a 180-degree rotation reverses the 9 taps
+    for f in range(F):
+        wf = w9[f]
+        if rotated:
+            for c in range(C):
+                for j in range(9):
+                    g[j, c] = wf[c, 8 - j]
+        else:
+            for c in range(C):
+                for j in range(9):
+                    g[j, c] = wf[c, j]
+        for j in range(3):
+            g0 = g[j]
+            g1 = g[3 + j]
+            g2 = g[6 + j]
+            a0 = a[j]
+            a1 = a[3 + j]
+            a2 = a[6 + j]
+            a3 = a[9 + j]
+            a4 = a[12 + j]
+            a5 = a[15 + j]
+            for c in range(C):
+                p = g0[c] + g2[c]
+                a0[c] = s4 * g0[c]
+                a1[c] = -s6 * (p + g1[c])
+                a2[c] = -s6 * (p - g1[c])
+                a3[c] = s24 * g0[c] + s12 * g1[c] + s6 * g2[c]
+                a4[c] = s24 * g0[c] - s12 * g1[c] + s6 * g2[c]
+                a5[c] = g2[c]
+        for i in range(6):
+            b0 = a[3 * i]
+            b1 = a[3 * i + 1]
+            b2 = a[3 * i + 2]
+            u0 = U[6 * i, f]
+            u1 = U[6 * i + 1, f]
+            u2 = U[6 * i + 2, f]
+            u3 = U[6 * i + 3, f]
+            u4 = U[6 * i + 4, f]
+            u5 = U[6 * i + 5, f]
+            for c in range(C):
+                p = b0[c] + b2[c]
+                u0[c] = s4 * b0[c]
+                u1[c] = -s6 * (p + b1[c])
+                u2[c] = -s6 * (p - b1[c])
+                u3[c] = s24 * b0[c] + s12 * b1[c] + s6 * b2[c]
+                u4[c] = s24 * b0[c] - s12 * b1[c] + s6 * b2[c]
+                u5[c] = b2[c]
+
+
+@_jit
+def filter_gradient(dU, dw, add):  # pragma: no cover - compiled
+    """``dw[f, c] (=, or += when add) G^T dU[:, f, c] G``: the weight gradient from the
+    gradient of the transformed filters (the transpose of ``filter_tiles``)."""
+    F, C = dw.shape[0], dw.shape[1]
+    a = np.empty((18, C), dw.dtype)   # G^T along each of the 6 rows: a[3 i + j]
+    s6 = dw.dtype.type(1.0 / 6.0)
+    s12 = dw.dtype.type(1.0 / 12.0)
+    s24 = dw.dtype.type(1.0 / 24.0)
+    s4 = dw.dtype.type(0.25)
+    for f in range(F):
+        for i in range(6):
+            u0 = dU[6 * i, f]
+            u1 = dU[6 * i + 1, f]
+            u2 = dU[6 * i + 2, f]
+            u3 = dU[6 * i + 3, f]
+            u4 = dU[6 * i + 4, f]
+            u5 = dU[6 * i + 5, f]
+            b0 = a[3 * i]
+            b1 = a[3 * i + 1]
+            b2 = a[3 * i + 2]
+            for c in range(C):
+                m = u1[c] + u2[c]
+                d = u1[c] - u2[c]
+                m2 = u3[c] + u4[c]
+                d2 = u3[c] - u4[c]
+                b0[c] = s4 * u0[c] - s6 * m + s24 * m2
+                b1[c] = -s6 * d + s12 * d2
+                b2[c] = -s6 * m + s6 * m2 + u5[c]
+        for j in range(3):
+            r0 = a[j]
+            r1 = a[3 + j]
+            r2 = a[6 + j]
+            r3 = a[9 + j]
+            r4 = a[12 + j]
+            r5 = a[15 + j]
+            for c in range(C):
+                m = r1[c] + r2[c]
+                d = r1[c] - r2[c]
+                m2 = r3[c] + r4[c]
+                d2 = r3[c] - r4[c]
+                v0 = s4 * r0[c] - s6 * m + s24 * m2
+                v1 = -s6 * d + s12 * d2
+                v2 = -s6 * m + s6 * m2 + r5[c]
+                if add:
+                    dw[f, c, 0, j] += v0
+                    dw[f, c, 1, j] += v1
+                    dw[f, c, 2, j] += v2
+                else:
+                    dw[f, c, 0, j] = v0
+                    dw[f, c, 1, j] = v1
+                    dw[f, c, 2, j] = v2
+
+
+@_jit
+def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cover - compiled
+    """``dx[n]`` (write, or add when ``add``) = the sum over tiles of ``B dv B^T`` placed at
+    the tile's 6x6 window (overlapping windows add up; padding is cut off), for the 36
+    values ``dv`` of each tile in ``dV[:, p, c]``: the transpose of ``input_tiles``, i.e.
+    the data gradient from the gradient of the transformed input."""
+    N, C, H, W = dx.shape
+    P = th * tw
+    xb = np.empty((4 * th + 2, 4 * tw + 2, C), dx.dtype)
+    t = np.empty((36, C), dx.dtype)
+    for n in range(n0, n1):
+        xb[:] = 0
+        for ti in range(th):
+            R = 4 * ti
+            for tj in range(tw):
+                Q = 4 * tj
+                p = (n - n0) * P + ti * tw + tj
+                for q in range(6):   # B down each column q of the 6x6: t[6 i + q]
+                    v0 = dV[q, p]
+                    v1 = dV[6 + q, p]
+                    v2 = dV[12 + q, p]
+                    v3 = dV[18 + q, p]
+                    v4 = dV[24 + q, p]
+                    v5 = dV[30 + q, p]
+                    t0 = t[q]
+                    t1 = t[6 + q]
+                    t2 = t[12 + q]
+                    t3 = t[18 + q]
+                    t4 = t[24 + q]
+                    t5 = t[30 + q]
+                    for c in range(C):
+                        s = v1[c] + v2[c]
+                        d = v2[c] - v1[c]
+                        s2 = v3[c] + v4[c]
+                        d2 = v4[c] - v3[c]
+                        t0[c] = 4 * v0[c]
+                        t1[c] = 4 * d + 2 * d2 + 4 * v5[c]
+                        t2[c] = -5 * v0[c] - 4 * s - s2
+                        t3[c] = -d - 2 * d2 - 5 * v5[c]
+                        t4[c] = v0[c] + s + s2
+                        t5[c] = v5[c]
+                for i in range(6):   # then along each row i, added into the window
+                    k = 6 * i
+                    u0 = t[k]
+                    u1 = t[k + 1]
+                    u2 = t[k + 2]
+                    u3 = t[k + 3]
+                    u4 = t[k + 4]
+                    u5 = t[k + 5]
+                    o0 = xb[R + i, Q]
+                    o1 = xb[R + i, Q + 1]
+                    o2 = xb[R + i, Q + 2]
+                    o3 = xb[R + i, Q + 3]
+                    o4 = xb[R + i, Q + 4]
+                    o5 = xb[R + i, Q + 5]
+                    for c in range(C):
+                        s = u1[c] + u2[c]
+                        d = u2[c] - u1[c]
+                        s2 = u3[c] + u4[c]
+                        d2 = u4[c] - u3[c]
+                        o0[c] += 4 * u0[c]
+                        o1[c] += 4 * d + 2 * d2 + 4 * u5[c]
+                        o2[c] += -5 * u0[c] - 4 * s - s2
+                        o3[c] += -d - 2 * d2 - 5 * u5[c]
+                        o4[c] += u0[c] + s + s2
+                        o5[c] += u5[c]
+        for c in range(C):
+            for i in range(H):
+                if add:
+                    for j in range(W):
+                        dx[n, c, i, j] += xb[pad_r + i, pad_c + j, c]
+                else:
+                    for j in range(W):
+                        dx[n, c, i, j] = xb[pad_r + i, pad_c + j, c]

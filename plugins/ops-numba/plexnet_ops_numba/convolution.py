@@ -216,12 +216,12 @@ class NumbaConvolutionOp(ConvolutionOp):
                 x, w, dy, *(g for g, n in zip(in_grad, need) if n)):
             # data and weight gradients by Winograd over the whole batch (its own chunks:
             # the GEMMs need columns), the bias gradient as ops-basic's
-            winograd.backward_data(self.p, w, dy, in_grad[0], req[0])
             if winograd.WEIGHT_GRADIENT:
                 if not self.p.no_bias:
                     bias_grad(np, dy, in_grad[2], req[2])
-                winograd.backward_weight(self.p, x, dy, in_grad[1], req[1])
+                winograd.backward(self.p, x, w, dy, in_grad[0], req[0], in_grad[1], req[1])
                 return None
+            winograd.backward_data(self.p, w, dy, in_grad[0], req[0])
             req = [OpReqType.null, *req[1:]]
         return super().backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
 

@@ -28,6 +28,7 @@ channel counts reach ``MIN_CHANNELS`` (below that the GEMMs are too small to win
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,7 +39,7 @@ from plexnet_ops_basic.nn import _split
 from . import _base
 
 __all__ = ["ENABLED", "MIN_CHANNELS", "MIN_TILES", "F2", "F4", "Variant", "choose", "eligible", "forward",
-           "backward_data", "backward_weight", "filters", "chunk_size"]
+           "backward", "backward_data", "backward_weight", "filters", "chunk_size"]
 
 class Variant(NamedTuple):
     """One Winograd algorithm F(m x m, 3x3): ``m`` x ``m`` output blocks from
@@ -75,16 +76,34 @@ ENABLED = os.environ.get("PLEXNET_NUMBA_WINOGRAD", "1") not in ("", "0")
 TILE = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_TILE", "4"))
 #: both the input and the output channel count at least this (ResNet's stages: 64-512)
 MIN_CHANNELS = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_CHANNELS", "32"))
-#: at least this many output pixels in the batch, in units of F(2x2)'s 2x2 tiles: the filter
-#: transforms (positions x F x C per call) and GEMMs with few columns cost more than the
-#: smaller GEMMs save below it (ResNet-18 at batch 1, 224x224: its 14x14 and 7x7 stages
-#: were slower by F(2x2, 3x3); CIFAR batch 32's 4x4 stage, 128 tiles, was level with F(2x2),
-#: slower with F(4x4): 32 GEMM rows, and the filter transform writes 36 x 512 x 512 values)
-MIN_TILES = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_TILES", "256"))
+#: at least this many 2x2 output blocks (a quarter of the output pixels) in the batch: the
+#: filter transforms (positions x F x C per call) and GEMMs with few rows cost more than
+#: the smaller GEMMs save below it (ResNet-18 at batch 1, 224x224: its 14x14 and 7x7
+#: stages were slower by F(2x2, 3x3)). CIFAR batch 32's 4x4 stage (128 blocks, 512
+#: channels) was level with im2col by F(2x2) and is about 30 % faster by F(4x4)
+MIN_TILES = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_TILES", "128"))
 #: bytes of transformed input per chunk (the GEMM's right operand stays in L2/L3)
 CHUNK_BYTES = 4 << 20
 #: at least this many GEMM columns (tiles) per chunk
 MIN_COLUMNS = 256
+
+
+_tls = threading.local()
+
+
+def scratch(name: str, shape: tuple, dtype: Any) -> Any:
+    """A buffer of this thread's, reused from call to call (grown to the largest request;
+    contents undefined). Fresh numpy arrays of these sizes are fresh pages from the
+    kernel: the first touch of the 38 MB of F(4x4) filters of a 512-channel layer cost
+    5 ms, as much as computing them. Valid until this thread asks for ``name`` again;
+    the two threads of ``_over_chunks`` each have their own."""
+    bufs = _tls.__dict__.setdefault("bufs", {})
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = bufs.get(name)
+    if buf is None or buf.size < n:
+        buf = bufs[name] = np.empty(max(n, 1), np.uint8)
+    return buf[:n].view(dtype).reshape(shape)
 
 
 def choose() -> Variant:
@@ -108,10 +127,15 @@ def eligible(p: Any, x: Any, w: Any) -> bool:
 def filters(w: Any, rotated: bool, v: Variant = F2) -> Any:
     """``U[k]`` (positions, F, C) of the filters ``w`` (F, C, 3, 3); ``rotated``: (positions,
     C, F) of the data gradient's filters ``w[f, c]`` rotated by 180 degrees (input and
-    output swapped)."""
+    output swapped). F(4x4)'s is this thread's ``scratch("U")``: valid until the next call."""
     F, C = w.shape[0], w.shape[1]
-    T = (v.T_rot if rotated else v.T).astype(w.dtype)
-    U = np.matmul(T, w.reshape(F * C, 9).T).reshape(v.positions, F, C)
+    K = _base.kernels(v.kernels) if v.channels_last else None
+    if K is not None:   # one pass, vectorised over the channels (a 36 x 9 GEMM with N = F C is not)
+        U = scratch("U", (v.positions, F, C), w.dtype)
+        K.filter_tiles(np.ascontiguousarray(w), U, rotated)
+    else:
+        T = (v.T_rot if rotated else v.T).astype(w.dtype)
+        U = np.matmul(T, w.reshape(F * C, 9).T).reshape(v.positions, F, C)
     # rotated: a transposed view; each U[k] is Fortran-ordered, which the batched matmul
     # hands to BLAS as a transposed operand (no copy)
     return U.transpose(0, 2, 1) if rotated else U
@@ -161,13 +185,13 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool, v
     def run(n0: int, n1: int, slot: int) -> None:
         cols = (n1 - n0) * tiles
         if v.channels_last:   # M[k] (tiles, F) = V[k] (tiles, C) @ U[k]^T
-            V = np.empty((v.positions, cols, C), x.dtype)
-            M = np.empty((v.positions, cols, F), x.dtype)
+            V = scratch("V", (v.positions, cols, C), x.dtype)
+            M = scratch("M", (v.positions, cols, F), x.dtype)
             K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
             np.matmul(V, U.transpose(0, 2, 1), out=M)
         else:
-            V = np.empty((v.positions, C, cols), x.dtype)
-            M = np.empty((v.positions, F, cols), x.dtype)
+            V = scratch("V", (v.positions, C, cols), x.dtype)
+            M = scratch("M", (v.positions, F, cols), x.dtype)
             K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
             np.matmul(U, V, out=M)
         K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add)
@@ -182,24 +206,30 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
     F = dy.shape[1]
     th, tw = _tiles(v, dy.shape[2], dy.shape[3])
     tiles = th * tw
-    dU = [np.zeros((v.positions, F, C), x.dtype), None]   # one sum per thread
+    dU: list = [None, None]   # one sum per thread (its scratch "dU")
 
     def run(n0: int, n1: int, slot: int) -> None:
         cols = (n1 - n0) * tiles
         shape = (v.positions, cols, C) if v.channels_last else (v.positions, C, cols)
-        V = np.empty(shape, x.dtype)
-        D = np.empty(shape[:1] + ((cols, F) if v.channels_last else (F, cols)), x.dtype)
+        V = scratch("V", shape, x.dtype)
+        D = scratch("M", shape[:1] + ((cols, F) if v.channels_last else (F, cols)), x.dtype)
         K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
         K.gradient_tiles(dy, D, th, tw, n0, n1)
-        part = (np.matmul(D.transpose(0, 2, 1), V) if v.channels_last
-                else np.matmul(D, V.transpose(0, 2, 1)))
-        acc = dU[slot]
-        if acc is None:
+        first = dU[slot] is None
+        part = scratch("dU" if first else "dU part", (v.positions, F, C), x.dtype)
+        if v.channels_last:
+            np.matmul(D.transpose(0, 2, 1), V, out=part)
+        else:
+            np.matmul(D, V.transpose(0, 2, 1), out=part)
+        if first:
             dU[slot] = part
         else:
-            acc += part
+            dU[slot] += part
     _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), x.size, run)
-    total = dU[0] if dU[1] is None else dU[0] + dU[1]
+    total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
+    if v.channels_last:
+        K.filter_gradient(total, dw, add)
+        return
     g = np.matmul(total.reshape(v.positions, F * C).T, v.T.astype(total.dtype)).reshape(dw.shape)
     if add:
         dw += g
@@ -236,3 +266,52 @@ def backward_data(p: Any, w: Any, dy: Any, dx: Any, req: OpReqType, v: Variant |
         v = v or choose()
         pr, pc = _pads(p.pad)
         _convolve(dy, filters(w, True, v), (2 - pr, 2 - pc), dx, None, req == OpReqType.add, v)
+
+
+def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: Any, dw_req: OpReqType,
+             v: Variant | None = None) -> None:
+    """Both gradients (each by its req; ``eligible`` holds). F(4x4, 3x3) transforms the
+    output gradient once for both (``D = A e A^T``): the weight gradient is ``D^T V`` as in
+    ``backward_weight``, the data gradient the transpose of the forward, ``B (D U) B^T``
+    added up over the overlapping input tiles, with the forward's filters ``U``; this saves
+    the rotated filters and a second input transform (of ``dy``). F(2x2, 3x3) runs
+    ``backward_data`` and ``backward_weight``."""
+    v = v or choose()
+    need_dx, need_dw = dx_req != OpReqType.null, dw_req != OpReqType.null
+    if not v.channels_last or not need_dx:
+        if need_dx:
+            backward_data(p, w, dy, dx, dx_req, v)
+        if need_dw:
+            backward_weight(p, x, dy, dw, dw_req, v)
+        return
+    K = _base.kernels(v.kernels)
+    assert K is not None
+    pad = _pads(p.pad)
+    N, C = x.shape[0], x.shape[1]
+    F = dy.shape[1]
+    th, tw = _tiles(v, dy.shape[2], dy.shape[3])
+    tiles = th * tw
+    U = filters(w, False, v)   # (positions, F, C)
+    dU: list = [None, None]
+    add_dx = dx_req == OpReqType.add
+
+    def run(n0: int, n1: int, slot: int) -> None:
+        cols = (n1 - n0) * tiles
+        D = scratch("M", (v.positions, cols, F), x.dtype)
+        V = scratch("V", (v.positions, cols, C), x.dtype)
+        K.gradient_tiles(dy, D, th, tw, n0, n1)
+        if need_dw:
+            K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
+            first = dU[slot] is None
+            part = scratch("dU" if first else "dU part", (v.positions, F, C), x.dtype)
+            np.matmul(D.transpose(0, 2, 1), V, out=part)
+            if first:
+                dU[slot] = part
+            else:
+                dU[slot] += part
+        np.matmul(D, U, out=V)   # the transformed input's gradient, in V's buffer
+        K.input_adjoint(V, dx, pad[0], pad[1], th, tw, n0, n1, add_dx)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), x.size, run)
+    if need_dw:
+        total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
+        K.filter_gradient(total, dw, dw_req == OpReqType.add)
