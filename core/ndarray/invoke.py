@@ -236,6 +236,32 @@ def _prod(shape: Sequence[int]) -> int:
 def _run(name: str, prop: Any, op: Any, ctx: Any, inputs: Sequence[NDArray], n_args: int, sig: _Sig,
          out: Any, mutated: Sequence[int], nvis: int) -> Any:
     """Allocate (or check ``out=``), push the forward and record it: the per-call part."""
+    if out is None and len(inputs) == n_args and not sig.reqs and not mutated and not op.is_async:
+        # the common call (new outputs, no auxiliary states, resources or mutated inputs):
+        # the general code below with each list built in one pass
+        outs = []
+        out_data = []
+        writes = []
+        for s, t in zip(sig.oshapes, sig.otypes):
+            o = _new(s, ctx, t)
+            outs.append(o)
+            out_data.append(o._data)
+            writes.append(o._chunk.var)
+        req = [_WRITE] * len(outs)
+        in_data = []
+        reads = []
+        for x in inputs:
+            in_data.append(x._data)
+            reads.append(x._chunk.var)
+        is_train = _AG.training
+
+        def run1(rc: Any) -> None:
+            op.forward(OpContext(is_train, rc, []), in_data, req, out_data, [])
+        small = sig.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu"
+        _engine_mod.get().push_sync(run1, ctx, reads, writes, _INLINE if small else _NORMAL, 0, name)
+        if _AG.recording:
+            record_op(prop, op, inputs, n_args, outs, nvis)
+        return outs[0] if nvis == 1 else outs[:nvis]
     oshapes = sig.oshapes
     if out is not None:
         outs = [out] if isinstance(out, NDArray) else list(out)
@@ -280,7 +306,7 @@ def _run(name: str, prop: Any, op: Any, ctx: Any, inputs: Sequence[NDArray], n_a
         small = sig.nbytes <= INLINE_MAX_BYTES and ctx.device_type == "cpu"
         _engine_mod.get().push_sync(run, ctx, reads, writes, _INLINE if small else _NORMAL, 0, name)
     if _AG.recording:
-        record_op(prop, op, inputs, n_args, outs)
+        record_op(prop, op, inputs, n_args, outs, nvis)
     if out is not None:
         return out
     return outs[0] if nvis == 1 else outs[:nvis]

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..base import PlexnetError
 from ..engine.base import FnProperty
-from ..operator.contract import OpContext, OpReqType
+from ..operator.contract import OpContext, OperatorProperty, OpReqType
 from ..resource import get as _resources
 from .bulk import pusher as _pusher
 from .state import STATE
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 _NULL, _WRITE, _ADD = OpReqType.null, OpReqType.write, OpReqType.add
+_NO_BACKWARD_RESOURCE = OperatorProperty.backward_resource
 
 
 def describe(arr: Any) -> str:
@@ -186,11 +187,12 @@ class OpNode(TapeNode):
     __slots__ = ("op", "prop")
     bulkable = True
 
-    def __init__(self, prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
+    def __init__(self, prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any],
+                 nvis: int | None = None) -> None:
         TapeNode.__init__(self, prop.op_name, inputs, n_args, outs)
         self.prop = prop
         self.op = op
-        self.nvis = prop.num_visible_outputs()
+        self.nvis = prop.num_visible_outputs() if nvis is None else nvis
 
     def free(self) -> None:
         TapeNode.free(self)
@@ -201,12 +203,26 @@ class OpNode(TapeNode):
         ins = self.inputs
         ig, req, wv = _grad_buffers(self, targets)
         og = [g._data for g in out_grads]
-        ind = [x._data for x in ins[:na]]
-        aux = [x._data for x in ins[na:]]
+        reads = [g._chunk.var for g in out_grads]
+        if len(ins) == na:  # no auxiliary states (the common case): one pass over the inputs
+            ind = []
+            for x in ins:
+                ind.append(x._data)
+                reads.append(x._chunk.var)
+            aux: list = []
+            writes = wv
+        else:
+            ind = [x._data for x in ins[:na]]
+            aux = [x._data for x in ins[na:]]
+            reads += [x._chunk.var for x in ins[:na]]
+            writes = wv + [x._chunk.var for x in ins[na:]]
+        reads += [c.var for c in self.out_chunks]
         outd = self.out_data
-        requested = [_resources().request(ctx, r) for r in prop.backward_resource([x.shape for x in ins[:na]])]
-        reads = [g._chunk.var for g in out_grads] + [x._chunk.var for x in ins[:na]] + [c.var for c in self.out_chunks]
-        writes = wv + [x._chunk.var for x in ins[na:]] + [r.var for r in requested]
+        if type(prop).backward_resource is _NO_BACKWARD_RESOURCE:  # asks for nothing: skip the shapes
+            requested: list = []
+        else:
+            requested = [_resources().request(ctx, r) for r in prop.backward_resource([x.shape for x in ins[:na]])]
+            writes = writes + [r.var for r in requested]
         op = self.op
         if getattr(op, "is_async", False):
             def run_async(rc: Any, on_complete: Any) -> None:
@@ -259,14 +275,16 @@ class SimpleNode(TapeNode):
         _pusher().push_sync(run, self.ctx, reads, wv, small_prop(gd.nbytes, self.ctx), 0, self.name + "_backward")
 
 
-def record_op(prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any]) -> None:
-    """Record a generic operator call (called by ``nd`` while recording)."""
+def record_op(prop: Any, op: Any, inputs: Sequence[Any], n_args: int, outs: Sequence[Any],
+              nvis: int | None = None) -> None:
+    """Record a generic operator call (called by ``nd`` while recording; ``nvis``: the
+    property's ``num_visible_outputs()`` when the caller knows it)."""
     for x in inputs:
         if x._ag is not None:
             break
     else:
         return
-    node = OpNode(prop, op, inputs, n_args, outs)
+    node = OpNode(prop, op, inputs, n_args, outs, nvis)
     for i, o in enumerate(outs):
         o._ag = (node, i)
 
