@@ -21,11 +21,14 @@ import numpy as np
 
 _jit = numba.njit(nogil=True, cache=True)
 
+
 @_jit
 def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compiled
     """``V[k, (n - n0) * th * tw + i * tw + j, c]`` = position ``k`` of ``B^T d B`` for the
     6x6 tile ``d`` at rows ``4i - pad_r ..``, columns ``4j - pad_c ..`` of ``x[n, c]`` (zeros
     outside), for samples ``n0 <= n < n1``."""
+    # integer literal * float32 element is float64 in numba (2-2.5x slower: no vectors)
+    two, four, five = x.dtype.type(2), x.dtype.type(4), x.dtype.type(5)
     N, C, H, W = x.shape
     P = th * tw
     xb = np.zeros((4 * th + 2, 4 * tw + 2, C), x.dtype)   # padded, channels last; border stays 0
@@ -58,12 +61,12 @@ def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compi
                         b = s2[c]
                         d = s3[c]
                         e = s4[c]
-                        t0[c] = 4 * s0[c] - 5 * b + e
-                        t1[c] = e + d - 4 * (a + b)
-                        t2[c] = e - d + 4 * (a - b)
-                        t3[c] = e - b + 2 * (d - a)
-                        t4[c] = e - b - 2 * (d - a)
-                        t5[c] = 4 * a - 5 * d + s5[c]
+                        t0[c] = four * s0[c] - five * b + e
+                        t1[c] = e + d - four * (a + b)
+                        t2[c] = e - d + four * (a - b)
+                        t3[c] = e - b + two * (d - a)
+                        t4[c] = e - b - two * (d - a)
+                        t5[c] = four * a - five * d + s5[c]
                 for r in range(6):   # then along each of its 6 rows
                     k = 6 * r
                     u0 = t[k]
@@ -83,18 +86,20 @@ def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compi
                         b = u2[c]
                         d = u3[c]
                         e = u4[c]
-                        v0[c] = 4 * u0[c] - 5 * b + e
-                        v1[c] = e + d - 4 * (a + b)
-                        v2[c] = e - d + 4 * (a - b)
-                        v3[c] = e - b + 2 * (d - a)
-                        v4[c] = e - b - 2 * (d - a)
-                        v5[c] = 4 * a - 5 * d + u5[c]
+                        v0[c] = four * u0[c] - five * b + e
+                        v1[c] = e + d - four * (a + b)
+                        v2[c] = e - d + four * (a - b)
+                        v3[c] = e - b + two * (d - a)
+                        v4[c] = e - b - two * (d - a)
+                        v5[c] = four * a - five * d + u5[c]
 
 
 @_jit
 def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add):  # pragma: no cover - compiled
     """``y[n, f]`` (write, or add when ``add``) = ``A^T m A`` (+ ``bias[f]``) for each tile's
     36 values ``m`` in ``M[:, p, f]``; blocks past the output's edge are cut off."""
+    # integer literal * float32 element is float64 in numba (2-2.5x slower: no vectors)
+    two, four, eight = M.dtype.type(2), M.dtype.type(4), M.dtype.type(8)
     N, F, Ho, Wo = y.shape
     P = th * tw
     yb = np.empty((4 * th, 4 * tw, F), M.dtype)   # one sample's output, channels last
@@ -122,9 +127,9 @@ def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add):  # pragma: no cover
                         s2 = m3[f] + m4[f]
                         d2 = m3[f] - m4[f]
                         t0[f] = m0[f] + s + s2
-                        t1[f] = d + 2 * d2
-                        t2[f] = s + 4 * s2
-                        t3[f] = d + 8 * d2 + m5[f]
+                        t1[f] = d + two * d2
+                        t2[f] = s + four * s2
+                        t3[f] = d + eight * d2 + m5[f]
                 for h in range(4):   # then along each row
                     k = 6 * h
                     c0 = t[k]
@@ -143,9 +148,9 @@ def output_tiles(M, y, th, tw, n0, n1, bias, has_bias, add):  # pragma: no cover
                         s2 = c3[f] + c4[f]
                         d2 = c3[f] - c4[f]
                         o0[f] = c0[f] + s + s2
-                        o1[f] = d + 2 * d2
-                        o2[f] = s + 4 * s2
-                        o3[f] = d + 8 * d2 + c5[f]
+                        o1[f] = d + two * d2
+                        o2[f] = s + four * s2
+                        o3[f] = d + eight * d2 + c5[f]
         for f in range(F):
             bf = bias[f] if has_bias else M.dtype.type(0)
             for i in range(Ho):
@@ -162,6 +167,8 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
     """``D[k, p, f]`` = position ``k`` of ``A e A^T`` for the 4x4 block ``e`` of the output
     gradient ``dy[n, f]`` at tile ``p`` (zeros past the edge): the weight gradient's
     transform, ``dU[k] = sum_p D[k, p, :]^T V[k, p, :]``."""
+    # integer literal * float32 element is float64 in numba (2-2.5x slower: no vectors)
+    two, four, eight = dy.dtype.type(2), dy.dtype.type(4), dy.dtype.type(8)
     N, F, Ho, Wo = dy.shape
     P = th * tw
     eb = np.zeros((4 * th, 4 * tw, F), dy.dtype)   # channels last; zero past the edge
@@ -190,8 +197,8 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
                     for f in range(F):
                         s = e0[f] + e2[f]
                         d = e1[f] + e3[f]
-                        s4 = e0[f] + 4 * e2[f]
-                        d8 = 2 * e1[f] + 8 * e3[f]
+                        s4 = e0[f] + four * e2[f]
+                        d8 = two * e1[f] + eight * e3[f]
                         t0[f] = e0[f]
                         t1[f] = s + d
                         t2[f] = s - d
@@ -213,8 +220,8 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
                     for f in range(F):
                         s = a[f] + c[f]
                         q = b[f] + dd[f]
-                        s4 = a[f] + 4 * c[f]
-                        d8 = 2 * b[f] + 8 * dd[f]
+                        s4 = a[f] + four * c[f]
+                        d8 = two * b[f] + eight * dd[f]
                         g0[f] = a[f]
                         g1[f] = s + q
                         g2[f] = s - q
@@ -343,6 +350,8 @@ def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cove
     the tile's 6x6 window (overlapping windows add up; padding is cut off), for the 36
     values ``dv`` of each tile in ``dV[:, p, c]``: the transpose of ``input_tiles``, i.e.
     the data gradient from the gradient of the transformed input."""
+    # integer literal * float32 element is float64 in numba (2-2.5x slower: no vectors)
+    two, four, five = dx.dtype.type(2), dx.dtype.type(4), dx.dtype.type(5)
     N, C, H, W = dx.shape
     P = th * tw
     xb = np.empty((4 * th + 2, 4 * tw + 2, C), dx.dtype)
@@ -372,10 +381,10 @@ def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cove
                         d = v2[c] - v1[c]
                         s2 = v3[c] + v4[c]
                         d2 = v4[c] - v3[c]
-                        t0[c] = 4 * v0[c]
-                        t1[c] = 4 * d + 2 * d2 + 4 * v5[c]
-                        t2[c] = -5 * v0[c] - 4 * s - s2
-                        t3[c] = -d - 2 * d2 - 5 * v5[c]
+                        t0[c] = four * v0[c]
+                        t1[c] = four * d + two * d2 + four * v5[c]
+                        t2[c] = -five * v0[c] - four * s - s2
+                        t3[c] = -d - two * d2 - five * v5[c]
                         t4[c] = v0[c] + s + s2
                         t5[c] = v5[c]
                 for i in range(6):   # then along each row i, added into the window
@@ -397,10 +406,10 @@ def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cove
                         d = u2[c] - u1[c]
                         s2 = u3[c] + u4[c]
                         d2 = u4[c] - u3[c]
-                        o0[c] += 4 * u0[c]
-                        o1[c] += 4 * d + 2 * d2 + 4 * u5[c]
-                        o2[c] += -5 * u0[c] - 4 * s - s2
-                        o3[c] += -d - 2 * d2 - 5 * u5[c]
+                        o0[c] += four * u0[c]
+                        o1[c] += four * d + two * d2 + four * u5[c]
+                        o2[c] += -five * u0[c] - four * s - s2
+                        o3[c] += -d - two * d2 - five * u5[c]
                         o4[c] += u0[c] + s + s2
                         o5[c] += u5[c]
         for c in range(C):
