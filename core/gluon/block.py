@@ -135,6 +135,13 @@ def _same_but_trailing_none(fmt: Any, stored: Any) -> bool:
     return long_[:len(short)] == short and all(f == -1 for f in long_[len(short):])
 
 
+def _all_nd(args: tuple) -> bool:
+    for a in args:
+        if a.__class__ is not NDArray:
+            return False
+    return True
+
+
 def _array_leaves(args: Any) -> list:
     """The NDArrays and Symbols in nested lists/tuples; other leaves (a Parameter, a list of
     indices, None) are skipped, as MXNet's ``_gather_type_ctx_info`` does for a block that is
@@ -633,6 +640,18 @@ class HybridBlock(Block):
         return _regroup(outs, self._out_format)[0]
 
     def forward(self, x: Any, *args: Any) -> Any:
+        if x.__class__ is NDArray and not self._active and (not args or _all_nd(args)):
+            # the common imperative call (NDArrays only, not hybridized): the code below without
+            # the generic checks
+            ctx = x._chunk.ctx
+            try:
+                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            except DeferredInitializationError:
+                self._deferred_infer_shape(x, *args)
+                for p in self.collect_params().values():
+                    p._finish_deferred_init()
+                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            return self.hybrid_forward(_ndmod, x, *args, **params)
         if not args and x.__class__ is NDArray:  # the common call, without the generic checks
             flat = [x]
             has_sym, has_nd = False, True

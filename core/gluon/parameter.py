@@ -203,6 +203,8 @@ class Parameter:
                     return arr_list[0]
                 ctx = current_context()
             assert self._ctx_list is not None
+            if self._ctx_list[0] is ctx:  # the usual lookup: the first (often only) context, same object
+                return arr_list[0]
             for c, a in zip(self._ctx_list, arr_list):
                 if c == ctx:
                     return a

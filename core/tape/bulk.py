@@ -55,9 +55,13 @@ def segment_vars(items: Sequence[tuple]) -> tuple[list, list]:
     writes: list[Any] = []
     written: set[int] = set()
     for it in items:
-        reads.extend(v for v in it[2] if id(v) not in written)
-        writes.extend(it[3])
-        written.update(map(id, it[3]))
+        for v in it[2]:
+            if id(v) not in written:
+                reads.append(v)
+        w = it[3]
+        if w:
+            writes.extend(w)
+            written.update(map(id, w))
     return reads, writes
 
 
