@@ -28,6 +28,8 @@ from ..operator.simple_op import EnvArguments
 from ..operator.params import ParamError
 from ..plugins import registries
 from ..resource import get as _resources
+from .. import registry as _registry_mod
+from ..util import _state as _np_state
 from ..util import is_np_shape
 from .ndarray import NDArray, _new
 
@@ -63,6 +65,18 @@ _simple_watching: Any = None
 
 def _ops() -> Any:
     return registries().operators
+
+
+#: (operator registry, plexnet.registry.generation when it was read): the registry without
+#: the plugin manager's calls while no manager was replaced
+_reg_seen: list = [None, -1]
+
+
+def _ops_now() -> Any:
+    g = _registry_mod.generation
+    reg = _ops()
+    _reg_seen[:] = [reg, g]
+    return reg
 
 
 def _simple(name: str) -> tuple[Any, Any, EnvArguments]:
@@ -399,7 +413,7 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
                 ctx_kw = v
             elif k != "name":
                 items.append((k, v.__class__, v))
-    reg = _ops()
+    reg = _reg_seen[0] if _reg_seen[1] == _registry_mod.generation else _ops_now()
     plans = _plans if reg is _plans_registry else _plans_for(reg)
     key = (name, len(args), arr_names, *items)
     try:
@@ -419,9 +433,21 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
         inputs = [args[i] for i in plan.order]
     else:
         inputs = args
-    ctx = _context_of(name, inputs, ctx_kw)
-    # np_shape changes what a 0 in a shape means (zero-size vs. unknown): part of the key
-    sig_key = (*[x._data.shape for x in inputs], *[x._data.dtype for x in inputs], is_np_shape())
+    if inputs:
+        ctx = inputs[0]._chunk.ctx
+        # np_shape changes what a 0 in a shape means (zero-size vs. unknown): part of the key
+        sk: list = [_np_state.__dict__.get("np_shape", False)]
+        for x in inputs:
+            c = x._chunk.ctx
+            if c is not ctx and c != ctx:
+                _context_of(name, inputs, ctx_kw)  # raises: inputs on different contexts
+            d = x._data
+            sk.append(d.shape)
+            sk.append(d.dtype)
+        sig_key = tuple(sk)
+    else:
+        ctx = ctx_kw or current_context()
+        sig_key = (is_np_shape(),)
     sig = plan.sigs.get(sig_key)
     if sig is None:
         sig = _infer(name, plan.prop, inputs, plan.n_args)
