@@ -51,6 +51,10 @@ def _norm(c: Sequence[Var], m: Sequence[Var]) -> VarLists:
             a, b = c
             if a is not b and a is not x and b is not x:
                 return tuple(c), tuple(m), ()
+        elif len(c) == 3:                          # data, weight, bias -> out
+            a, b, d = c
+            if a is not b and a is not d and b is not d and a is not x and b is not x and d is not x:
+                return tuple(c), tuple(m), ()
     elif not m and len(c) == 1:
         return tuple(c), (), ()
     return split_vars(c, m)

@@ -6,6 +6,7 @@ from typing import Any
 from .. import engine as _engine_mod
 from .. import storage as _storage_mod
 from ..context import Context
+from ..storage import Storage as _Storage
 
 __all__ = ["Chunk", "PooledChunk", "alloc_chunk"]
 
@@ -51,5 +52,9 @@ class PooledChunk(Chunk):
 
 def alloc_chunk(nbytes: int, ctx: Context) -> PooledChunk:
     """A chunk of ``nbytes`` from the context's storage manager."""
-    handle = _storage_mod.get().alloc(nbytes, ctx)
-    return PooledChunk(handle, ctx, _engine_mod.get())
+    st = _storage_mod._storage
+    m = st._managers.get(ctx) if st is not None and st.__class__ is _Storage else None
+    # the manager straight from the process-wide Storage's table when it has one (what
+    # Storage.alloc does, without its two calls); anything else through Storage.alloc
+    handle = m.alloc(nbytes) if m is not None else _storage_mod.get().alloc(nbytes, ctx)
+    return PooledChunk(handle, ctx, _engine_mod._engine or _engine_mod.get())
