@@ -53,15 +53,19 @@ def segment_vars(items: Sequence[tuple]) -> tuple[list, list]:
     variable (a later read of it is internal)."""
     reads: list[Any] = []
     writes: list[Any] = []
-    written: set[int] = set()
+    # engine variables compare by identity (Var defines no __eq__): sets of them, not of ids;
+    # a variable read twice is listed once (the engine would drop the repeat anyway)
+    written: set[Any] = set()
+    seen: set[Any] = set()
     for it in items:
         for v in it[2]:
-            if id(v) not in written:
+            if v not in written and v not in seen:
+                seen.add(v)
                 reads.append(v)
         w = it[3]
         if w:
             writes.extend(w)
-            written.update(map(id, w))
+            written.update(w)
     return reads, writes
 
 
@@ -95,7 +99,7 @@ class Bulk:
     def push_sync(self, fn: Callable[[Any], None], ctx: Any, const_vars: Sequence[Any] = (),
                   mutate_vars: Sequence[Any] = (), prop: FnProperty = FnProperty.NORMAL, priority: int = 0,
                   name: str | None = None) -> None:
-        if prop not in _SYNC_PROPS or (self.items and ctx != self.ctx):
+        if prop not in _SYNC_PROPS or (self.items and ctx is not self.ctx and ctx != self.ctx):
             self.flush()
             if prop not in _SYNC_PROPS:
                 _engine().push_sync(fn, ctx, const_vars, mutate_vars, prop, priority, name)
