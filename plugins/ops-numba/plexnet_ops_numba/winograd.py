@@ -1,29 +1,34 @@
-"""Winograd F(2x2, 3x3) for 3x3, stride-1 convolutions (forward and data gradient).
+"""Winograd F(4x4, 3x3) (default) and F(2x2, 3x3) for 3x3, stride-1 convolutions:
+forward, data and weight gradients.
 
 Why: a ResNet step is its 3x3 convolutions, and with im2col they cost a GEMM of
 ``9 C`` x ``F`` per output pixel plus the im2col copy (9x the input) and, backward, the
-col2im scatter. Winograd's F(2x2, 3x3) computes each 2x2 output block from a 4x4 input
-tile with 16 products per (input, output) channel pair instead of 36: the GEMMs shrink
-2.25x, and the transforms read and write 4x the input instead of 9x. Lavin & Gray, "Fast
-Algorithms for Convolutional Neural Networks" (2015); cuDNN and oneDNN ship the same
-algorithm.
+col2im scatter. Winograd's F(m x m, 3x3) computes each m x m output block from an
+(m + 2)-square input tile with (m + 2)^2 products per (input, output) channel pair instead
+of 9 m^2: F(2x2) shrinks the GEMMs 2.25x, F(4x4) 4x. Lavin & Gray, "Fast Algorithms for
+Convolutional Neural Networks" (2015); cuDNN and oneDNN ship the same algorithms.
 
-How: ``V = B^T d B`` for every tile (``_winokern.input_tiles``), ``U = G g G^T`` for every
-filter (one small GEMM with the 16x9 matrix ``kron(G, G)``), the 16 GEMMs ``M[k] = U[k] @
-V[k]`` as one batched ``np.matmul`` on OpenBLAS, then ``Y = A^T M A`` per tile
-(``_winokern.output_tiles``). The data gradient of a stride-1 convolution is the
-convolution of the output gradient with the 180-degree-rotated, transposed filters and
-padding ``2 - pad``: the same three steps. The weight gradient is the transposed
-algorithm: ``dU[k] = sum over tiles of (A e A^T)[k] (B^T d B)[k]^T`` for the output
-gradient's 2x2 blocks ``e`` (``_winokern.gradient_tiles``) and the input tiles ``d``, 16
-GEMMs whose inner dimension is the tiles, then ``dw = G^T dU G`` (``kron(G, G)^T``).
+How: ``V = B^T d B`` for every tile (``input_tiles``), ``U = G g G^T`` for every filter,
+the GEMMs ``M[k] = U[k] V[k]`` for the (m + 2)^2 positions as one batched ``np.matmul``
+on OpenBLAS, then ``Y = A^T M A`` per tile (``output_tiles``). The weight gradient is the
+transposed algorithm: ``dU[k] = sum over tiles of (A e A^T)[k] (B^T d B)[k]^T`` for the
+output gradient's blocks ``e`` (``gradient_tiles``), GEMMs whose inner dimension is the
+tiles, then ``dw = G^T dU G``. F(2x2)'s data gradient is the convolution of the output
+gradient with the 180-degree-rotated, transposed filters and padding ``2 - pad``;
+F(4x4)'s (``backward``) is the forward's transpose, ``B (D U) B^T`` added up over the
+overlapping input tiles, which shares ``D = A e A^T`` with the weight gradient.
+
+F(2x2)'s kernels (``_winokern``) keep the arrays as (position, channel, tile) and run
+their inner loops over the tiles of a tile row; F(4x4)'s (``_winokern4``) keep them
+channels last and run over the channels (docs/ops-numba.md has the figures).
 
 The batch runs in chunks whose transformed input fits a few MB of cache (and whose GEMMs
 keep at least 256 columns). Rounding differs from the im2col GEMM's (another order of
-additions, and the transforms' own): relative differences of about 1e-6 in float32. So
-only float32 takes this path (float64 keeps ops-basic's arithmetic), and only where both
-channel counts reach ``MIN_CHANNELS`` (below that the GEMMs are too small to win);
-``PLEXNET_NUMBA_WINOGRAD=0`` turns it off.
+additions, and the transforms' own): about 1e-7 (F(2x2)) and 1e-6 to 1e-5 (F(4x4)) of
+the largest output in float32. So only float32 takes this path (float64 keeps ops-basic's
+arithmetic), and only where both channel counts reach ``MIN_CHANNELS`` (below that the
+GEMMs are too small to win); ``PLEXNET_NUMBA_WINOGRAD=0`` turns it off,
+``PLEXNET_NUMBA_WINOGRAD_TILE=2`` selects F(2x2, 3x3).
 """
 from __future__ import annotations
 
