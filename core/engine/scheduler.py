@@ -28,7 +28,7 @@ from .base import (EngineOpError, FnProperty, SyncFn, Var, _fn_name, _tls, as_op
                    check_not_in_engine, raise_poison, raise_unreported)
 from .observers import end_observers, start_observers
 from .runctx import run_context
-from .var import DEAD, DELETING, ThreadedVar, _Op
+from .var import _DELETE_MARK, DEAD, DELETING, ThreadedVar, _Op, _Waiter
 
 __all__ = ["Scheduler", "lock_contended"]
 
@@ -50,30 +50,6 @@ def lock_contended(lock: Any) -> None:
     """
     while not lock.acquire(False):
         _sleep(0)
-
-
-class _DeleteMark:
-    """The queue entry of a pending ``push_delete`` (one shared instance)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<delete>"
-
-
-_DELETE_MARK = _DeleteMark()
-
-
-class _Waiter:
-    """A ``wait_for_var`` call queued on a variable: released (with the variable's error
-    at that moment) once everything pushed on the variable before it has finished."""
-
-    __slots__ = ("lock", "err")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.lock.acquire()
-        self.err: EngineOpError | None = None
 
 
 def _noop(rctx: RunContext) -> None:
@@ -141,11 +117,15 @@ class Scheduler:
         if not lock.acquire(False):
             lock_contended(lock)
         try:
+            # _enqueue inlined: busy variables are the common case of a thread running ahead
             for v in op.c:
                 if v.writing or v.queue:
                     if v.deleted:
                         self._abort(op, v)
-                    self._enqueue(v, op)
+                    q = v.queue
+                    if q is None:
+                        q = v.queue = self._dqfree.pop() if self._dqfree else deque()
+                    q.append(op)
                     wait += 1
                 else:
                     v.readers += 1
@@ -153,7 +133,10 @@ class Scheduler:
                 if v.writing or v.readers or v.queue:
                     if v.deleted:
                         self._abort(op, v)
-                    self._enqueue(v, op)
+                    q = v.queue
+                    if q is None:
+                        q = v.queue = self._dqfree.pop() if self._dqfree else deque()
+                    q.append(op)
                     wait += 1
                 else:
                     v.writing = True

@@ -22,10 +22,11 @@ All of it runs under the engine's one lock (see ``scheduler.py``).
 """
 from __future__ import annotations
 
+import threading
 from collections import deque
 from typing import Any
 
-from .base import Var
+from .base import EngineOpError, Var
 
 __all__ = ["ThreadedVar"]
 
@@ -120,3 +121,27 @@ class _Op:
             return
         self.done = True
         self.eng._complete_async(self, exc)
+
+
+class _DeleteMark:
+    """The queue entry of a pending ``push_delete`` (one shared instance)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<delete>"
+
+
+_DELETE_MARK = _DeleteMark()
+
+
+class _Waiter:
+    """A ``wait_for_var`` call queued on a variable: released (with the variable's error
+    at that moment) once everything pushed on the variable before it has finished."""
+
+    __slots__ = ("lock", "err")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.err: EngineOpError | None = None
