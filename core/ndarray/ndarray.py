@@ -21,7 +21,7 @@ from ..context import HOST_DEVICE_TYPES, Context, current_context
 from ..engine.base import FnProperty
 from ..operator.fluent import install_fluent
 from ..operator.shape_utils import infer_reshape
-from .chunk import Chunk, alloc_chunk, pooled_view
+from .chunk import Chunk, alloc_chunk
 from .keys import InvalidSliceError as InvalidSliceError  # raised by indexing; importable from here as before
 from .keys import _expand, _is_basic, _one_element_key, _refuse_reversed, _slices, _whole
 from ..operator.contract import OpReqType
@@ -661,10 +661,6 @@ def _new(shape: tuple, ctx: Context, dt: np.dtype) -> NDArray:
         sm = _small[ctx.device_type] = (be.small_alloc_bytes, be.xp.empty)
     if n <= sm[0]:
         return NDArray(Chunk(None, ctx, _engine_mod.get()), sm[1](shape, dt))
-    if ctx.device_type == "cpu":
-        d = pooled_view(n, ctx, dt, shape)
-        if d is not None:
-            return NDArray(Chunk(None, ctx, _engine_mod._engine or _engine_mod.get()), d)
     chunk = alloc_chunk(n, ctx)
     return NDArray(chunk, chunk.handle.buf[:n].view(dt).reshape(shape))
 

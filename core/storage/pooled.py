@@ -7,7 +7,6 @@ power of two, ``exact`` keeps sizes as asked (larger than a page: page-rounded).
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 from .base import Handle, StorageManager
@@ -44,9 +43,6 @@ class PooledStorageManager(StorageManager):
         round_size(1, strategy)  # validate
         self.strategy, self.page, self.cutoff = strategy, int(page), int(cutoff)
         self._pool: dict[int, list[Any]] = {}
-        # re-entrant: a block whose last view dies gives itself back from a finalizer, which
-        # the garbage collector may run inside this manager's own critical sections
-        self._lock = threading.RLock()  # type: ignore[assignment]
 
     def round(self, size: int) -> int:
         """The block size a request of ``size`` bytes gets."""
