@@ -278,18 +278,19 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
 
 
 @_jit
-def filter_tiles(w, U, rotated):  # pragma: no cover - compiled
+def filter_tiles(w, U, rotated, f0, f1):  # pragma: no cover - compiled
     """``U[k, f, c]`` = position ``k`` of ``G g G^T`` for the 3x3 filter ``g = w[f, c]``
-    (rotated by 180 degrees when ``rotated``), for G of the points 0, +-1, +-2, infinity."""
-    F, C = w.shape[0], w.shape[1]
+    (rotated by 180 degrees when ``rotated``), for G of the points 0, +-1, +-2, infinity;
+    filters ``f0 <= f < f1``."""
+    C = w.shape[1]
     g = np.empty((9, C), w.dtype)    # one filter row's weights, tap-major (vectors over c)
     a = np.empty((18, C), w.dtype)   # G down each of the 3 columns: a[3 i + j]
     s6 = w.dtype.type(1.0 / 6.0)
     s12 = w.dtype.type(1.0 / 12.0)
     s24 = w.dtype.type(1.0 / 24.0)
     s4 = w.dtype.type(0.25)
-    w9 = w.reshape((F, C, 9))   # a 180-degree rotation reverses the 9 taps
-    for f in range(F):
+    w9 = w.reshape((w.shape[0], C, 9))   # a 180-degree rotation reverses the 9 taps
+    for f in range(f0, f1):
         wf = w9[f]
         if rotated:
             for c in range(C):
@@ -338,16 +339,17 @@ def filter_tiles(w, U, rotated):  # pragma: no cover - compiled
 
 
 @_jit
-def filter_gradient(dU, dw, add):  # pragma: no cover - compiled
-    """``dw[f, c] (=, or += when add) G^T dU[:, f, c] G``: the weight gradient from the
-    gradient of the transformed filters (the transpose of ``filter_tiles``)."""
-    F, C = dw.shape[0], dw.shape[1]
+def filter_gradient(dU, dw, add, f0, f1):  # pragma: no cover - compiled
+    """``dw[f, c] (=, or += when add) G^T dU[:, f, c] G`` for ``f0 <= f < f1``: the weight
+    gradient from the gradient of the transformed filters (the transpose of
+    ``filter_tiles``)."""
+    C = dw.shape[1]
     a = np.empty((18, C), dw.dtype)   # G^T along each of the 6 rows: a[3 i + j]
     s6 = dw.dtype.type(1.0 / 6.0)
     s12 = dw.dtype.type(1.0 / 12.0)
     s24 = dw.dtype.type(1.0 / 24.0)
     s4 = dw.dtype.type(0.25)
-    for f in range(F):
+    for f in range(f0, f1):
         for i in range(6):
             u0 = dU[6 * i, f]
             u1 = dU[6 * i + 1, f]

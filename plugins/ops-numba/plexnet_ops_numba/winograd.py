@@ -129,15 +129,17 @@ def eligible(p: Any, x: Any, w: Any) -> bool:
             and _base.kernels(choose().kernels) is not None)
 
 
-def filters(w: Any, rotated: bool, v: Variant = F2) -> Any:
+def filters(w: Any, rotated: bool, v: Variant = F2, two: bool = False) -> Any:
     """``U[k]`` (positions, F, C) of the filters ``w`` (F, C, 3, 3); ``rotated``: (positions,
     C, F) of the data gradient's filters ``w[f, c]`` rotated by 180 degrees (input and
-    output swapped). F(4x4)'s is this thread's ``scratch("U")``: valid until the next call."""
+    output swapped). F(4x4)'s is this thread's ``scratch("U")``: valid until the next call;
+    ``two``: half the filters each on this thread and the helper."""
     F, C = w.shape[0], w.shape[1]
     K = _base.kernels(v.kernels) if v.channels_last else None
     if K is not None:   # one pass, vectorised over the channels (a 36 x 9 GEMM with N = F C is not)
         U = scratch("U", (v.positions, F, C), w.dtype)
-        K.filter_tiles(np.ascontiguousarray(w), U, rotated)
+        wc = np.ascontiguousarray(w)
+        _halves(F, two, lambda f0, f1: K.filter_tiles(wc, U, rotated, f0, f1))
     else:
         T = (v.T_rot if rotated else v.T).astype(w.dtype)
         U = np.matmul(T, w.reshape(F * C, 9).T).reshape(v.positions, F, C)
@@ -154,31 +156,51 @@ def chunk_size(n: int, c: int, tiles: int, itemsize: int, positions: int = 16) -
     return int(max(min(n, k), 1))
 
 
-def _over_chunks(n: int, per: int, elements: int, run: Any) -> None:
-    """``run(n0, n1, slot)`` for the batch in chunks of ``per`` samples: taken in turn by this
-    thread (slot 0) and ops-basic's helper thread (slot 1), each with one BLAS thread, while
-    the engine's thread policy leaves a second core free (at least two chunks then; the
-    transforms have no threads of their own, and the GEMMs of a chunk are small: two
-    chunks at once use both cores better than one chunk's GEMMs on two BLAS threads); else
-    all here, the GEMMs on the policy's BLAS threads."""
-    two = n >= 2 and _split.ways(np, n, elements, always=True) == 2
+def _two(n: int, elements: int) -> bool:
+    """Whether to share this call with ops-basic's helper thread: the engine's thread policy
+    leaves a second core free (the transforms have no threads of their own, and the GEMMs
+    of a chunk are small: two threads with one BLAS thread each use both cores better than
+    one chunk's GEMMs on two BLAS threads)."""
+    return n >= 2 and _split.ways(np, n, elements, always=True) == 2
+
+
+def _halves(count: int, two: bool, fn: Any) -> None:
+    """``fn(lo, hi)`` over ``range(count)``: the two halves on this thread and the helper
+    when ``two``, else one call here."""
+    if two and count >= 2:
+        h = count // 2
+        _split.run_items(2, lambda i, slot: fn(0, h) if i == 0 else fn(h, count))
+    else:
+        fn(0, count)
+
+
+def _over_chunks(n: int, per: int, two: bool, run: Any, by_position: bool = False) -> None:
+    """``run(n0, n1, slot, split)`` for the batch in chunks of ``per`` samples, taken in turn
+    by this thread (slot 0) and the helper thread (slot 1) when ``two``; else all here, the
+    GEMMs on the policy's BLAS threads. A batch that fits one chunk is halved for the two
+    threads, unless ``by_position``: then it stays one chunk whose GEMMs the two threads
+    share by position (``split``), which keeps their rows (ResNet's 4x4 stage at batch 32
+    has 32 tiles: halves of 16 rows ran the 512-channel GEMMs at a third of the rate)."""
+    if two and per >= n and by_position:
+        run(0, n, 0, True)
+        return
     if two and per >= n:
         per = -(-n // 2)
     spans = [(n0, min(n, n0 + per)) for n0 in range(0, n, per)]
     if two:
-        _split.run_items(len(spans), lambda i, slot: run(*spans[i], slot))
+        _split.run_items(len(spans), lambda i, slot: run(*spans[i], slot, False))
     else:
         for n0, n1 in spans:
-            run(n0, n1, 0)
+            run(n0, n1, 0, False)
 
 
 def _tiles(v: Variant, ho: int, wo: int) -> tuple[int, int]:
     return -(-ho // v.m), -(-wo // v.m)
 
 
-def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool, v: Variant) -> None:
+def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool, v: Variant, two: bool) -> None:
     """``y (add or write)= conv3x3(x, filters U) + bias`` for ``x`` (N, C, H, W) and ``U``
-    (positions, F, C); ``pad`` as (rows, columns)."""
+    (positions, F, C); ``pad`` as (rows, columns); ``two``: see ``_over_chunks``."""
     K = _base.kernels(v.kernels)
     assert K is not None   # callers check ``_base.kernels`` first
     N, C = x.shape[0], x.shape[1]
@@ -187,20 +209,21 @@ def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool, v
     tiles = th * tw
     b = bias if bias is not None else np.zeros(0, x.dtype)
 
-    def run(n0: int, n1: int, slot: int) -> None:
+    def run(n0: int, n1: int, slot: int, split: bool) -> None:
         cols = (n1 - n0) * tiles
         if v.channels_last:   # M[k] (tiles, F) = V[k] (tiles, C) @ U[k]^T
             V = scratch("V", (v.positions, cols, C), x.dtype)
             M = scratch("M", (v.positions, cols, F), x.dtype)
             K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
-            np.matmul(V, U.transpose(0, 2, 1), out=M)
+            Ut = U.transpose(0, 2, 1)
+            _halves(v.positions, split, lambda k0, k1: np.matmul(V[k0:k1], Ut[k0:k1], out=M[k0:k1]))
         else:
             V = scratch("V", (v.positions, C, cols), x.dtype)
             M = scratch("M", (v.positions, F, cols), x.dtype)
             K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
             np.matmul(U, V, out=M)
         K.output_tiles(M, y, th, tw, n0, n1, b, bias is not None, add)
-    _over_chunks(N, chunk_size(N, C, tiles, x.itemsize, v.positions), x.size, run)
+    _over_chunks(N, chunk_size(N, C, tiles, x.itemsize, v.positions), two, run, v.channels_last)
 
 
 def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant) -> None:
@@ -213,7 +236,7 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
     tiles = th * tw
     dU: list = [None, None]   # one sum per thread (its scratch "dU")
 
-    def run(n0: int, n1: int, slot: int) -> None:
+    def run(n0: int, n1: int, slot: int, split: bool) -> None:
         cols = (n1 - n0) * tiles
         shape = (v.positions, cols, C) if v.channels_last else (v.positions, C, cols)
         V = scratch("V", shape, x.dtype)
@@ -230,10 +253,11 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
             dU[slot] = part
         else:
             dU[slot] += part
-    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), x.size, run)
+    two = _two(N, x.size)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run)
     total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
     if v.channels_last:
-        K.filter_gradient(total, dw, add)
+        _halves(F, two, lambda f0, f1: K.filter_gradient(total, dw, add, f0, f1))
         return
     g = np.matmul(total.reshape(v.positions, F * C).T, v.T.astype(total.dtype)).reshape(dw.shape)
     if add:
@@ -255,7 +279,8 @@ def forward(p: Any, x: Any, w: Any, b: Any | None, y: Any, req: OpReqType, v: Va
     """``y (req)= conv(x, w) + b`` (``eligible`` holds); ``v`` defaults to ``choose()``."""
     if req != OpReqType.null:
         v = v or choose()
-        _convolve(x, filters(w, False, v), _pads(p.pad), y, b, req == OpReqType.add, v)
+        two = _two(x.shape[0], x.size)
+        _convolve(x, filters(w, False, v, two), _pads(p.pad), y, b, req == OpReqType.add, v, two)
 
 
 def backward_weight(p: Any, x: Any, dy: Any, dw: Any, req: OpReqType, v: Variant | None = None) -> None:
@@ -270,7 +295,8 @@ def backward_data(p: Any, w: Any, dy: Any, dx: Any, req: OpReqType, v: Variant |
     if req != OpReqType.null:
         v = v or choose()
         pr, pc = _pads(p.pad)
-        _convolve(dy, filters(w, True, v), (2 - pr, 2 - pc), dx, None, req == OpReqType.add, v)
+        two = _two(dy.shape[0], dx.size)
+        _convolve(dy, filters(w, True, v, two), (2 - pr, 2 - pc), dx, None, req == OpReqType.add, v, two)
 
 
 def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: Any, dw_req: OpReqType,
@@ -296,11 +322,12 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
     F = dy.shape[1]
     th, tw = _tiles(v, dy.shape[2], dy.shape[3])
     tiles = th * tw
-    U = filters(w, False, v)   # (positions, F, C)
+    two = _two(N, x.size)
+    U = filters(w, False, v, two)   # (positions, F, C)
     dU: list = [None, None]
     add_dx = dx_req == OpReqType.add
 
-    def run(n0: int, n1: int, slot: int) -> None:
+    def run(n0: int, n1: int, slot: int, split: bool) -> None:
         cols = (n1 - n0) * tiles
         D = scratch("M", (v.positions, cols, F), x.dtype)
         V = scratch("V", (v.positions, cols, C), x.dtype)
@@ -309,14 +336,20 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
             K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
             first = dU[slot] is None
             part = scratch("dU" if first else "dU part", (v.positions, F, C), x.dtype)
-            np.matmul(D.transpose(0, 2, 1), V, out=part)
+        Dt = D.transpose(0, 2, 1)
+
+        def gemms(k0: int, k1: int) -> None:
+            if need_dw:
+                np.matmul(Dt[k0:k1], V[k0:k1], out=part[k0:k1])
+            np.matmul(D[k0:k1], U[k0:k1], out=V[k0:k1])   # the transformed input's gradient, in V
+        _halves(v.positions, split, gemms)
+        if need_dw:
             if first:
                 dU[slot] = part
             else:
                 dU[slot] += part
-        np.matmul(D, U, out=V)   # the transformed input's gradient, in V's buffer
         K.input_adjoint(V, dx, pad[0], pad[1], th, tw, n0, n1, add_dx)
-    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), x.size, run)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run, True)
     if need_dw:
         total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
-        K.filter_gradient(total, dw, dw_req == OpReqType.add)
+        _halves(F, two, lambda f0, f1: K.filter_gradient(total, dw, dw_req == OpReqType.add, f0, f1))

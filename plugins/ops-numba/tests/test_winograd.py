@@ -100,8 +100,12 @@ def test_chunks_shared_with_the_helper_thread(calls, monkeypatch, TOL, tile):
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
     monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n) or run_items(n, fn))
     two = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
-    # two forwards and the gradients (one pass for F(4x4), two for F(2x2)): 2 chunks each
-    assert shared == [2, 2, 2] if tile == 4 else [2, 2, 2, 2]
+    if tile == 4:
+        # the batch is one chunk: each forward shares its filter transform and its GEMMs
+        # (by position), the backward its filters, GEMMs and weight-gradient transform
+        assert shared == [2, 2, 2, 2, 2, 2, 2]
+    else:   # two forwards, the data and the weight gradient: the batch in 2 chunks each
+        assert shared == [2, 2, 2, 2]
     a, b = _scaled([one, two])
     for x, y in zip(a, b):
         np.testing.assert_allclose(y, x, **TOL)
