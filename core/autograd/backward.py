@@ -221,12 +221,16 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             if nid not in need:
                 continue
             prop = getattr(node, "prop", None)
-            if prop is not None and not getattr(prop, "differentiable", True):
-                if nid not in live:  # all-zero output gradient: skipped, as nnvm's Gradient pass
-                    continue
-                raise PlexnetError(f"Operator {prop.op_name} is non-differentiable because it didn't register "
-                                   f"FGradient attribute")
-            if nid in live and _op_name(node) not in ZERO_GRAD:
+            if prop is not None:
+                if not getattr(prop, "differentiable", True):
+                    if nid not in live:  # all-zero output gradient: skipped, as nnvm's Gradient pass
+                        continue
+                    raise PlexnetError(f"Operator {prop.op_name} is non-differentiable because it didn't "
+                                       f"register FGradient attribute")
+                op_name = prop.op_name  # _op_name(node), inline
+            else:
+                op_name = node.sop.name if node.__class__ is SimpleNode else None
+            if nid in live and op_name not in ZERO_GRAD:
                 for x in node.inputs[:node.n_args]:
                     if x._ag is not None:
                         live.add(id(x._ag[0]))
@@ -240,14 +244,18 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             nvis = node.nvis
             if nvis == 1:
                 cur = acc.pop((nid, 0), None)
-                ogs = [cur if cur is not None else _zeros_of(node, 0)]
+                if cur is None:
+                    cur = _zeros_of(node, 0)
+                elif cur.__class__ is Ones and not node.takes_ones:
+                    cur = cur.materialize()
+                ogs = [cur]
             else:
                 ogs = []
                 for k in range(nvis):
                     cur = acc.pop((nid, k), None)
                     ogs.append(cur if cur is not None else _zeros_of(node, k))
-            if not node.takes_ones:
-                ogs = [g.materialize() if g.__class__ is Ones else g for g in ogs]
+                if not node.takes_ones:
+                    ogs = [g.materialize() if g.__class__ is Ones else g for g in ogs]
             n_args = node.n_args
             ins = node.inputs
             if n_args == 1 and node.__class__ is SimpleNode and node.sop.name in IDENTITY_GRAD:
@@ -330,8 +338,11 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             if bulk is not None:
                 if not node.bulkable:
                     bulk.flush()  # it pushes outside the tape: what came before goes first
-                bulk.keep(ogs)
-                bulk.keep([t[0] for t in targets if t is not None])
+                alive = bulk.alive  # bulk.keep(ogs) and the targets' buffers, inline
+                alive.extend(ogs)
+                for t in targets:
+                    if t is not None:
+                        alive.append(t[0])
             node.push_backward(ogs, targets, train_mode)
             if privates:
                 for p, key in privates:
