@@ -201,17 +201,29 @@ class OpNode(TapeNode):
     def push_backward(self, out_grads: list, targets: list, is_train: bool) -> None:
         na, prop, ctx = self.n_args, self.prop, self.ctx
         ins = self.inputs
-        ig, req, wv = _grad_buffers(self, targets)
         og = [g._data for g in out_grads]
         reads = [g._chunk.var for g in out_grads]
-        if len(ins) == na:  # no auxiliary states (the common case): one pass over the inputs
+        if len(ins) == na:
+            # no auxiliary states (the common case): _grad_buffers and the inputs in one pass
+            ig: list = []
+            req: list = []
+            writes: list = []
             ind = []
-            for x in ins:
-                ind.append(x._data)
+            for x, t in zip(ins, targets):
+                d = x._data
+                ind.append(d)
                 reads.append(x._chunk.var)
+                if t is None:
+                    ig.append((d.shape, d.dtype))
+                    req.append(_NULL)
+                else:
+                    b = t[0]
+                    ig.append(b._data)
+                    req.append(t[1])
+                    writes.append(b._chunk.var)
             aux: list = []
-            writes = wv
         else:
+            ig, req, wv = _grad_buffers(self, targets)
             ind = [x._data for x in ins[:na]]
             aux = [x._data for x in ins[na:]]
             reads += [x._chunk.var for x in ins[:na]]
