@@ -65,12 +65,13 @@ class Ones:
 def _topo(heads: Sequence[Any]) -> list:
     """Tape nodes reachable from ``heads``, inputs before consumers (iterative DFS)."""
     order: list = []
-    seen: set[int] = set()
+    # tape nodes and leaves compare by identity (no __eq__): a set of them, not of ids
+    seen: set[Any] = set()
     for h in heads:
         root = h._ag[0]
-        if id(root) in seen or isinstance(root, Leaf):
+        if root in seen or isinstance(root, Leaf):
             continue
-        seen.add(id(root))
+        seen.add(root)
         stack = [(root, iter(root.inputs))]
         while stack:
             node, it = stack[-1]
@@ -79,13 +80,13 @@ def _topo(heads: Sequence[Any]) -> list:
                 if ag is None:
                     continue
                 n = ag[0]
-                if id(n) in seen or isinstance(n, Leaf):
+                if n in seen or n.__class__ is Leaf:  # Leaf has no subclasses
                     continue
                 if n.freed:
                     # as MXNet: an earlier backward cleared this part of the graph, so the
                     # array is a constant of the new one (no gradient flows into it)
                     continue
-                seen.add(id(n))
+                seen.add(n)
                 stack.append((n, iter(n.inputs)))
                 break
             else:
