@@ -493,6 +493,7 @@ def make_op_function(name: str) -> Any:
     def fn(*args: Any, **kwargs: Any) -> Any:
         return invoke(name, args, kwargs)
     fn.__name__ = fn.__qualname__ = name
+    fn._invoke_direct = invoke  # type: ignore[attr-defined]  # fn(*a, **kw) is invoke(name, a, kw)
     fn.__doc__ = _ops().function_doc(name, f"The {name} operator.")
     from ..operator.signature import operator_signature  # help() and IDEs show the parameters
     fn.__signature__ = operator_signature(_ops().property_class(name), "nd")  # type: ignore[attr-defined]

@@ -92,6 +92,15 @@ def wrap_op_function(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         _copy_meta(run_always, fn)
         return run_always
 
+    direct = getattr(fn, "_invoke_direct", None)
+    if direct is not None:  # nd's generated function: call what it calls (one frame less per call)
+        def run_direct(*args: Any, **kwargs: Any) -> Any:
+            if STATE.live and _has_sparse(args, kwargs):
+                return dispatch(name, fn, args, kwargs)
+            return direct(name, args, kwargs)
+        _copy_meta(run_direct, fn)
+        return run_direct
+
     def run(*args: Any, **kwargs: Any) -> Any:
         if STATE.live and _has_sparse(args, kwargs):
             return dispatch(name, fn, args, kwargs)
