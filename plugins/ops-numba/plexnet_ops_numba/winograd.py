@@ -177,16 +177,21 @@ def _halves(count: int, two: bool, fn: Any) -> None:
 def _over_chunks(n: int, per: int, two: bool, run: Any, by_position: bool = False) -> None:
     """``run(n0, n1, slot, split)`` for the batch in chunks of ``per`` samples, taken in turn
     by this thread (slot 0) and the helper thread (slot 1) when ``two``; else all here, the
-    GEMMs on the policy's BLAS threads. A batch that fits one chunk is halved for the two
-    threads, unless ``by_position``: then it stays one chunk whose GEMMs the two threads
-    share by position (``split``), which keeps their rows (ResNet's 4x4 stage at batch 32
-    has 32 tiles: halves of 16 rows ran the 512-channel GEMMs at a third of the rate)."""
+    GEMMs on the policy's BLAS threads. With two threads the chunks are an even number of
+    nearly equal sizes (32 samples in chunks of at most 7: six of 5-6, not 7, 7, 7, 7, 4).
+    A batch that fits one chunk is halved for the two threads, unless ``by_position``: then
+    it stays one chunk whose GEMMs the two threads share by position (``split``), which
+    keeps their rows (ResNet's 4x4 stage at batch 32 has 32 tiles: halves of 16 rows ran the
+    512-channel GEMMs at a third of the rate)."""
     if two and per >= n and by_position:
         run(0, n, 0, True)
         return
-    if two and per >= n:
-        per = -(-n // 2)
-    spans = [(n0, min(n, n0 + per)) for n0 in range(0, n, per)]
+    chunks = -(-n // per)
+    if two and chunks % 2:   # an even count of even chunks: both threads finish together
+        chunks += 1
+    chunks = min(chunks, n)
+    cuts = [n * i // chunks for i in range(chunks + 1)]
+    spans = list(zip(cuts[:-1], cuts[1:]))
     if two:
         _split.run_items(len(spans), lambda i, slot: run(*spans[i], slot, False))
     else:
