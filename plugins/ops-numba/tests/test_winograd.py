@@ -232,3 +232,21 @@ def test_property_equals_the_direct_convolution(tile, n, c, f, h, w, pr, pc):
     winograd.backward_weight(p, x, dy, dw, OpReqType.add)
     scale = max(1.0, float(np.abs(dw_ref).max()))
     np.testing.assert_allclose((dw - 1) / scale, dw_ref / scale, rtol=0, atol=TOLS[tile])
+
+
+def test_even_chunks_for_two_threads(calls, monkeypatch, TOL):
+    """With two threads the batch runs in an even number of nearly equal chunks (8 samples
+    in chunks of at most 3: four of 2, not 3, 3, 2), with the values of one thread."""
+    from plexnet_ops_basic.nn import _split
+    kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1), no_bias=True)
+    one = run_pair("Convolution", kw, [(8, 32, 8, 8)], pair(kw))[1]
+    monkeypatch.setattr(winograd, "chunk_size", lambda *a, **k: 3)
+    spans: list = []
+    run_items = _split.run_items
+    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split, "run_items", lambda n, fn: spans.append(n) or run_items(n, fn))
+    two = run_pair("Convolution", kw, [(8, 32, 8, 8)], pair(kw))[1]
+    assert 4 in spans and 3 not in spans
+    a, b = _scaled([one, two])
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(y, x, **TOL)
