@@ -65,8 +65,8 @@ class SGD(Optimizer):
             else:
                 _lazy_rows("sgd_mom_update", weight, grad, [state], dict(p, momentum=self.momentum))
             return
-        self._launch(kernels.sgd, weight, grad, [] if state is None else [state],
-                     dict(p, momentum=self.momentum))
+        p["momentum"] = self.momentum  # _common's dict is this call's own
+        self._launch(kernels.sgd, weight, grad, [] if state is None else [state], p)
 
 
 class NAG(Optimizer):

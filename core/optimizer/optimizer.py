@@ -565,9 +565,10 @@ class _LaunchBatch:
                 return None
             if opt.multi_precision and np.dtype(w.dtype) == np.float16:
                 return None  # the float16 copy-back is an NDArray operation after the kernel
+            c = w.context
             if ctx is None:
-                ctx = w.context
-            elif w.context != ctx:
+                ctx = c
+            elif c is not ctx and c != ctx:  # identity first: Context.__eq__ is Python
                 return None
         b = _LaunchBatch(ctx)
         _batch.cur = b
