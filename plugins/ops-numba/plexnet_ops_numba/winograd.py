@@ -43,8 +43,9 @@ from plexnet_ops_basic.nn import _split
 
 from . import _base
 
-__all__ = ["ENABLED", "MIN_CHANNELS", "MIN_TILES", "F2", "F4", "Variant", "choose", "eligible", "forward",
-           "backward", "backward_data", "backward_weight", "filters", "chunk_size"]
+__all__ = ["ENABLED", "TILE", "MIN_CHANNELS", "MIN_TILES", "F2", "F4", "Variant", "choose", "eligible", "forward",
+           "backward", "backward_data", "backward_weight", "filters", "chunk_size", "scratch"]
+
 
 class Variant(NamedTuple):
     """One Winograd algorithm F(m x m, 3x3): ``m`` x ``m`` output blocks from
@@ -73,8 +74,6 @@ F2 = _variant(2, "_winokern", np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, 
 F4 = _variant(4, "_winokern4", np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
                                           [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]),
               channels_last=True)
-
-
 
 ENABLED = os.environ.get("PLEXNET_NUMBA_WINOGRAD", "1") not in ("", "0")
 #: the output block: 4 (F(4x4, 3x3), default) or 2 (F(2x2, 3x3))
