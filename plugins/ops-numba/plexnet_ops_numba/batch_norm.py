@@ -25,10 +25,16 @@ from . import _base
 from ._base import ADD, NULL, NumbaOp
 
 
+#: elements below which the passes stay on one thread: a pass over 512k float32 takes
+#: about 0.1-0.2 ms, about what waking the helper costs, and the split's self-check
+#: (``_split.observe``) turns every split off for seconds when it sees such poor overlap
+SPLIT_MIN_ELEMENTS = 1 << 20
+
+
 def _over_channels(c: int, elements: int, run: Any) -> None:
     """``run(c0, c1)`` over the channels: two halves on this thread and ops-basic's helper
-    thread while a second core is free, else all here."""
-    if c >= 2 and _split.ways(np, c, elements, always=True) == 2:
+    thread while a second core is free (and the pass is big enough), else all here."""
+    if c >= 2 and elements >= SPLIT_MIN_ELEMENTS and _split.ways(np, c, elements, always=True) == 2:
         half = c // 2
         _split.run_items(2, lambda i, slot: run(0, half) if i == 0 else run(half, c))
     else:

@@ -122,6 +122,8 @@ def test_nan_spreads_to_its_channel_only():
 
 def test_two_threads_take_half_the_channels_each(monkeypatch):
     from plexnet_ops_basic.nn import _split
+    from plexnet_ops_numba import batch_norm
+    monkeypatch.setattr(batch_norm, "SPLIT_MIN_ELEMENTS", 0)
     ref, nb = pair(fix_gamma=False)
     x, gamma, beta, dy = data((4, 6, 5, 5))
     one = run(nb, x, gamma, beta, dy)
@@ -134,6 +136,17 @@ def test_two_threads_take_half_the_channels_each(monkeypatch):
     for u, v in zip(one, two):
         np.testing.assert_array_equal(u, v)   # per channel, the same arithmetic
     compare(run(ref, x, gamma, beta, dy), two)
+
+
+def test_small_passes_stay_on_one_thread(monkeypatch):
+    from plexnet_ops_basic.nn import _split
+    shared: list = []
+    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n))
+    nb = pair(fix_gamma=False)[1]
+    x, gamma, beta, dy = data((4, 6, 5, 5))
+    run(nb, x, gamma, beta, dy)
+    assert shared == []
 
 
 @pytest.mark.parametrize("case", ["inference", "global_stats", "axis_last", "float16", "fwd_add", "noncontig"])
