@@ -86,6 +86,11 @@ MIN_CHANNELS = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_CHANNELS", "32"))
 #: stages were slower by F(2x2, 3x3)). CIFAR batch 32's 4x4 stage (128 blocks, 512
 #: channels) was level with im2col by F(2x2) and is about 30 % faster by F(4x4)
 MIN_TILES = int(os.environ.get("PLEXNET_NUMBA_WINOGRAD_MIN_TILES", "128"))
+#: filter pairs (F x C) from which the filter transforms are shared with the helper thread:
+#: below, a transform takes well under a millisecond (0.07 ms at 64 x 64), about what
+#: waking the helper costs, and the split's self-check (``_split.observe``) would turn
+#: every split off for seconds after such poor overlap
+FILTER_SPLIT_MIN = 256 * 256
 #: bytes of transformed input per chunk (the GEMM's right operand stays in L2/L3)
 CHUNK_BYTES = 4 << 20
 #: at least this many GEMM columns (tiles) per chunk
@@ -138,7 +143,7 @@ def filters(w: Any, rotated: bool, v: Variant = F2, two: bool = False) -> Any:
     if K is not None:   # one pass, vectorised over the channels (a 36 x 9 GEMM with N = F C is not)
         U = scratch("U", (v.positions, F, C), w.dtype)
         wc = np.ascontiguousarray(w)
-        _halves(F, two, lambda f0, f1: K.filter_tiles(wc, U, rotated, f0, f1))
+        _halves(F, two and F * C >= FILTER_SPLIT_MIN, lambda f0, f1: K.filter_tiles(wc, U, rotated, f0, f1))
     else:
         T = (v.T_rot if rotated else v.T).astype(w.dtype)
         U = np.matmul(T, w.reshape(F * C, 9).T).reshape(v.positions, F, C)
@@ -261,7 +266,7 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
     _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run)
     total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
     if v.channels_last:
-        _halves(F, two, lambda f0, f1: K.filter_gradient(total, dw, add, f0, f1))
+        _halves(F, two and F * C >= FILTER_SPLIT_MIN, lambda f0, f1: K.filter_gradient(total, dw, add, f0, f1))
         return
     g = np.matmul(total.reshape(v.positions, F * C).T, v.T.astype(total.dtype)).reshape(dw.shape)
     if add:
@@ -356,4 +361,5 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
     _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run, True)
     if need_dw:
         total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
-        _halves(F, two, lambda f0, f1: K.filter_gradient(total, dw, dw_req == OpReqType.add, f0, f1))
+        _halves(F, two and F * C >= FILTER_SPLIT_MIN,
+                lambda f0, f1: K.filter_gradient(total, dw, dw_req == OpReqType.add, f0, f1))
