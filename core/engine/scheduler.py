@@ -432,8 +432,9 @@ class Scheduler:
 
     def _throttle(self) -> None:
         """Backpressure on a pushing thread (see ``MAX_PENDING``): wait until the pending
-        operations drop to ``RESUME_PENDING``, at most ``THROTTLE_S`` (a soft bound: an
-        operation waiting on something outside the engine can never block a push)."""
+        operations drop to ``RESUME_PENDING``, as long as they keep finishing: a backlog
+        that did not shrink in ``THROTTLE_S`` (an operation waiting on something outside
+        the engine) never blocks a push longer than that."""
         if time.monotonic() < self._throttle_off_until:
             return
         with self._lock:
@@ -441,8 +442,15 @@ class Scheduler:
                 return
             self._nthrottle += 1
             try:
-                if not self._all_cv.wait_for(lambda: self._pending <= RESUME_PENDING, THROTTLE_S):
-                    self._throttle_off_until = time.monotonic() + THROTTLE_PAUSE_S
+                # a backlog that drains, however slowly (a loaded host: GEMMs of tens of ms),
+                # keeps the pusher waiting; only one that did not shrink in THROTTLE_S pauses
+                # throttling (else a LeNet loop ran ahead and the pool grew 0.4 -> 3.9 GB)
+                left = self._pending
+                while not self._all_cv.wait_for(lambda: self._pending <= RESUME_PENDING, THROTTLE_S):
+                    if self._pending >= left:
+                        self._throttle_off_until = time.monotonic() + THROTTLE_PAUSE_S
+                        break
+                    left = self._pending
             finally:
                 self._nthrottle -= 1
 

@@ -32,6 +32,21 @@ def test_a_pusher_running_ahead_waits_for_the_workers(teng: Any) -> None:
 
 
 @pytest.mark.timeout(60)
+def test_a_slow_backlog_that_drains_keeps_the_pusher_waiting(teng: Any, monkeypatch: Any) -> None:
+    """Operations slower than THROTTLE_S per backlog (a loaded host) still finish one after
+    another: the pusher keeps waiting instead of running ahead (and growing the memory)."""
+    monkeypatch.setattr(scheduler, "THROTTLE_S", 0.05)
+    v = teng.new_var()
+    seen: list[int] = []
+    for _ in range(3 * scheduler.MAX_PENDING):
+        teng.push_sync(lambda rc: time.sleep(0.004), cpu(), (), (v,))   # a backlog: 0.13 s per wait
+        seen.append(teng._pending)
+    teng.wait_for_all()
+    assert max(seen) <= scheduler.MAX_PENDING + 1, max(seen)
+    assert time.monotonic() >= teng._throttle_off_until   # never paused
+
+
+@pytest.mark.timeout(60)
 def test_a_backlog_that_does_not_drain_never_blocks_pushes(teng: Any, monkeypatch: Any) -> None:
     """An operation waiting on something outside the engine holds the backlog: a push
     waits at most THROTTLE_S once, then pushes go on unthrottled."""
