@@ -130,7 +130,7 @@ def test_two_threads_take_half_the_channels_each(monkeypatch):
     shared: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n) or run_items(n, fn))
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
     two = run(nb, x, gamma, beta, dy)
     assert shared == [2, 2, 2, 2]
     for u, v in zip(one, two):
@@ -142,7 +142,7 @@ def test_small_passes_stay_on_one_thread(monkeypatch):
     from plexnet_ops_basic.nn import _split
     shared: list = []
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n))
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n))
     nb = pair(fix_gamma=False)[1]
     x, gamma, beta, dy = data((4, 6, 5, 5))
     run(nb, x, gamma, beta, dy)

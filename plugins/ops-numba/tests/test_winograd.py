@@ -98,7 +98,7 @@ def test_chunks_shared_with_the_helper_thread(calls, monkeypatch, TOL, tile):
     shared: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n) or run_items(n, fn))
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
     two = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
     if tile == 4:
         # the batch is one chunk: each forward and the backward share their GEMMs by
@@ -244,7 +244,7 @@ def test_even_chunks_for_two_threads(calls, monkeypatch, TOL):
     spans: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn: spans.append(n) or run_items(n, fn))
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: spans.append(n) or run_items(n, fn, *a))
     two = run_pair("Convolution", kw, [(8, 32, 8, 8)], pair(kw))[1]
     assert 4 in spans and 3 not in spans
     a, b = _scaled([one, two])
@@ -272,10 +272,43 @@ def test_big_filter_transforms_are_shared(monkeypatch, TOL, tile):
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
     shared: list = []
     run_items = _split.run_items
-    monkeypatch.setattr(_split, "run_items", lambda n, fn: shared.append(n) or run_items(n, fn))
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
     two = grads()
     if tile == 4:   # the filters, the GEMMs (by position), the weight gradient's transform
         assert shared == [2, 2, 2]
     for a, b in zip(one, two):
         s = max(1.0, float(np.abs(a).max()))
         np.testing.assert_allclose(b / s, a / s, **TOL)
+
+
+def test_first_call_of_a_shape_stays_out_of_the_split_self_check(monkeypatch, tile):
+    """A shape's first call (fresh scratch pages faulted in by both threads) does not count
+    in ``_split.observe``; the next calls do."""
+    from plexnet_ops_basic.nn import _split
+    from plexnet.operator import OpReqType
+    monkeypatch.setattr(winograd, "_seen", set())
+    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    flags: list = []
+    run_items = _split.run_items
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, obs=True: flags.append(obs) or run_items(n, fn, obs))
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 32, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((32, 32, 3, 3)).astype(np.float32)
+    p = prop("Convolution", dict(kernel=(3, 3), num_filter=32, pad=(1, 1), no_bias=True)).param
+    y = np.empty_like(x)
+    winograd.forward(p, x, w, None, y, OpReqType.write)
+    first = list(flags)
+    flags.clear()
+    winograd.forward(p, x, w, None, y, OpReqType.write)
+    assert first and not any(first)
+    assert flags and all(flags)
+
+
+def test_run_items_without_observing_leaves_the_self_check_alone(monkeypatch):
+    from plexnet_ops_basic.nn import _split
+    seen: list = []
+    monkeypatch.setattr(_split, "observe", lambda cpu, wall: seen.append((cpu, wall)))
+    assert sum(_split.run_items(2, lambda i, slot: None, False)) == 2
+    assert seen == []
+    _split.run_items(2, lambda i, slot: None)
+    assert len(seen) == 1
