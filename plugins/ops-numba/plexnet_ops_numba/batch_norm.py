@@ -25,10 +25,12 @@ from . import _base
 from ._base import ADD, NULL, NumbaOp
 
 
-#: elements below which the passes stay on one thread: a pass over 512k float32 takes
-#: about 0.1-0.2 ms, about what waking the helper costs, and the split's self-check
-#: (``_split.observe``) turns every split off for seconds when it sees such poor overlap
-SPLIT_MIN_ELEMENTS = 1 << 20
+#: elements below which the passes stay on one thread (so: all of ResNet-18 CIFAR's). The
+#: passes are memory-bound and short (0.3-0.7 ms for 2M float32): in a training step the
+#: two halves overlapped at 0.4-0.7 of two cores, and the split's self-check
+#: (``_split.observe``) then turned every split off for seconds, the convolutions' too
+#: (ResNet-18 step, synchronous: 860 ms with BatchNorm split, 490-510 ms without)
+SPLIT_MIN_ELEMENTS = 1 << 24
 
 
 def _over_channels(c: int, elements: int, run: Any, observe: bool = True) -> None:
