@@ -1,6 +1,6 @@
 """numba kernels of BatchNorm's training passes (``batch_norm.py``) over an ``(N, C, S)``
 view of the data (``S`` the pixels of one channel plane), for the channels
-``c0 <= c < c1`` (two threads take half the channels each).
+``c0 <= c < c1`` (two threads may take half the channels each).
 
 ops-basic's numpy BatchNorm makes five to eight whole-array passes each way (sums, centring,
 the squares' sum, scaling, shifting; backward the same with the gradient); here the
