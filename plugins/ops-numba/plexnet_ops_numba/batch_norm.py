@@ -5,7 +5,8 @@ deviation as the third output, ``fix_gamma``, every req.
 ops-basic's numpy version makes five to eight whole-array passes each way; these kernels
 make three (forward: the statistics, then the normalised output; backward: the two sums,
 then the data gradient); two threads take half the channels each from
-``SPLIT_MIN_ELEMENTS`` while the engine leaves a second core free. ResNet-18 CIFAR's 20 BatchNorms (batch 32): docs/ops-numba.md.
+``SPLIT_MIN_ELEMENTS`` while the engine leaves a second core free. ResNet-18 CIFAR's 20
+BatchNorms (batch 32): docs/ops-numba.md.
 
 ops-basic runs: inference and ``use_global_stats`` (one pass there already), a channel
 axis other than 1, dtypes other than float32/float64, non-contiguous arrays, ``add`` to
