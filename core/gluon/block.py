@@ -639,19 +639,22 @@ class HybridBlock(Block):
         outs = self._cached_op([a for a in flat if a is not None])
         return _regroup(outs, self._out_format)[0]
 
+    def _nd_params(self, ctx: Any, x: Any, *args: Any) -> dict:
+        """This block's parameters on ``ctx`` for an imperative call (finishing a deferred
+        initialisation from the inputs' shapes first)."""
+        try:
+            return {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(x, *args)
+            for p in self.collect_params().values():
+                p._finish_deferred_init()
+            return {k: v.data(ctx) for k, v in self._reg_params.items()}
+
     def forward(self, x: Any, *args: Any) -> Any:
         if x.__class__ is NDArray and not self._active and (not args or _all_nd(args)):
             # the common imperative call (NDArrays only, not hybridized): the code below without
             # the generic checks
-            ctx = x._chunk.ctx
-            try:
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            except DeferredInitializationError:
-                self._deferred_infer_shape(x, *args)
-                for p in self.collect_params().values():
-                    p._finish_deferred_init()
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            return self.hybrid_forward(_ndmod, x, *args, **params)
+            return self.hybrid_forward(_ndmod, x, *args, **self._nd_params(x._chunk.ctx, x, *args))
         if not args and x.__class__ is NDArray:  # the common call, without the generic checks
             flat = [x]
             has_sym, has_nd = False, True
@@ -670,14 +673,7 @@ class HybridBlock(Block):
                                      f"{set(a.context for a in flat)}")
                 return self._call_cached_op(x, *args)
             ctx = next(a for a in flat if isinstance(a, NDArray)).context
-            try:
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            except DeferredInitializationError:
-                self._deferred_infer_shape(x, *args)
-                for p in self.collect_params().values():
-                    p._finish_deferred_init()
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            return self.hybrid_forward(_ndmod, x, *args, **params)
+            return self.hybrid_forward(_ndmod, x, *args, **self._nd_params(ctx, x, *args))
         if not has_sym:
             raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the input.")
         params = {i: j.var() for i, j in self._reg_params.items()}

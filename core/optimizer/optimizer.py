@@ -253,52 +253,38 @@ class Optimizer:
             self._index_update_count[idx] += 1
             self.num_update = max(self._index_update_count[idx], self.num_update)
 
+    def _mult(self, index: Any, attr: str, table: dict) -> Any:
+        """The ``lr_mult`` / ``wd_mult`` (``attr``; ``table`` the optimizer's own dict of them)
+        of one parameter index: its Parameter's, else the table's by index, else by name;
+        None when none applies."""
+        if index in self.param_dict:
+            return getattr(self.param_dict[index], attr)
+        if index in table:
+            return table[index]
+        if index in self.idx2name:
+            return table.get(self.idx2name[index], 1.0)
+        return None
+
     def _get_lrs(self, indices: Sequence[Any]) -> list[float]:
         lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
-        lrs = [lr for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                lrs[i] *= self.param_dict[index].lr_mult
-            elif index in self.lr_mult:
-                lrs[i] *= self.lr_mult[index]
-            elif index in self.idx2name:
-                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
-        return lrs
+        return [lr if m is None else lr * m for m in (self._mult(i, "lr_mult", self.lr_mult) for i in indices)]
 
     def _get_lr(self, index: Any) -> float:
         if type(self)._get_lrs is not _BASE_GET_LRS:  # a subclass's rule (MXNet's _get_lr calls it)
             return self._get_lrs([index])[0]
         lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
-        if index in self.param_dict:  # _get_lrs for one index, without the lists
-            return lr * self.param_dict[index].lr_mult
-        if index in self.lr_mult:
-            return lr * self.lr_mult[index]
-        if index in self.idx2name:
-            return lr * self.lr_mult.get(self.idx2name[index], 1.0)
-        return lr
+        m = self._mult(index, "lr_mult", self.lr_mult)   # _get_lrs for one index, without the lists
+        return lr if m is None else lr * m
 
     def _get_wds(self, indices: Sequence[Any]) -> list[float]:
-        wds = [self.wd for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                wds[i] *= self.param_dict[index].wd_mult
-            elif index in self.wd_mult:
-                wds[i] *= self.wd_mult[index]
-            elif index in self.idx2name:
-                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
-        return wds
+        return [self.wd if m is None else self.wd * m
+                for m in (self._mult(i, "wd_mult", self.wd_mult) for i in indices)]
 
     def _get_wd(self, index: Any) -> float:
         if type(self)._get_wds is not _BASE_GET_WDS:
             return self._get_wds([index])[0]
-        wd = self.wd
-        if index in self.param_dict:  # _get_wds for one index, without the lists
-            return wd * self.param_dict[index].wd_mult
-        if index in self.wd_mult:
-            return wd * self.wd_mult[index]
-        if index in self.idx2name:
-            return wd * self.wd_mult.get(self.idx2name[index], 1.0)
-        return wd
+        m = self._mult(index, "wd_mult", self.wd_mult)
+        return self.wd if m is None else self.wd * m
 
     # -- running the math ----------------------------------------------------------------------------
     def _launch(self, kernel: Callable[..., None], weight: Any, grad: Any, states: Sequence[Any],

@@ -224,6 +224,30 @@ def _tiles(v: Variant, ho: int, wo: int) -> tuple[int, int]:
     return -(-ho // v.m), -(-wo // v.m)
 
 
+class _FilterGradient:
+    """``dU``, the gradient of the transformed filters, summed per thread of ``_over_chunks``
+    (each sum in that thread's scratch), then ``dw`` from their total."""
+
+    def __init__(self, v: Variant, F: int, C: int, dtype: Any) -> None:
+        self.shape = (v.positions, F, C)
+        self.dtype = dtype
+        self.sums: list = [None, None]
+
+    def part(self, slot: int) -> Any:
+        """The buffer for this chunk's product: the slot's sum itself for its first chunk."""
+        return scratch("dU" if self.sums[slot] is None else "dU part", self.shape, self.dtype)
+
+    def add(self, slot: int, part: Any) -> None:
+        if self.sums[slot] is None:
+            self.sums[slot] = part
+        else:
+            self.sums[slot] += part
+
+    def total(self) -> Any:
+        s0, s1 = self.sums
+        return s0 if s1 is None else np.add(s0, s1, out=s0)
+
+
 def _convolve(x: Any, U: Any, pad: tuple, y: Any, bias: Any | None, add: bool, v: Variant, two: bool) -> None:
     """``y (add or write)= conv3x3(x, filters U) + bias`` for ``x`` (N, C, H, W) and ``U``
     (positions, F, C); ``pad`` as (rows, columns); ``two``: see ``_over_chunks``."""
@@ -260,7 +284,7 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
     F = dy.shape[1]
     th, tw = _tiles(v, dy.shape[2], dy.shape[3])
     tiles = th * tw
-    dU: list = [None, None]   # one sum per thread (its scratch "dU")
+    dU = _FilterGradient(v, F, C, x.dtype)
 
     def run(n0: int, n1: int, slot: int, split: bool) -> None:
         cols = (n1 - n0) * tiles
@@ -269,21 +293,17 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
         D = scratch("M", shape[:1] + ((cols, F) if v.channels_last else (F, cols)), x.dtype)
         K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
         K.gradient_tiles(dy, D, th, tw, n0, n1)
-        first = dU[slot] is None
-        part = scratch("dU" if first else "dU part", (v.positions, F, C), x.dtype)
+        part = dU.part(slot)
         if v.channels_last:
             np.matmul(D.transpose(0, 2, 1), V, out=part)
         else:
             np.matmul(D, V.transpose(0, 2, 1), out=part)
-        if first:
-            dU[slot] = part
-        else:
-            dU[slot] += part
+        dU.add(slot, part)
     two = _two(N, x.size)
     _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run)
-    total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
+    total = dU.total()
     if v.channels_last:
-        _halves(F, two and F * C >= FILTER_SPLIT_MIN, lambda f0, f1: K.filter_gradient(total, dw, add, f0, f1))
+        _filter_gradient(K, total, dw, add, two)
         return
     g = np.matmul(total.reshape(v.positions, F * C).T, v.T.astype(total.dtype)).reshape(dw.shape)
     if add:
@@ -295,6 +315,13 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
 #: the weight gradient by Winograd too (``PLEXNET_NUMBA_WINOGRAD_WGRAD=0``: ops-basic's
 #: im2col GEMM for it, Winograd for the forward and the data gradient only)
 WEIGHT_GRADIENT = os.environ.get("PLEXNET_NUMBA_WINOGRAD_WGRAD", "1") not in ("", "0")
+
+
+def _filter_gradient(K: Any, dU: Any, dw: Any, add: bool, two: bool) -> None:
+    """``dw (add or write)= G^T dU G`` (F(4x4)'s kernel), half the filters each on this thread
+    and the helper from ``FILTER_SPLIT_MIN`` filter pairs."""
+    F, C = dw.shape[0], dw.shape[1]
+    _halves(F, two and F * C >= FILTER_SPLIT_MIN, lambda f0, f1: K.filter_gradient(dU, dw, add, f0, f1))
 
 
 def _pads(pad: Any) -> tuple:
@@ -355,7 +382,7 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
     tiles = th * tw
     two = _two(N, x.size)
     U = filters(w, False, v, two)   # (positions, F, C)
-    dU: list = [None, None]
+    dU = _FilterGradient(v, F, C, x.dtype)
     add_dx = dx_req == OpReqType.add
 
     def run(n0: int, n1: int, slot: int, split: bool) -> None:
@@ -365,8 +392,7 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
         K.gradient_tiles(dy, D, th, tw, n0, n1)
         if need_dw:
             K.input_tiles(x, V, pad[0], pad[1], th, tw, n0, n1)
-            first = dU[slot] is None
-            part = scratch("dU" if first else "dU part", (v.positions, F, C), x.dtype)
+            part = dU.part(slot)
         Dt = D.transpose(0, 2, 1)
 
         def gemms(k0: int, k1: int) -> None:
@@ -375,13 +401,8 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
             np.matmul(D[k0:k1], U[k0:k1], out=V[k0:k1])   # the transformed input's gradient, in V
         _halves(v.positions, split, gemms)
         if need_dw:
-            if first:
-                dU[slot] = part
-            else:
-                dU[slot] += part
+            dU.add(slot, part)
         K.input_adjoint(V, dx, pad[0], pad[1], th, tw, n0, n1, add_dx)
     _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run, True)
     if need_dw:
-        total = dU[0] if dU[1] is None else np.add(dU[0], dU[1], out=dU[0])
-        _halves(F, two and F * C >= FILTER_SPLIT_MIN,
-                lambda f0, f1: K.filter_gradient(total, dw, dw_req == OpReqType.add, f0, f1))
+        _filter_gradient(K, dU.total(), dw, dw_req == OpReqType.add, two)
