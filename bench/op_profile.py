@@ -14,30 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
-import sys
 import time
 from collections import defaultdict
 
 os.environ.setdefault("PLEXNET_ENGINE_TYPE", "NaiveEngine")
 os.environ.setdefault("PLEXNET_EXEC_BULK_EXEC_TRAIN", "0")
 
-import numpy as np  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ANCHOR = os.path.join(HERE, "..", "..", "shared", "bench", "anchor_bench.py")
-SHAPES = {"resnet18": (32, 3, 32, 32), "lenet": (64, 1, 28, 28), "mlp": (128, 784)}
-
-
-def load_nets(lib: str) -> dict:
-    """The workload builders of anchor_bench.py (run with nothing selected)."""
-    argv = sys.argv
-    sys.argv = [ANCHOR, "--lib", lib, "--only", "none"]
-    try:
-        g = runpy.run_path(ANCHOR)
-    finally:
-        sys.argv = argv
-    return {"resnet18": g["resnet18_cifar"], "lenet": g["lenet"], "mlp": g["mlp"]}
+from _anchor_nets import SHAPES, bind_for_training, load_nets  # noqa: E402
 
 
 def main() -> None:
@@ -49,13 +32,7 @@ def main() -> None:
     import plexnet as mx
     net = load_nets("plexnet")[args.net]()
     dshape = SHAPES[args.net]
-    exe = net.simple_bind(ctx=mx.cpu(), data=dshape, grad_req="write")
-    rng = np.random.RandomState(0)
-    for name, arr in exe.arg_dict.items():
-        if name not in ("data", "softmax_label"):
-            arr[:] = rng.uniform(-0.07, 0.07, arr.shape)
-    exe.arg_dict["data"][:] = rng.rand(*dshape).astype("f4")
-    exe.arg_dict["softmax_label"][:] = rng.randint(0, 10, dshape[0]).astype("f4")
+    exe, _ = bind_for_training(mx, net, dshape)
     op_of = {n["name"]: n["op"] for n in __import__("json").loads(net.tojson())["nodes"]}
 
     def step() -> None:

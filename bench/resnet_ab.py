@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import statistics
-import sys
 import time
 
-import numpy as np
+from _anchor_nets import SHAPES, bind_for_training, load_nets
 
 
 def _settings(spec: str) -> dict:
@@ -35,21 +33,9 @@ def main() -> None:
     ap.add_argument("--b", default="")
     args = ap.parse_args()
     os.environ.setdefault("PLEXNET_PLUGINS_BLOCK", "ops_torch")
-    anchor = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "anchor_bench.py")
-    sys.argv = [anchor, "--lib", "plexnet", "--only", "none"]
-    ns = runpy.run_path(anchor)   # defines the networks; runs no workload
     import plexnet as mx
     from plexnet_ops_numba import winograd
-    net = ns["resnet18_cifar"]()
-    dshape = (32, 3, 32, 32)
-    exe = net.simple_bind(ctx=mx.cpu(), data=dshape, grad_req="write")
-    rng = np.random.RandomState(0)
-    for name, arr in exe.arg_dict.items():
-        if name not in ("data", "softmax_label"):
-            arr[:] = rng.uniform(-0.07, 0.07, arr.shape)
-    exe.arg_dict["data"][:] = rng.rand(*dshape).astype("f4")
-    exe.arg_dict["softmax_label"][:] = rng.randint(0, 10, 32).astype("f4")
-    params = [n for n in exe.arg_dict if n not in ("data", "softmax_label")]
+    exe, params = bind_for_training(mx, load_nets()["resnet18"](), SHAPES["resnet18"])
     sides = {"a": _settings(args.a), "b": _settings(args.b)}
     default = {k: getattr(winograd, k) for s in sides.values() for k in s}
     times: dict = {"a": [], "b": []}

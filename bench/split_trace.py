@@ -15,13 +15,11 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import runpy
 import statistics
-import sys
 import time
 from typing import Any
 
-import numpy as np
+from _anchor_nets import SHAPES, bind_for_training, load_nets
 
 
 def main() -> None:
@@ -30,10 +28,7 @@ def main() -> None:
     ap.add_argument("--updates", action="store_true", help="the anchor's w -= lr / 32 * g after each backward")
     args = ap.parse_args()
     os.environ.setdefault("PLEXNET_PLUGINS_BLOCK", "ops_torch")
-    anchor = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench", "anchor_bench.py")
-    argv, sys.argv = sys.argv, [anchor, "--lib", "plexnet", "--only", "none"]
-    ns = runpy.run_path(anchor)
-    sys.argv = argv
+    nets = load_nets()
     import plexnet as mx
     from plexnet_ops_basic.nn import _split
     from plexnet_ops_numba import winograd
@@ -58,13 +53,7 @@ def main() -> None:
         observe(cpu, wall)
     _split.observe = logged   # type: ignore[assignment]
 
-    net = ns["resnet18_cifar"]()
-    exe = net.simple_bind(ctx=mx.cpu(), data=(32, 3, 32, 32), grad_req="write")
-    rng = np.random.RandomState(0)
-    for n, arr in exe.arg_dict.items():
-        if n not in ("data", "softmax_label"):
-            arr[:] = rng.uniform(-0.07, 0.07, arr.shape)
-    params = [n for n in exe.arg_dict if n not in ("data", "softmax_label")]
+    exe, params = bind_for_training(mx, nets["resnet18"](), SHAPES["resnet18"])
 
     def step() -> None:
         exe.forward(is_train=True)
