@@ -27,6 +27,18 @@ count it started with; the next call picks up the new one. Only OpenBLAS on pthr
 BLAS it is per calling thread and this scheme does not apply.
 ``PLEXNET_BLAS_COORDINATION=0`` turns it off (BLAS keeps its own setting); so does a
 missing ``threadpoolctl``.
+
+**Lent cores (the ``split`` policy, the default).** After a GEMM on two threads numpy's
+OpenBLAS keeps its idle thread spinning for about 0.1 s: a core taken from whatever runs
+next (docs/performance.md, session 6). So with ``PLEXNET_CPU_POLICY=split`` BLAS runs one
+thread whenever a worker is awake, and an operator that can share its work (the
+convolutions', FullyConnected's and the numba kernels' splits, ``plexnet_ops_basic.nn._split``)
+borrows the idle core for one helper thread instead: ``lend_core`` grants it while the
+awake workers and the cores already lent leave one free and other processes do not keep
+the machine busy; ``return_core`` gives it back. A worker woken while its core is lent
+waits for it (``wait_for_core``, at most ``CORE_WAIT_S``) instead of making three threads
+on two cores. ``PLEXNET_CPU_POLICY=blas`` keeps the earlier policy: BLAS threads
+``cap // awake``, splits only where an operator asks for them.
 """
 from __future__ import annotations
 
@@ -40,10 +52,21 @@ try:
 except ImportError:  # pragma: no cover - a core dependency; without it, no coordination
     _Controller = None
 
-__all__ = ["worker_awake", "worker_asleep", "blas_threads", "threads_per_worker", "enabled"]
+__all__ = ["worker_awake", "worker_asleep", "blas_threads", "threads_per_worker", "enabled",
+           "lend_core", "return_core", "can_lend", "wait_for_core", "POLICY", "CORE_WAIT_S"]
+
+#: "blas" (default): BLAS threads ``cap // awake``, a core lent to a split where one is
+#: idle; "split": one BLAS thread in the workers, the idle core only ever lent to splits
+POLICY = os.environ.get("PLEXNET_CPU_POLICY", "blas").strip().lower() or "blas"
+if POLICY not in ("split", "blas"):
+    raise ValueError(f"PLEXNET_CPU_POLICY must be 'split' or 'blas', got {POLICY!r}")
+#: longest a woken worker waits for a lent core to come back (a split runs milliseconds)
+CORE_WAIT_S = 0.25
 
 _lock = threading.Lock()
+_cond = threading.Condition(_lock)
 _awake = 0
+_lent = 0                          # cores lent to operators' helper threads
 _libs: list[Any] | None = None     # threadpoolctl controllers of the BLAS libraries
 _setters: list[Any] = []           # their process-wide set_num_threads
 _cap = 1
@@ -63,7 +86,15 @@ except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX 
 
 
 def _setup() -> list[Any]:
-    """Find the BLAS libraries once (threadpoolctl scans the loaded shared objects)."""
+    """Find the BLAS libraries once (threadpoolctl scans the loaded shared objects).
+    Under the lock: two workers starting at once must not both read the thread count,
+    the second after the first changed it (it then took 1 for the cap, and coordination
+    and every split were off for the process)."""
+    with _lock:
+        return _libs if _libs is not None else _find_libraries()
+
+
+def _find_libraries() -> list[Any]:
     global _libs, _cap, _current, _setters
     libs: list[Any] = []
     if os.environ.get("PLEXNET_BLAS_COORDINATION", "1") != "0":
@@ -82,8 +113,51 @@ def _setup() -> list[Any]:
     if libs:
         _cap = max(1, max(int(lib.num_threads) for lib in libs))
         _current = _cap
+        for lib in libs:
+            _short_spin(lib)
     _libs = libs
     return libs
+
+
+#: how long OpenBLAS's idle threads spin before they sleep, as OpenBLAS counts it
+#: (``OPENBLAS_THREAD_TIMEOUT``: 2**n CPU cycles; its default 28 is about 0.1 s here)
+SPIN_TIMEOUT = int(os.environ.get("PLEXNET_OPENBLAS_THREAD_TIMEOUT", "22"))
+
+
+def _short_spin(lib: Any) -> bool:
+    """Make OpenBLAS's idle threads sleep after about 0.1 ms of spinning instead of 0.1 s.
+
+    After a two-thread GEMM, numpy's OpenBLAS keeps its idle thread spinning (with
+    sched_yield) for ``2**28`` cycles: a core taken from the helper-thread splits and the
+    other worker for 0.1 s (docs/performance.md, session 6; ``bench/blas_spin_bench.py``).
+    OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` when its thread pool starts, which happens
+    when numpy loads it, before plexnet can set the variable. So: set it, have OpenBLAS
+    re-read its environment (``openblas_read_env``) and restart its pool
+    (``blas_thread_shutdown_``, ``blas_thread_init``: the new pool reads the timeout), then
+    put the environment back. Measured: 105 ms of CPU burnt after a GEMM
+    -> 1 ms; a 128 x 784 x 256 GEMM 0.32 ms back to back either way, 0.35 against 0.43 ms
+    after a 1 ms pause. Left alone where the user set ``OPENBLAS_THREAD_TIMEOUT``, where
+    ``PLEXNET_OPENBLAS_THREAD_TIMEOUT=0``, and where the library lacks either entry point.
+    Runs once, when plexnet's engine module is imported (before any plexnet thread runs a
+    GEMM): restarting the pool under a GEMM in flight on another thread is not safe."""
+    if SPIN_TIMEOUT <= 0 or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return False
+    try:
+        import ctypes
+        handle = ctypes.CDLL(lib.filepath)
+        read_env, shutdown = handle.openblas_read_env, handle.blas_thread_shutdown_
+        start = handle.blas_thread_init
+    except (OSError, AttributeError):
+        return False
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(max(4, min(30, SPIN_TIMEOUT)))
+    try:
+        read_env()
+        shutdown()
+        start()             # the pool reads the timeout here
+    finally:
+        del os.environ["OPENBLAS_THREAD_TIMEOUT"]
+        read_env()          # the other settings as they were; the pool keeps its timeout
+    return True
 
 
 def enabled() -> bool:
@@ -144,12 +218,14 @@ def _busy_machine() -> bool:
 def _apply() -> None:
     """Under ``_lock``: set the BLAS thread count for ``_awake`` workers if it changed."""
     global _current
-    if _awake <= 0:
+    if _awake + _lent <= 0:
         n = _cap
+    elif POLICY == "split":
+        n = 1               # the second core goes to helper threads, never to OpenBLAS's pool
     elif _busy_machine():
         n = 1               # straggling BLAS threads on a loaded machine cost more than they give
     else:
-        n = max(1, _cap // _awake)
+        n = max(1, _cap // (_awake + 2 * _lent))   # a split: its caller and helper, one each
     if n != _current:
         _current = n
         for set_threads in _setters:
@@ -181,6 +257,60 @@ def worker_asleep() -> None:
         _apply()
 
 
+def _may_lend() -> bool:
+    # the caller itself takes a core even where it is not an engine worker (NaiveEngine)
+    return max(_awake, 1) + _lent < _ncpu and not _busy_machine()
+
+
+def can_lend() -> bool:
+    """Whether ``lend_core`` would grant a core now (a hint, without the lock)."""
+    if _libs is None:
+        _setup()
+    return bool(_libs) and _cap > 1 and _may_lend()
+
+
+def lend_core() -> bool:
+    """Take one idle core for an operator's helper thread (the caller runs on its own):
+    True when granted, and then ``return_core`` must follow. Refused while the awake
+    workers and the cores already lent leave none free, while other processes keep the
+    machine busy, and where BLAS is not coordinated (its own threads may hold the cores)."""
+    global _lent
+    if _libs is None:
+        _setup()
+    if not _libs or _cap <= 1:
+        return False
+    with _lock:
+        if not _may_lend():
+            return False
+        _lent += 1
+        _apply()
+    return True
+
+
+def return_core() -> None:
+    """Give back a core ``lend_core`` granted; wakes the workers waiting for it."""
+    global _lent
+    with _lock:
+        _lent = max(0, _lent - 1)
+        _apply()
+        _cond.notify_all()
+
+
+def wait_for_core() -> None:
+    """Called by a CPU worker that was just woken: while a helper thread holds the core
+    this worker would run on (awake workers + lent cores above the cores), wait for it to
+    come back, at most ``CORE_WAIT_S``. Returns at once when nothing is lent."""
+    if not _lent:
+        return
+    with _lock:
+        deadline = time.monotonic() + CORE_WAIT_S
+        while _lent and _awake + _lent > _ncpu:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            _cond.wait(left)
+
+
 def blas_threads() -> int:
     """The BLAS thread count set now (the library's own when coordination is off)."""
     if _libs is None:
@@ -198,10 +328,17 @@ def threads_per_worker() -> int:
 
 
 def _after_fork() -> None:
-    global _lock, _awake
+    global _lock, _cond, _awake, _lent
     _lock = threading.Lock()
-    _awake = 0          # the workers did not survive the fork
+    _cond = threading.Condition(_lock)
+    _awake = 0          # the workers and helper threads did not survive the fork
+    _lent = 0
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
+
+
+# The libraries are found (and OpenBLAS's idle-thread timeout shortened: _short_spin) at
+# import, the one moment no plexnet thread can be inside a GEMM.
+_setup()

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..context import HOST_DEVICE_TYPES, Context, RunContext
 from .base import mark_engine_thread
-from .blas import worker_asleep, worker_awake
+from .blas import wait_for_core, worker_asleep, worker_awake
 from .devices import device_hooks
 from .runctx import run_context, stream_syncer
 from .runner import Runner, report_escape, worker_stream
@@ -248,4 +248,6 @@ def _park(eng: Runner, pool: Pool, w: Worker) -> bool:
     if pool.host:
         worker_asleep()
     w.sem.acquire()             # the waker counted this worker awake again
+    if pool.host:
+        wait_for_core()         # a split may hold the core this worker would take (blas.py)
     return True

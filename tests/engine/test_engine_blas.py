@@ -134,3 +134,127 @@ def test_busy_verdict_is_cached_for_a_window(monkeypatch: pytest.MonkeyPatch) ->
     assert blas._busy_machine()              # one core of others
     now[0] = 1.0 + blas.BUSY_WINDOW / 2
     assert blas._busy_machine()              # within the window: no new sample taken
+
+
+@pytest.fixture
+def idle_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core budget with no worker awake, nothing lent, two cores, an idle host."""
+    monkeypatch.setattr(blas, "_busy_machine", lambda: False)
+    monkeypatch.setattr(blas, "_ncpu", 2)
+    monkeypatch.setattr(blas, "_awake", 0)
+    monkeypatch.setattr(blas, "_lent", 0)
+    monkeypatch.setattr(blas, "_cap", 2)
+    monkeypatch.setattr(blas, "_setters", [])        # the library's own count stays as it is
+
+
+def test_a_core_is_lent_only_while_one_is_idle(idle_budget: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blas, "_awake", 1)           # the caller, an engine worker
+    assert blas.can_lend() and blas.lend_core()
+    assert blas._lent == 1 and blas.blas_threads() == 1     # caller and helper: one each
+    assert not blas.can_lend() and not blas.lend_core()     # no third core
+    blas.return_core()
+    assert blas._lent == 0 and blas.blas_threads() == 2
+    monkeypatch.setattr(blas, "_awake", 2)           # the other worker runs too
+    assert not blas.lend_core()
+    monkeypatch.setattr(blas, "_awake", 0)           # a caller outside the engine (NaiveEngine)
+    assert blas.lend_core()
+    blas.return_core()
+    monkeypatch.setattr(blas, "_busy_machine", lambda: True)
+    assert not blas.lend_core()                      # other processes hold the cores
+
+
+def test_a_woken_worker_waits_for_a_lent_core(idle_budget: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker woken while a split holds the second core waits until the core comes back
+    (instead of three threads on two cores); without a return it gives up after
+    CORE_WAIT_S."""
+    monkeypatch.setattr(blas, "_awake", 1)
+    assert blas.lend_core()
+    blas._awake = 2                                  # the other worker was just woken
+    done = threading.Event()
+
+    def worker() -> None:
+        blas.wait_for_core()
+        done.set()
+    t = threading.Thread(target=worker, daemon=True)
+    t.start()
+    assert not done.wait(0.05)
+    blas.return_core()
+    assert done.wait(5)
+    t.join(5)
+    monkeypatch.setattr(blas, "CORE_WAIT_S", 0.05)
+    assert blas.lend_core() is False                 # two awake: nothing to lend
+    blas._awake = 1
+    assert blas.lend_core()
+    blas._awake = 2
+    start = time.monotonic()
+    blas.wait_for_core()                             # never returned: bounded wait
+    assert 0.04 <= time.monotonic() - start < 2
+    blas.return_core()
+
+
+def test_nothing_lent_means_no_wait(idle_budget: None) -> None:
+    start = time.monotonic()
+    for _ in range(1000):
+        blas.wait_for_core()
+    assert time.monotonic() - start < 1
+
+
+def test_split_policy_keeps_blas_on_one_thread_in_the_workers(idle_budget: None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blas, "POLICY", "split")
+    monkeypatch.setattr(blas, "_current", 2)
+    with blas._lock:
+        blas._awake = 1
+        blas._apply()
+    assert blas.blas_threads() == 1
+    with blas._lock:
+        blas._awake = 0
+        blas._apply()
+    assert blas.blas_threads() == 2                  # idle: the library's own count for other code
+    monkeypatch.setattr(blas, "POLICY", "blas")
+    with blas._lock:
+        blas._awake = 1
+        blas._apply()
+    assert blas.blas_threads() == 2
+
+
+def test_libraries_are_found_once_under_concurrent_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers starting at once: one scan of the libraries (a second scan after the
+    first worker changed the thread count read 1 as the cap and turned coordination off)."""
+    calls = []
+
+    def slow_find() -> list:
+        calls.append(1)
+        time.sleep(0.05)
+        blas._libs = []
+        return []
+    monkeypatch.setattr(blas, "_libs", None)
+    monkeypatch.setattr(blas, "_find_libraries", slow_find)
+    threads = [threading.Thread(target=blas._setup) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    assert calls == [1]
+
+
+def test_openblas_idle_threads_sleep_soon_after_a_gemm() -> None:
+    """Imported with plexnet, OpenBLAS's idle threads spin about 2**SPIN_TIMEOUT cycles
+    after a threaded GEMM instead of 2**28 (0.1 s of a core), and the environment is left
+    as it was."""
+    import os
+
+    import numpy as np
+    if "OPENBLAS_THREAD_TIMEOUT" in os.environ or blas.SPIN_TIMEOUT <= 0 or blas._cap < 2:
+        pytest.skip("the user's own OpenBLAS timeout, or one thread")
+    assert "OPENBLAS_THREAD_TIMEOUT" not in os.environ
+    a = np.ones((512, 512), np.float32)
+    from threadpoolctl import threadpool_limits
+    burnt = []
+    with threadpool_limits(blas._cap, user_api="blas"):
+        for _ in range(3):
+            a @ a
+            t0 = time.process_time()
+            time.sleep(0.2)
+            burnt.append(time.process_time() - t0)
+    assert min(burnt) < 0.05, burnt                  # 0.1 s with OpenBLAS's default

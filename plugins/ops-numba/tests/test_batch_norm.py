@@ -130,6 +130,8 @@ def test_two_threads_take_half_the_channels_each(monkeypatch):
     shared: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
     two = run(nb, x, gamma, beta, dy)
     assert shared == [2, 2, 2, 2]
@@ -142,6 +144,8 @@ def test_small_passes_stay_on_one_thread(monkeypatch):
     from plexnet_ops_basic.nn import _split
     shared: list = []
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n))
     nb = pair(fix_gamma=False)[1]
     x, gamma, beta, dy = data((4, 6, 5, 5))

@@ -98,6 +98,8 @@ def test_chunks_shared_with_the_helper_thread(calls, monkeypatch, TOL, tile):
     shared: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
     two = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
     if tile == 4:
@@ -244,6 +246,8 @@ def test_even_chunks_for_two_threads(calls, monkeypatch, TOL):
     spans: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: spans.append(n) or run_items(n, fn, *a))
     two = run_pair("Convolution", kw, [(8, 32, 8, 8)], pair(kw))[1]
     assert 4 in spans and 3 not in spans
@@ -270,6 +274,8 @@ def test_big_filter_transforms_are_shared(monkeypatch, TOL, tile):
     one = grads()
     monkeypatch.setattr(winograd, "FILTER_SPLIT_MIN", 0)
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     shared: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
@@ -288,6 +294,8 @@ def test_first_call_of_a_shape_stays_out_of_the_split_self_check(monkeypatch, ti
     from plexnet.operator import OpReqType
     monkeypatch.setattr(winograd, "_seen", set())
     monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     flags: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "run_items", lambda n, fn, obs=True: flags.append(obs) or run_items(n, fn, obs))
@@ -308,6 +316,8 @@ def test_run_items_without_observing_leaves_the_self_check_alone(monkeypatch):
     from plexnet_ops_basic.nn import _split
     seen: list = []
     monkeypatch.setattr(_split, "observe", lambda cpu, wall: seen.append((cpu, wall)))
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # a core is free
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     assert sum(_split.run_items(2, lambda i, slot: None, False)) == 2
     assert seen == []
     _split.run_items(2, lambda i, slot: None)

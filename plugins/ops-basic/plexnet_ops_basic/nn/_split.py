@@ -1,31 +1,31 @@
-"""Sharing a numpy convolution's batch chunks between the calling thread and one helper.
+"""Sharing an operator's work between the calling thread and one helper thread.
 
-Why: on a 2-core CPU the engine gives an operator on its only awake worker both cores,
-but only the GEMMs use them (OpenBLAS threads), and a 2-thread OpenBLAS call waits at
-its end for whichever thread the host descheduled; im2col / col2im run on one core.
-Sharing the batch chunks of Convolution / Deconvolution between two threads, each with
-a one-thread BLAS, puts both cores on all of the work (numpy releases the GIL in its
-loops and in BLAS calls), as MXNet's OpenMP loops do. The chunks are taken dynamically
-(``run_items``): a thread the host deschedules takes fewer chunks instead of holding the
-other up. Measured on the loaded shared host (docs/performance.md, PERF-3): LeNet conv2
-forward + backward median 22-37 ms split against 83-137 ms with 2-thread BLAS.
+Why: on a 2-core CPU an operator alone on the engine would use one core for everything
+but OpenBLAS's threaded GEMMs. Sharing the batch chunks of Convolution / Deconvolution
+(and FullyConnected's rows, ops-numba's Winograd and BatchNorm passes) between two
+threads, each with a one-thread BLAS, puts both cores on all of the work (numpy and
+numba release the GIL in their loops and BLAS calls), as MXNet's OpenMP loops do. The
+chunks are taken dynamically (``run_items``): a thread the host deschedules takes fewer
+chunks instead of holding the other up. Measured on the loaded shared host
+(docs/performance.md, PERF-3): LeNet conv2 forward + backward median 22-37 ms split
+against 83-137 ms with 2-thread BLAS.
 
-Not for pooling, activations or FullyConnected: there the split lost to one thread (or
-to 2-thread BLAS) whenever the host was loaded, because the helper sleeps between calls
-and waits for a core when woken, while a sub-millisecond kernel cannot hide that.
+Not for pooling, activations or small products: the helper sleeps between calls and
+waits for a core when woken, which a sub-millisecond kernel cannot hide.
 
 When: only for numpy, only for work of at least ``MIN_ELEMENTS`` elements, and only
-while the engine's BLAS policy (``plexnet.engine.blas``) gives the caller two threads or
-more: one awake worker on a machine that other processes do not oversubscribe. While
-the chunks run, both threads count as awake workers of that policy, so BLAS runs one
-thread each (no oversubscription), and an OpenMP library asking for the worker share
+while the engine lends the caller a second core (``plexnet.engine.blas.lend_core``: no
+other worker awake, no other process keeping the machine busy). While the chunks run,
+BLAS runs one thread in each, and an OpenMP library asking for the worker share
 (``threads_per_worker``) gets one thread too.
 
-**Off by default** (``PLEXNET_OPS_BASIC_SPLIT=1`` turns it on): on an idle host (load
-0.5-1, 2026-11-25 17:05) it lost to 2-thread BLAS on every step measured, alternated
-in one sitting: anchor LeNet 20.6-21.8 ms with it against 16.1-17.8 ms without, Gluon
-LeNet hybridized 18.3-19.6 against 14.7-15.6, imperative 27.6-28.5 against 22.9-23.1;
-ResNet-18 and the MLP level. It won only on the loaded shared host it was built on.
+**On under the engine's ``split`` CPU policy** (the default, ``plexnet.engine.blas``):
+BLAS runs one thread inside the workers and the second core is lent to this helper
+(``blas.lend_core``), so no two-thread GEMM leaves OpenBLAS's idle thread spinning on the
+core the helper needs. Under ``PLEXNET_CPU_POLICY=blas`` the convolutions' split is off
+unless ``PLEXNET_OPS_BASIC_SPLIT=1``: with two-thread BLAS beside it, it lost on an idle
+host (2026-11-25: anchor LeNet 20.6-21.8 ms against 16.1-17.8 ms without) - the spinning
+thread, found on 2026-12-07, was why. ``PLEXNET_OPS_BASIC_SPLIT=0`` turns it off.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ import itertools
 import os
 import threading
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
@@ -42,11 +43,11 @@ import numpy as np
 from plexnet.engine import blas
 
 __all__ = ["ways", "run2", "run_items", "observe", "backed_off", "one_blas_thread", "HelperSpace", "MIN_ELEMENTS",
-           "MIN_EFFICIENCY", "BACKOFF_S"]
+           "MIN_EFFICIENCY", "BACKOFF_S", "MAX_BACKOFF_S", "WINDOW", "WARMUP"]
 
 #: below this many elements (of the largest array) a thread hand-off costs more than it gives
 MIN_ELEMENTS = int(os.environ.get("PLEXNET_OPS_BASIC_SPLIT_MIN", str(1 << 16)))
-_ENABLED = os.environ.get("PLEXNET_OPS_BASIC_SPLIT", "0") not in ("", "0")
+_ENABLED = os.environ.get("PLEXNET_OPS_BASIC_SPLIT", "1" if blas.POLICY == "split" else "0") not in ("", "0")
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -68,12 +69,29 @@ def _mark_helper() -> None:
 
 
 #: a split must keep both threads busy at least this share of its wall time (their CPU
-#: times / (2 x wall), averaged): two threads sharing the caches take 1.3-1.4x the CPU
-#: time of one, so below about 0.7 one thread would have been as fast
+#: times / (2 x wall), over the last ``WINDOW`` splits): two threads sharing the caches
+#: take 1.3-1.4x the CPU time of one, so below about 0.7 one thread would have been as fast
 MIN_EFFICIENCY = 0.7
-#: after the average fell below MIN_EFFICIENCY, no split for this long (then one more try)
-BACKOFF_S = 2.0
-_eff = 1.0
+#: splits judged together, weighted by their wall time: a few short or first-call splits
+#: (the helper thread starting, fresh pages) overlap at 0.4-0.5 however free the second
+#: core is, and judged one by one (an average that moved 0.3 per split) they turned every
+#: split off for BACKOFF_S at the start of a run (2026-12-07: LeNet steps 17-18 ms
+#: against 12.5-13 with the splits on)
+WINDOW = 8
+#: after the window's figure fell below MIN_EFFICIENCY, no split for this long (then
+#: WINDOW more splits decide again); doubled on each failure in a row up to
+#: ``MAX_BACKOFF_S``, back to this after a window that passed: a GC pause or a burst of
+#: Python on another thread spoils a window now and then, and a flat two seconds off cost
+#: whole benchmark runs their splits, while a busy host stays found out
+BACKOFF_S = 0.25
+MAX_BACKOFF_S = 4.0
+_backoff = BACKOFF_S
+#: a process's first splits are not judged: the helper thread starts and every shape's
+#: buffers fault their pages in (both threads at once, which the kernel serialises), so
+#: they overlap at 0.5-0.6 whatever the load
+WARMUP = 16
+_window: deque[tuple[float, float]] = deque(maxlen=WINDOW)
+_seen = 0
 _off_until = 0.0
 _now = time.monotonic
 
@@ -88,7 +106,7 @@ def ways(xp: Any, n: int, elements: int, always: bool = False) -> int:
             or getattr(_tls, "helper", False) or getattr(_tls, "inside", False)
             or _now() < _off_until):
         return 1
-    return 2 if blas.enabled() and blas.blas_threads() >= 2 else 1
+    return 2 if blas.can_lend() else 1
 
 
 def backed_off(xp: Any) -> bool:
@@ -117,23 +135,38 @@ def observe(cpu: float, wall: float) -> None:
     cannot tell an idle host running this process from a busy one (this process's own
     threads count in it), so the split checks itself: where the helper waits for a core
     when woken, or either thread is descheduled, the threads' CPU time falls behind the
-    wall time, and the split turns itself off for ``BACKOFF_S``."""
-    global _eff, _off_until
+    wall time; when over the last ``WINDOW`` splits it stays below ``MIN_EFFICIENCY`` of
+    two cores, the split turns itself off for a while (``BACKOFF_S``, doubled per failure
+    in a row)."""
+    global _off_until, _seen, _backoff
     if wall <= 0:
         return
-    _eff = 0.7 * _eff + 0.3 * min(1.0, cpu / (2 * wall))
-    if _eff < MIN_EFFICIENCY:
-        _off_until = _now() + BACKOFF_S
-        _eff = MIN_EFFICIENCY + 0.05   # the next try decides again on its own figure
+    _seen += 1
+    if _seen <= WARMUP:
+        return
+    _window.append((min(cpu, 2 * wall), wall))
+    if len(_window) < WINDOW:
+        return
+    busy = sum(c for c, _ in _window)
+    span = sum(w for _, w in _window)
+    if busy < MIN_EFFICIENCY * 2 * span:
+        _off_until = _now() + _backoff
+        _backoff = min(MAX_BACKOFF_S, 2 * _backoff)
+        _window.clear()
+    else:
+        _backoff = BACKOFF_S
 
 
-def run2(first: Callable[[], Any], second: Callable[[], Any]) -> None:
+def run2(first: Callable[[], Any], second: Callable[[], Any]) -> bool:
     """Run ``first()`` here and ``second()`` on the helper thread, at the same time, with
-    one BLAS thread each; return when both are done (re-raising the first error). Two
-    callers at once (two engine workers) queue for the one helper; with ``run_items`` the
-    second caller runs its items itself meanwhile."""
-    blas.worker_awake()          # this thread and the helper: two more awake workers
-    blas.worker_awake()          # while both run, so BLAS gives each one thread
+    one BLAS thread each, on a core the engine lends (``blas.lend_core``); return when
+    both are done (re-raising the first error). Where no core is free (another worker
+    woke, another caller holds the helper's core) both run here, one after the other.
+    Returns whether the helper took part."""
+    if not blas.lend_core():
+        first()
+        second()
+        return False
     _tls.inside = True
     try:
         try:
@@ -150,8 +183,8 @@ def run2(first: Callable[[], Any], second: Callable[[], Any]) -> None:
             second()             # here, after first: the same work, on one thread
     finally:
         _tls.inside = False
-        blas.worker_asleep()
-        blas.worker_asleep()
+        blas.return_core()
+    return fut is not None
 
 
 def run_items(count: int, fn: Callable[[int, int], Any], observe_overlap: bool = True) -> list[int]:
@@ -177,8 +210,8 @@ def run_items(count: int, fn: Callable[[int, int], Any], observe_overlap: bool =
         finally:
             cpu[slot] = time.thread_time() - c0
     t0 = time.perf_counter()
-    run2(lambda: work(0), lambda: work(1))
-    if observe_overlap:
+    shared = run2(lambda: work(0), lambda: work(1))
+    if observe_overlap and shared:
         observe(cpu[0] + cpu[1], time.perf_counter() - t0)
     return done
 

@@ -23,6 +23,9 @@ def split_on(monkeypatch):
     monkeypatch.setattr(_split, "_ENABLED", True)
     monkeypatch.setattr(_split.blas, "enabled", lambda: True)
     monkeypatch.setattr(_split.blas, "blas_threads", lambda: 2)
+    monkeypatch.setattr(_split.blas, "can_lend", lambda: True)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     monkeypatch.setattr(_split, "MIN_EFFICIENCY", 0.0)     # no back-off on a loaded test host
     monkeypatch.setattr(_split, "_off_until", 0.0)
 
@@ -68,13 +71,39 @@ def test_split_matches_one_thread(split_on, monkeypatch, name, kw, dshape, reqs)
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6 * max(1.0, float(np.abs(a).max())))
 
 
+FC_CASES = [
+    (dict(num_hidden=6), (8, 5)),
+    (dict(num_hidden=7, no_bias=True), (9, 2, 3)),
+    (dict(num_hidden=4, flatten=False), (3, 5, 6)),
+]
+
+
+@pytest.mark.parametrize("kw,dshape", FC_CASES)
+@pytest.mark.parametrize("reqs", [(W, W, W), (ADD, ADD, ADD), (NULL, W, ADD), (W, NULL, W), (NULL, NULL, W)])
+def test_fully_connected_split_matches_one_thread(split_on, monkeypatch, kw, dshape, reqs):
+    """FullyConnected's split (the split CPU policy): rows of the forward and the data
+    gradient, output units of the weight gradient; req add falls back to one thread."""
+    from plexnet_ops_basic.nn import fully_connected as fc
+    monkeypatch.setattr(fc, "SPLIT_MIN_MACS", 1)
+    used = []
+    orig = fc.run_items
+    monkeypatch.setattr(fc, "run_items", lambda n, fn: used.append(n) or orig(n, fn))
+    y1, g1 = _run("FullyConnected", kw, dshape, reqs, False, monkeypatch)
+    assert not used
+    y2, g2 = _run("FullyConnected", kw, dshape, reqs, True, monkeypatch)
+    assert used[0] == 2                                  # the forward split
+    assert len(used) == (2 if ADD not in reqs[:2] and reqs[:2] != (NULL, NULL) else 1)
+    for a, b in zip(y1 + g1, y2 + g2):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)
+
+
 def test_split_is_used_and_balances_blas(split_on, monkeypatch):
-    """The helper runs part of the chunks; the BLAS policy sees two more awake workers
-    while it does, and is back where it was afterwards."""
+    """The helper runs part of the chunks on a core the engine lends for the split
+    (``blas.lend_core``), given back afterwards (``blas.return_core``)."""
     seen = []
     calls = []
-    monkeypatch.setattr(_split.blas, "worker_awake", lambda: calls.append(1))
-    monkeypatch.setattr(_split.blas, "worker_asleep", lambda: calls.append(-1))
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: calls.append(1) or True)
+    monkeypatch.setattr(_split.blas, "return_core", lambda: calls.append(-1))
     orig = _split.run_items
 
     def spy(count, fn):
@@ -86,7 +115,7 @@ def test_split_is_used_and_balances_blas(split_on, monkeypatch):
     monkeypatch.setattr(cp, "run_items", spy)
     _run("Convolution", dict(kernel=(5, 5), num_filter=20), (16, 1, 28, 28), (W, W, W), True, monkeypatch)
     assert seen and all(sum(d) >= 2 for d in seen)
-    assert sum(calls) == 0 and calls[:2] == [1, 1]
+    assert sum(calls) == 0 and calls[:2] == [1, -1] and len(calls) == 2 * len(seen)
 
 
 def test_run_items_runs_each_item_once_and_reraises():
@@ -113,7 +142,7 @@ def test_no_split_inside_a_split_or_for_small_work(split_on, monkeypatch):
     monkeypatch.setattr(_split, "MIN_ELEMENTS", 1000)
     assert _split.ways(np, 100, 999) == 1 and _split.ways(np, 100, 1000) == 2
     assert _split.ways(np, 1, 1 << 20) == 1
-    monkeypatch.setattr(_split.blas, "blas_threads", lambda: 1)   # a loaded machine: no split
+    monkeypatch.setattr(_split.blas, "can_lend", lambda: False)   # no idle core: no split
     assert _split.ways(np, 100, 1 << 20) == 1
 
 
@@ -178,27 +207,92 @@ def test_csn_layout_matches_flat(monkeypatch, geom, req):
         np.testing.assert_allclose(c, a, rtol=1e-10, atol=1e-10)
 
 
-def test_split_backs_off_when_the_threads_do_not_run_together(split_on, monkeypatch):
-    """Both threads busy (CPU ~ 2x wall): the split stays on; a helper that waits for a
-    core (CPU ~ wall) turns it off for BACKOFF_S, after which it is tried again."""
-    now = [100.0]
+def _fresh_self_check(monkeypatch, now):
     monkeypatch.setattr(_split, "MIN_EFFICIENCY", 0.7)
     monkeypatch.setattr(_split, "_now", lambda: now[0])
-    monkeypatch.setattr(_split, "_eff", 1.0)
+    monkeypatch.setattr(_split, "_window", _split.deque(maxlen=_split.WINDOW))
+    monkeypatch.setattr(_split, "_seen", _split.WARMUP)        # past the warm-up
+    monkeypatch.setattr(_split, "_backoff", _split.BACKOFF_S)
     monkeypatch.setattr(_split, "_off_until", 0.0)
-    for _ in range(10):
+
+
+def test_split_backs_off_when_the_threads_do_not_run_together(split_on, monkeypatch):
+    """Both threads busy (CPU ~ 2x wall): the split stays on; when the last WINDOW splits,
+    weighted by their wall time, kept the two cores below MIN_EFFICIENCY busy it turns
+    itself off for BACKOFF_S, doubled per failure in a row, and reset by a window that
+    passes."""
+    now = [100.0]
+    _fresh_self_check(monkeypatch, now)
+    for _ in range(_split.WINDOW):
         _split.observe(cpu=1.9, wall=1.0)
     assert _split.ways(np, 100, 1 << 20) == 2
-    _split.observe(cpu=1.0, wall=1.0)
-    assert _split.ways(np, 100, 1 << 20) == 2          # one slow split is averaged
-    for _ in range(3):
-        _split.observe(cpu=1.0, wall=1.0)
-    assert _split.ways(np, 100, 1 << 20) == 1          # off
+    for _ in range(4):
+        _split.observe(cpu=1.0, wall=1.0)                # half of the window at 0.5: 0.725
+    assert _split.ways(np, 100, 1 << 20) == 2
+    _split.observe(cpu=1.0, wall=1.0)                    # five of eight: 0.69
+    assert _split.ways(np, 100, 1 << 20) == 1            # off
     now[0] += _split.BACKOFF_S + 0.01
-    assert _split.ways(np, 100, 1 << 20) == 2          # tried again
+    assert _split.ways(np, 100, 1 << 20) == 2            # tried again: a new window decides
+    for _ in range(_split.WINDOW - 1):
+        _split.observe(cpu=1.0, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 2
     _split.observe(cpu=1.0, wall=1.0)
-    assert _split.ways(np, 100, 1 << 20) == 1          # and off again at once
-    _split.observe(cpu=0.0, wall=0.0)                  # nothing measured: no change
+    assert _split.ways(np, 100, 1 << 20) == 1            # off again, for twice as long
+    now[0] += _split.BACKOFF_S + 0.01
+    assert _split.ways(np, 100, 1 << 20) == 1
+    now[0] += _split.BACKOFF_S
+    assert _split.ways(np, 100, 1 << 20) == 2
+    for _ in range(_split.WINDOW):
+        _split.observe(cpu=1.9, wall=1.0)
+    assert _split._backoff == _split.BACKOFF_S           # a window that passed resets it
+    _split.observe(cpu=0.0, wall=0.0)                    # nothing measured: no change
+    assert _split.ways(np, 100, 1 << 20) == 2
+
+
+def test_backoff_is_capped(split_on, monkeypatch):
+    now = [100.0]
+    _fresh_self_check(monkeypatch, now)
+    for _ in range(12):
+        for _ in range(_split.WINDOW):
+            _split.observe(cpu=1.0, wall=1.0)
+        now[0] = _split._off_until + 0.01
+    assert _split._backoff == _split.MAX_BACKOFF_S
+
+
+def test_a_long_split_weighs_more_than_short_ones(split_on, monkeypatch):
+    """The window is weighted by wall time: seven short poor splits (the helper starting,
+    a first call) do not outvote one long split that ran on both cores."""
+    now = [100.0]
+    _fresh_self_check(monkeypatch, now)
+    for _ in range(_split.WINDOW - 1):
+        _split.observe(cpu=0.001, wall=0.001)
+    _split.observe(cpu=0.19, wall=0.1)
+    assert _split.ways(np, 100, 1 << 20) == 2
+
+
+def test_the_first_splits_of_a_process_are_not_judged(split_on, monkeypatch):
+    now = [100.0]
+    _fresh_self_check(monkeypatch, now)
+    monkeypatch.setattr(_split, "_seen", 0)
+    for _ in range(_split.WARMUP):
+        _split.observe(cpu=1.0, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 2 and not _split._window
+    for _ in range(_split.WINDOW):
+        _split.observe(cpu=1.0, wall=1.0)
+    assert _split.ways(np, 100, 1 << 20) == 1
+
+
+def test_no_lent_core_runs_both_halves_here(monkeypatch):
+    """Where the engine lends no core (another worker awake, a busy host) ``run2`` runs
+    both parts on the calling thread and ``run_items`` leaves the self-check alone."""
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: False)
+    seen = []
+    monkeypatch.setattr(_split, "observe", lambda cpu, wall: seen.append(cpu))
+    threads = set()
+    assert _split.run2(lambda: threads.add(threading.get_ident()), lambda: threads.add(threading.get_ident())) is False
+    assert threads == {threading.get_ident()}
+    assert _split.run_items(3, lambda i, slot: threads.add(slot)) == [3, 0]
+    assert not seen
 
 
 def test_run_items_reports_cpu_time(monkeypatch):
