@@ -205,10 +205,10 @@ def _busy_machine() -> bool:
         return _load_busy
     prev, _cpu_prev = _cpu_prev, (now, sample[0], sample[1])
     if prev is None or now - prev[0] > 4 * BUSY_WINDOW:
-        # no recent baseline (first call, or the engine sat idle): keep the last verdict,
-        # or take the load average's on the first call
-        if prev is None:
-            _load_busy = _load_average_busy()
+        # no recent baseline (first call, or the engine sat idle): keep the last verdict
+        # (not busy on the first call: the load average would count this process's own
+        # threads and a minute of whatever ran before it, so a script started right after
+        # another heavy one ran its first seconds on one BLAS thread)
         return _load_busy
     foreign = ((sample[0] - prev[1]) - (sample[1] - prev[2])) / (now - prev[0])
     _load_busy = foreign > FOREIGN_BUSY_CORES
@@ -342,3 +342,4 @@ if hasattr(os, "register_at_fork"):
 # The libraries are found (and OpenBLAS's idle-thread timeout shortened: _short_spin) at
 # import, the one moment no plexnet thread can be inside a GEMM.
 _setup()
+_busy_machine()     # the first CPU sample: the baseline the engine's first verdict compares against

@@ -258,3 +258,14 @@ def test_openblas_idle_threads_sleep_soon_after_a_gemm() -> None:
             time.sleep(0.2)
             burnt.append(time.process_time() - t0)
     assert min(burnt) < 0.05, burnt                  # 0.1 s with OpenBLAS's default
+
+
+def test_first_verdict_ignores_a_stale_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With /proc/stat the first verdict is "not busy" whatever the load average says (it
+    counts this process's threads and the minute before it started); the next sample
+    decides on what other processes really used."""
+    now = _fake_clock(monkeypatch, [(0.0, 100.0, 0.0), (1.0, 101.9, 0.1)])
+    monkeypatch.setattr(blas.os, "getloadavg", lambda: (blas._ncpu + 5.0, 0.0, 0.0))
+    assert not blas._busy_machine()
+    now[0] = 1.0
+    assert blas._busy_machine()              # 1.8 cores of others
