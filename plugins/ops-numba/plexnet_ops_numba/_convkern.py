@@ -1,5 +1,5 @@
 """numba kernels of Convolution's layout passes (``plexnet_ops_basic.nn._convcore``):
-col2im in the flat and csn column layouts, out_to_cols in the flat layout, and the
+col2im in the flat, csn and strided (2-D) column layouts, out_to_cols in the flat layout, and the
 forward's copy of the GEMM result (plus bias) into the ``(N, F, *out)`` output.
 
 Each keeps ops-basic's arithmetic: col2im adds the kernel offsets' columns in row-major
@@ -10,6 +10,7 @@ LLVM vectorises (indexing with computed offsets instead did not)."""
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 _jit = numba.njit(nogil=True, cache=True)
 
@@ -45,6 +46,54 @@ def col2im_rows(dc, roffs, coffs, dxt, zero):  # pragma: no cover - compiled
                 src = dc[c, k, oh]
                 for i in range(J):
                     dst[i] += src[i]
+
+
+@_jit
+def col2im_strided(dc, roffs, coffs, sh, sw, dxt, zero):  # pragma: no cover - compiled
+    """The strided 2-D layout (stride > 1): ``dc`` (C, K, N, OH, OW), ``dxt`` (C, N, PH,
+    PW); kernel position ``k`` adds ``dc[c, k, n, oh, ow]`` to ``dxt[c, n, roffs[k] + oh
+    sh, coffs[k] + ow sw]``, one (c, n) plane at a time (it stays in the cache). Rows of at
+    least ``8`` outputs are summed in ``sw`` column phases, so that each row's additions
+    are contiguous (vectorised), then interleaved into the plane; shorter rows directly.
+    The additions per element keep ops-basic's order (k ascending, onto zero); ops-basic
+    made ``K`` strided passes over the whole buffer. ResNet-18's stride-2 3x3 layers at
+    batch 32 (one process, medians of 15): 64 channels 5.5 -> 3.8 ms, 128: 4.7 -> 2.9,
+    256: 6.6 -> 1.6."""
+    C, K, N, OH, OW = dc.shape
+    PH, PW = dxt.shape[2], dxt.shape[3]
+    QW = (PW + sw - 1) // sw
+    phased = OW >= 8
+    ph = np.empty((sw, PH, QW) if phased else (1, 1, 1), dxt.dtype)
+    for c in range(C):
+        for n in range(N):
+            plane = dxt[c, n]
+            if not phased:
+                plane[:, :] = zero
+                for k in range(K):
+                    r0 = roffs[k]
+                    c0 = coffs[k]
+                    for oh in range(OH):
+                        dst = plane[r0 + oh * sh]
+                        src = dc[c, k, n, oh]
+                        for ow in range(OW):
+                            dst[c0 + ow * sw] += src[ow]
+                continue
+            ph[:, :, :] = zero
+            for k in range(K):
+                r0 = roffs[k]
+                q0 = coffs[k] // sw
+                phase = ph[coffs[k] % sw]
+                for oh in range(OH):
+                    dst = phase[r0 + oh * sh, q0:q0 + OW]
+                    src = dc[c, k, n, oh]
+                    for ow in range(OW):
+                        dst[ow] += src[ow]
+            for r in range(PH):
+                row = plane[r]
+                for f in range(sw):
+                    prow = ph[f, r]
+                    for q in range((PW - f + sw - 1) // sw):
+                        row[q * sw + f] = prow[q]
 
 
 @_jit

@@ -1,6 +1,6 @@
 """Convolution with ops-basic's algorithm (im2col + one OpenBLAS GEMM per group) whose
 memory-bound layout passes run as numba kernels (``_convkern``): col2im (flat and csn
-layouts, 1-D and 2-D), out_to_cols (flat layout, 1-D and 2-D), the csn input transpose,
+layouts, 1-D and 2-D; the strided layout, 2-D), out_to_cols (flat layout, 1-D and 2-D), the csn input transpose,
 and the stores of the GEMM result plus bias and of the data gradient (the geometry hooks
 ``store_out`` / ``store_dx``). The GEMMs, the batch chunking, the helper-thread split and
 the workspace are ops-basic's (``ConvolutionOp``, ``conv_forward`` / ``conv_backward``),
@@ -9,7 +9,7 @@ unchanged.
 3x3 stride-1 float32 convolutions with 32 or more input and output channels run forward,
 data and weight gradients by Winograd F(2x2, 3x3) instead (``winograd.py``).
 
-Everything else - the strided layout (stride > 1), 3-D kernels, small col2im that
+Everything else - the strided layout's other passes (stride > 1), 3-D kernels, small col2im that
 ops-basic does as one ``bincount``, dtypes other than float32/float64, non-contiguous
 arrays - runs ops-basic's numpy code through the parent classes. Deconvolution gets the
 same geometry (``NumbaDeconvolutionOp``)."""
@@ -56,13 +56,16 @@ class NumbaConvGeom(ConvGeom):
                 else:
                     r = np.zeros(len(sl), dtype=np.int64)
                 self._offs = (r, np.array([s[-1].start for s in sl], dtype=np.int64))
-            else:
+            elif self.flat:
                 self._offs = (np.array([s[2].start for s in sl], dtype=np.int64),)
+            else:   # strided 2-D: (row, column) start of each kernel position
+                self._offs = (np.array([s[2].start for s in sl], dtype=np.int64),
+                              np.array([s[3].start for s in sl], dtype=np.int64))
         return self._offs
 
     def col2im(self, xp: Any, dcols: Any, dxt: Any) -> Any:
         K = None
-        if (self.flat or self.csn) and self.cols_size > SMALL_COL2IM:
+        if (self.flat or self.csn or self.nd == 2) and self.cols_size > SMALL_COL2IM:
             K = self._kern(xp, dcols, dxt)
         if K is None:
             return super().col2im(xp, dcols, dxt)
@@ -70,6 +73,9 @@ class NumbaConvGeom(ConvGeom):
         zero = dxt.dtype.type(0)
         if self.flat:
             K.col2im_flat(dc, self._offsets()[0], dv, zero)
+        elif not self.csn:   # strided 2-D
+            r, c = self._offsets()
+            K.col2im_strided(dc, r, c, self.stride[0], self.stride[1], dv, zero)
         else:
             C, J = self.C, self.out_sp[-1] * self.N
             r, c = self._offsets()

@@ -39,7 +39,10 @@ CASES = [
     (dict(kernel=(3, 3), num_filter=8, pad=(1, 1), num_group=2), (2, 16, 5, 5)),  # csn, groups
     (dict(kernel=(7,), num_filter=3), (2, 10, 12)),                              # csn 1-D
     (dict(kernel=(3, 3), num_filter=4, num_group=2, pad=(1, 1)), (2, 4, 6, 6)),  # groups, flat
-    (dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1)), (2, 3, 9, 9)),  # strided: ops-basic
+    (dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1)), (2, 3, 9, 9)),  # strided (col2im in numba)
+    (dict(kernel=(3, 2), num_filter=3, stride=(2, 3), pad=(1, 0), dilate=(2, 1)), (2, 2, 11, 10)),
+    (dict(kernel=(1, 1), num_filter=5, stride=(2, 2), no_bias=True), (3, 4, 8, 8)),     # ResNet's shortcut
+    (dict(kernel=(3,), num_filter=3, stride=(2,), pad=(1,)), (2, 3, 9)),            # strided 1-D: ops-basic
     (dict(kernel=(2, 2, 2), num_filter=3), (2, 2, 4, 4, 4)),                     # 3-D: ops-basic
 ]
 
@@ -66,6 +69,18 @@ def test_lenet_shapes_take_the_numba_kernels(monkeypatch):
         assert_same(run_pair("Convolution", kw, [shape], pair(kw)), what=str(kw))
     assert set(calls) == {"col2im_flat", "col2im_rows", "out_to_cols_flat", "cols_to_out_flat", "nchw_to_chwn",
                           "chwn_to_nchw"}
+
+
+def test_strided_col2im_runs_the_kernel(monkeypatch):
+    """A stride-2 3x3 convolution's data gradient scatters its columns with
+    ``col2im_strided`` (bit-equal to ops-basic's slice additions)."""
+    calls = []
+    K = _base.kernels("_convkern")
+    f = K.col2im_strided
+    monkeypatch.setattr(K, "col2im_strided", lambda *a: calls.append(1) or f(*a))
+    kw = dict(kernel=(3, 3), num_filter=6, stride=(2, 2), pad=(1, 1), no_bias=True)
+    assert_same(run_pair("Convolution", kw, [(4, 5, 10, 11)], pair(kw)), what=str(kw))
+    assert calls
 
 
 def test_geometry_is_numba_and_fallbacks(monkeypatch):
