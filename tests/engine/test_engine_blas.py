@@ -269,3 +269,42 @@ def test_first_verdict_ignores_a_stale_load_average(monkeypatch: pytest.MonkeyPa
     assert not blas._busy_machine()
     now[0] = 1.0
     assert blas._busy_machine()              # 1.8 cores of others
+
+
+@pytest.mark.timeout(60)
+def test_splits_and_woken_workers_finish_and_give_every_core_back(new_engine: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Operators that share work with the helper thread run beside short operators on the
+    threaded engine: everything finishes (woken workers wait for lent cores at most
+    CORE_WAIT_S, never for good), every lent core comes back, and the workers park."""
+    pytest.importorskip("plexnet_ops_basic")
+    from plexnet_ops_basic.nn import _split
+    monkeypatch.setattr(blas, "_busy_machine", lambda: False)
+    monkeypatch.setattr(_split, "MIN_EFFICIENCY", 0.0)     # never back off on this host
+    eng = new_engine("ThreadedEnginePerDevice")
+    done: list[int] = []
+    lock = threading.Lock()
+
+    def spin(seconds: float) -> None:
+        t = time.thread_time()
+        while time.thread_time() - t < seconds:
+            pass
+
+    def shared(rc: Any) -> None:
+        _split.run_items(4, lambda i, slot: spin(0.002))
+        with lock:
+            done.append(1)
+
+    def short(rc: Any) -> None:
+        spin(0.0002)
+        with lock:
+            done.append(0)
+    for i in range(60):
+        eng.push_sync(shared if i % 3 == 0 else short, cpu(), (), (eng.new_var(),))
+    eng.wait_for_all()
+    assert len(done) == 60 and sum(done) == 20
+    assert blas._lent == 0
+    deadline = time.monotonic() + 5
+    while blas._awake and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert blas._awake == 0
