@@ -421,7 +421,16 @@ def invoke(name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = 
     except KeyError:
         if len(plans) >= _MAX_PLANS:
             plans.clear()
-        plan = plans[key] = _make_plan(reg, name, len(args), arr_names, {k: v for k, _c, v in items})
+        try:
+            plan = plans[key] = _make_plan(reg, name, len(args), arr_names, {k: v for k, _c, v in items})
+        except PlexnetError:
+            # every positional value an array, more than the inputs: MXNet binds the next
+            # positions to the parameters, then ``out`` (``nd.abs(x, y)`` writes into y)
+            kw = dict(kwargs or {})
+            rest = split_positional(name, reg.property_class(name), args, kw, _is_nd)
+            if len(rest) == len(args):
+                raise
+            return invoke(name, rest, kw)
     except TypeError:  # an unhashable parameter (a list): nothing to key on
         plan = None
     if plan is None:

@@ -111,11 +111,15 @@ def split_positional(op: str, prop_cls: Any, args: Sequence[Any], kwargs: dict[s
     n = len(args)
     i = 0
     arrays: list[Any] = []
-    slots = None if is_varargs(prop_cls) else signature_input_names(prop_cls)
+    # an operator without parameters and with fixed inputs (abs, relu, ones_like, ...):
+    # MXNet's function is ``abs(data, out, name)``, so an array after the inputs is ``out``
+    fixed = (signature_input_names(prop_cls) if prop_cls.param_cls is None and prop_cls.op_name != "Custom"
+             else None)
+    slots = fixed if fixed else (None if is_varargs(prop_cls) else signature_input_names(prop_cls))
     nslots = len(slots) if slots else 0
     while i < n:
         a = args[i]
-        if is_array(a):
+        if is_array(a) and not (fixed and i >= nslots):
             arrays.append(a)
             i += 1
             continue
@@ -134,7 +138,7 @@ def split_positional(op: str, prop_cls: Any, args: Sequence[Any], kwargs: dict[s
     rest = list(args[i:])
     if not rest:
         return arrays
-    if is_varargs(prop_cls):
+    if is_varargs(prop_cls) and not fixed:
         bad = ", ".join(type(a).__name__ for a in rest)
         raise ParamError(f"{op}: takes its inputs positionally and its parameters by keyword; got "
                          f"non-array positional value(s) of type {bad}")

@@ -154,3 +154,23 @@ def test_asscalar_and_views():
     assert y.astype("float32") is not y
     assert y.tostype("csr").stype == "csr"  # sparse storage: tests/sparse
     assert y.as_in_context(y.context) is y
+
+
+def test_an_array_after_the_inputs_of_a_parameterless_operator_is_out():
+    """MXNet's generated ``abs(data=None, out=None, name=None)``: ``nd.abs(x, y)`` writes
+    into ``y`` and returns it (a second array is not a second input); the name follows."""
+    x = mx.nd.array([[-1.0, 2.0]])
+    y = mx.nd.zeros((1, 2))
+    assert mx.nd.abs(x, y) is y
+    np.testing.assert_array_equal(y.asnumpy(), [[1.0, 2.0]])
+    z = mx.nd.zeros((1, 2))
+    assert mx.nd.relu(x, z, "act") is z
+    np.testing.assert_array_equal(z.asnumpy(), [[0.0, 2.0]])
+    w = mx.nd.zeros((1, 2))
+    assert mx.nd.elemwise_add(x, x, w) is w                  # two inputs, then out
+    np.testing.assert_array_equal(w.asnumpy(), [[-2.0, 4.0]])
+    assert mx.nd.abs(x, y) is y                               # again (no cached plan for it)
+    with pytest.raises(Exception, match="abs.*too many positional"):
+        mx.nd.abs(x, y, "n", 5)
+    with pytest.raises(Exception, match="FullyConnected"):
+        mx.nd.FullyConnected(x, x, x, x)                     # parameters are not out
