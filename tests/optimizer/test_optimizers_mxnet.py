@@ -108,3 +108,29 @@ def test_multi_precision_float16():
     opt.update_multi_precision(0, w, mx.nd.ones((3,), dtype="float16"), st)
     assert w.dtype == np.float16 and st[0].dtype == np.float32
     np.testing.assert_allclose(w.asnumpy(), 1 - 0.002, rtol=1e-3)
+
+
+def test_multi_precision_lamb_keeps_its_master_weights_updated():
+    """MXNet 1.9.1's multi-precision LAMB never writes its float32 master weights (each
+    step restarts from the first copy); plexnet updates them like every other
+    multi-precision optimizer: the float16 weight is the master weight rounded, and it
+    agrees with float32 LAMB on the same steps."""
+    import plexnet as mx
+    rng = np.random.RandomState(0)
+    w0 = rng.uniform(-1, 1, (3, 4)).astype("f4")
+    gs = [rng.uniform(-1, 1, (3, 4)).astype("f2").astype("f4") for _ in range(5)]
+    w0 = w0.astype("f2").astype("f4")
+    mp = mx.optimizer.create("lamb", learning_rate=0.1, multi_precision=True)
+    w16 = mx.nd.array(w0, dtype="float16")
+    st = mp.create_state_multi_precision(0, w16)
+    ref = mx.optimizer.create("lamb", learning_rate=0.1)
+    w32 = mx.nd.array(w0)
+    st32 = ref.create_state(0, w32)
+    masters = []
+    for g in gs:
+        mp.update_multi_precision(0, w16, mx.nd.array(g, dtype="float16"), st)
+        ref.update(0, w32, mx.nd.array(g), st32)
+        masters.append(st[0].asnumpy().copy())
+        np.testing.assert_array_equal(w16.asnumpy(), masters[-1].astype("f2"))
+    assert not np.allclose(masters[0], masters[-1])
+    np.testing.assert_allclose(masters[-1], w32.asnumpy(), rtol=1e-5, atol=1e-5)
