@@ -32,10 +32,12 @@ SKIP = {"waitall", "load", "save", "load_frombuffer", "imdecode", "Custom", "one
         "sample_exponential", "sample_multinomial", "sample_normal", "sample_uniform"}
 RANDOM = ("random", "sample", "shuffle", "uniform", "normal", "poisson", "exponential", "negative",
           "generalized", "randint", "multinomial", "empty", "Dropout")
-OPTIMIZERS = [("sgd", {}), ("sgd", dict(momentum=0.9, wd=0.01)), ("sgd", dict(momentum=0.9, clip_gradient=0.5, rescale_grad=0.5)),
-              ("nag", dict(momentum=0.9)), ("adam", {}), ("adagrad", {}), ("rmsprop", {}), ("rmsprop", dict(centered=True)),
-              ("adadelta", {}), ("ftrl", {}), ("adamax", {}), ("nadam", {}), ("signum", {}), ("ftml", {}), ("lamb", {}),
-              ("lars", dict(momentum=0.9)), ("lbsgd", dict(momentum=0.9)), ("adamw", {})]
+OPTIMIZERS = [
+    ("sgd", {}), ("sgd", dict(momentum=0.9, wd=0.01)),
+    ("sgd", dict(momentum=0.9, clip_gradient=0.5, rescale_grad=0.5)), ("nag", dict(momentum=0.9)),
+    ("adam", {}), ("adagrad", {}), ("rmsprop", {}), ("rmsprop", dict(centered=True)), ("adadelta", {}),
+    ("ftrl", {}), ("adamax", {}), ("nadam", {}), ("signum", {}), ("ftml", {}), ("lamb", {}),
+    ("lars", dict(momentum=0.9)), ("lbsgd", dict(momentum=0.9)), ("adamw", {})]
 
 
 class _Timeout(Exception):
@@ -92,9 +94,11 @@ def _optimizers(mx: Any) -> dict:
                 out[key] = (w.asnumpy().astype("f4"), "mp" if mp else "f4")
             except Exception as e:  # noqa: BLE001
                 out[key] = "ERR " + type(e).__name__
-    for name, kw in [("FactorScheduler", dict(step=2, factor=0.5)), ("MultiFactorScheduler", dict(step=[2, 5], factor=0.1)),
-                     ("PolyScheduler", dict(max_update=10, base_lr=1.0, pwr=2)),
-                     ("CosineScheduler", dict(max_update=10, base_lr=1.0, final_lr=0.1))]:
+    schedulers = [("FactorScheduler", dict(step=2, factor=0.5)),
+                  ("MultiFactorScheduler", dict(step=[2, 5], factor=0.1)),
+                  ("PolyScheduler", dict(max_update=10, base_lr=1.0, pwr=2)),
+                  ("CosineScheduler", dict(max_update=10, base_lr=1.0, final_lr=0.1))]
+    for name, kw in schedulers:
         s = getattr(mx.lr_scheduler, name)(**kw)
         out[("sched", name)] = (np.array([s(i) for i in range(12)], "f8"), "f8")
     return out
