@@ -111,7 +111,8 @@ def compare(a_path: str, b_path: str) -> int:
         vb = b.get(k, "ERR missing")
         if isinstance(va, str) or isinstance(vb, str):
             if isinstance(va, str) != isinstance(vb, str):
-                print(k, "first:", va if isinstance(va, str) else "ok", "| second:", vb if isinstance(vb, str) else "ok")
+                first, second = (v if isinstance(v, str) else "ok" for v in (va, vb))
+                print(k, "first:", first, "| second:", second)
                 n += 1
             continue
         (xa, ta), (xb, tb) = va, vb
