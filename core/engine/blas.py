@@ -28,17 +28,18 @@ BLAS it is per calling thread and this scheme does not apply.
 ``PLEXNET_BLAS_COORDINATION=0`` turns it off (BLAS keeps its own setting); so does a
 missing ``threadpoolctl``.
 
-**Lent cores (the ``split`` policy, the default).** After a GEMM on two threads numpy's
-OpenBLAS keeps its idle thread spinning for about 0.1 s: a core taken from whatever runs
-next (docs/performance.md, session 6). So with ``PLEXNET_CPU_POLICY=split`` BLAS runs one
-thread whenever a worker is awake, and an operator that can share its work (the
-convolutions', FullyConnected's and the numba kernels' splits, ``plexnet_ops_basic.nn._split``)
-borrows the idle core for one helper thread instead: ``lend_core`` grants it while the
-awake workers and the cores already lent leave one free and other processes do not keep
-the machine busy; ``return_core`` gives it back. A worker woken while its core is lent
-waits for it (``wait_for_core``, at most ``CORE_WAIT_S``) instead of making three threads
-on two cores. ``PLEXNET_CPU_POLICY=blas`` keeps the earlier policy: BLAS threads
-``cap // awake``, splits only where an operator asks for them.
+**Lent cores.** An operator that can share its work with a helper thread (the
+convolutions' and the numba kernels' splits, ``plexnet_ops_basic.nn._split``) borrows the
+idle core first: ``lend_core`` grants it while the awake workers and the cores already
+lent leave one free and other processes do not keep the machine busy, and BLAS then runs
+one thread in each of the two; ``return_core`` gives it back. A worker woken while its
+core is lent waits for it (``wait_for_core``, at most ``CORE_WAIT_S``) instead of making
+three threads on two cores. ``PLEXNET_CPU_POLICY=split`` (opt-in; it lost on the MLP and
+LeNet steps, docs/engine.md) keeps BLAS on one thread whenever a worker is awake and gives
+the idle core only to splits (FullyConnected splits too).
+
+**OpenBLAS's idle threads** spin for about 0.1 s after a threaded GEMM, a core taken from
+whatever runs next; ``_short_spin`` shortens that once, at import.
 """
 from __future__ import annotations
 
