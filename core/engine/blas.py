@@ -126,7 +126,7 @@ SPIN_TIMEOUT = int(os.environ.get("PLEXNET_OPENBLAS_THREAD_TIMEOUT", "22"))
 
 
 def _short_spin(lib: Any) -> bool:
-    """Make OpenBLAS's idle threads sleep after about 0.1 ms of spinning instead of 0.1 s.
+    """Make OpenBLAS's idle threads sleep after about 1.5 ms of spinning instead of 0.1 s.
 
     After a two-thread GEMM, numpy's OpenBLAS keeps its idle thread spinning (with
     sched_yield) for ``2**28`` cycles: a core taken from the helper-thread splits and the
@@ -135,9 +135,9 @@ def _short_spin(lib: Any) -> bool:
     when numpy loads it, before plexnet can set the variable. So: set it, have OpenBLAS
     re-read its environment (``openblas_read_env``) and restart its pool
     (``blas_thread_shutdown_``, ``blas_thread_init``: the new pool reads the timeout), then
-    put the environment back. Measured: 105 ms of CPU burnt after a GEMM
-    -> 1 ms; a 128 x 784 x 256 GEMM 0.32 ms back to back either way, 0.35 against 0.43 ms
-    after a 1 ms pause. Left alone where the user set ``OPENBLAS_THREAD_TIMEOUT``, where
+    put the environment back. Measured (CPU burnt in a 200 ms sleep after a GEMM): 105 ms
+    at OpenBLAS's 2**28, 5 ms at the 2**22 chosen (1 ms at 2**18); a 128 x 784 x 256 GEMM
+    0.32-0.33 ms back to back at every setting. Left alone where the user set ``OPENBLAS_THREAD_TIMEOUT``, where
     ``PLEXNET_OPENBLAS_THREAD_TIMEOUT=0``, and where the library lacks either entry point.
     Runs once, when plexnet's engine module is imported (before any plexnet thread runs a
     GEMM): restarting the pool under a GEMM in flight on another thread is not safe."""
@@ -163,8 +163,7 @@ def _short_spin(lib: Any) -> bool:
 
 def enabled() -> bool:
     """True when BLAS threads follow the engine's workers."""
-    libs = _libs if _libs is not None else _setup()
-    return bool(libs) and _cap > 1
+    return bool(_libs) and _cap > 1
 
 
 def _cpu_sample() -> tuple[float, float] | None:
@@ -239,8 +238,6 @@ def _apply() -> None:
 def worker_awake() -> None:
     """A CPU worker started or was woken to run operations."""
     global _awake
-    if _libs is None:
-        _setup()
     if not _libs or _cap <= 1:
         return
     with _lock:
@@ -265,8 +262,6 @@ def _may_lend() -> bool:
 
 def can_lend() -> bool:
     """Whether ``lend_core`` would grant a core now (a hint, without the lock)."""
-    if _libs is None:
-        _setup()
     return bool(_libs) and _cap > 1 and _may_lend()
 
 
@@ -276,8 +271,6 @@ def lend_core() -> bool:
     workers and the cores already lent leave none free, while other processes keep the
     machine busy, and where BLAS is not coordinated (its own threads may hold the cores)."""
     global _lent
-    if _libs is None:
-        _setup()
     if not _libs or _cap <= 1:
         return False
     with _lock:
@@ -314,8 +307,6 @@ def wait_for_core() -> None:
 
 def blas_threads() -> int:
     """The BLAS thread count set now (the library's own when coordination is off)."""
-    if _libs is None:
-        _setup()
     return _current if _libs else 0
 
 

@@ -113,9 +113,8 @@ def split_positional(op: str, prop_cls: Any, args: Sequence[Any], kwargs: dict[s
     arrays: list[Any] = []
     # an operator without parameters and with fixed inputs (abs, relu, ones_like, ...):
     # MXNet's function is ``abs(data, out, name)``, so an array after the inputs is ``out``
-    fixed = (signature_input_names(prop_cls) if prop_cls.param_cls is None and prop_cls.op_name != "Custom"
-             else None)
-    slots = fixed if fixed else (None if is_varargs(prop_cls) else signature_input_names(prop_cls))
+    fixed = prop_cls.param_cls is None and prop_cls.op_name != "Custom" and bool(signature_input_names(prop_cls))
+    slots = signature_input_names(prop_cls) if fixed or not is_varargs(prop_cls) else None
     nslots = len(slots) if slots else 0
     while i < n:
         a = args[i]

@@ -57,8 +57,8 @@ def col2im_strided(dc, roffs, coffs, sh, sw, dxt, zero):  # pragma: no cover - c
     are contiguous (vectorised), then interleaved into the plane; shorter rows directly.
     The additions per element keep ops-basic's order (k ascending, onto zero); ops-basic
     made ``K`` strided passes over the whole buffer. ResNet-18's stride-2 3x3 layers at
-    batch 32 (one process, medians of 15): 64 channels 5.5 -> 3.8 ms, 128: 4.7 -> 2.9,
-    256: 6.6 -> 1.6."""
+    batch 32 (medians of 10 calls, ops-basic's then this, one process per figure, 2026-12-07):
+    64 channels 5.7-6.4 -> 3.5-3.8 ms, 128: 4.6-4.8 -> 2.5-4.1, 256: 4.3 -> 1.2."""
     C, K, N, OH, OW = dc.shape
     PH, PW = dxt.shape[2], dxt.shape[3]
     QW = (PW + sw - 1) // sw

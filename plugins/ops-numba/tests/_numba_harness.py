@@ -93,3 +93,17 @@ def numba_record(name: str) -> Any:
     recs = [r for r in plexnet.plugins.registries().operators.implementations(name) if r.impl_name == "numba"]
     assert len(recs) == 1 and recs[0].device_type == "cpu" and recs[0].priority == 5, recs
     return recs[0]
+
+
+def force_split(monkeypatch: Any) -> list:
+    """Every split request of ops-basic's ``_split`` answered with two threads and a lent
+    core, whatever the host and the engine's workers (the helper takes part); returns the
+    item count of each ``run_items`` call, which still runs."""
+    from plexnet_ops_basic.nn import _split
+    counts: list = []
+    real = _split.run_items
+    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
+    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)
+    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
+    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: counts.append(n) or real(n, fn, *a))
+    return counts

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from _numba_harness import prop
+from _numba_harness import force_split, prop
 from plexnet.engine.runctx import run_context
 from plexnet.operator import OpContext, OpReqType
 import plexnet
@@ -121,18 +121,12 @@ def test_nan_spreads_to_its_channel_only():
 
 
 def test_two_threads_take_half_the_channels_each(monkeypatch):
-    from plexnet_ops_basic.nn import _split
     from plexnet_ops_numba import batch_norm
     monkeypatch.setattr(batch_norm, "SPLIT_MIN_ELEMENTS", 0)
     ref, nb = pair(fix_gamma=False)
     x, gamma, beta, dy = data((4, 6, 5, 5))
     one = run(nb, x, gamma, beta, dy)
-    shared: list = []
-    run_items = _split.run_items
-    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
-    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
+    shared = force_split(monkeypatch)
     two = run(nb, x, gamma, beta, dy)
     assert shared == [2, 2, 2, 2]
     for u, v in zip(one, two):
@@ -141,12 +135,7 @@ def test_two_threads_take_half_the_channels_each(monkeypatch):
 
 
 def test_small_passes_stay_on_one_thread(monkeypatch):
-    from plexnet_ops_basic.nn import _split
-    shared: list = []
-    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
-    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n))
+    shared = force_split(monkeypatch)
     nb = pair(fix_gamma=False)[1]
     x, gamma, beta, dy = data((4, 6, 5, 5))
     run(nb, x, gamma, beta, dy)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from _numba_harness import assert_same, prop, run_pair
+from _numba_harness import assert_same, force_split, prop, run_pair
 from plexnet_ops_basic.nn.convolution import ConvolutionOp
 from plexnet_ops_numba import _base, winograd
 from plexnet_ops_numba.convolution import NumbaConvolutionOp
@@ -92,15 +92,9 @@ def test_chunks_shared_with_the_helper_thread(calls, monkeypatch, TOL, tile):
     """With a second core free the batch's chunks run on this thread and ops-basic's helper
     thread at once (the weight gradient summed per thread): the same values as on one
     thread, to float32 rounding (the weight gradient's sums are grouped differently)."""
-    from plexnet_ops_basic.nn import _split
     kw = dict(kernel=(3, 3), num_filter=48, pad=(1, 1))
     one = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
-    shared: list = []
-    run_items = _split.run_items
-    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
-    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
+    shared = force_split(monkeypatch)
     two = run_pair("Convolution", kw, [(3, 40, 9, 7)], pair(kw))[1]
     if tile == 4:
         # the batch is one chunk: each forward and the backward share their GEMMs by
@@ -239,16 +233,10 @@ def test_property_equals_the_direct_convolution(tile, n, c, f, h, w, pr, pc):
 def test_even_chunks_for_two_threads(calls, monkeypatch, TOL):
     """With two threads the batch runs in an even number of nearly equal chunks (8 samples
     in chunks of at most 3: four of 2, not 3, 3, 2), with the values of one thread."""
-    from plexnet_ops_basic.nn import _split
     kw = dict(kernel=(3, 3), num_filter=32, pad=(1, 1), no_bias=True)
     one = run_pair("Convolution", kw, [(8, 32, 8, 8)], pair(kw))[1]
     monkeypatch.setattr(winograd, "chunk_size", lambda *a, **k: 3)
-    spans: list = []
-    run_items = _split.run_items
-    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
-    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
-    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: spans.append(n) or run_items(n, fn, *a))
+    spans = force_split(monkeypatch)
     two = run_pair("Convolution", kw, [(8, 32, 8, 8)], pair(kw))[1]
     assert 4 in spans and 3 not in spans
     a, b = _scaled([one, two])
@@ -259,7 +247,6 @@ def test_even_chunks_for_two_threads(calls, monkeypatch, TOL):
 def test_big_filter_transforms_are_shared(monkeypatch, TOL, tile):
     """From ``FILTER_SPLIT_MIN`` filter pairs the filter transforms (and the weight
     gradient's) run in halves on the two threads, with the values of one thread."""
-    from plexnet_ops_basic.nn import _split
     from plexnet.operator import OpReqType
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 40, 6, 6)).astype(np.float32)
@@ -273,12 +260,7 @@ def test_big_filter_transforms_are_shared(monkeypatch, TOL, tile):
         return dx, dw
     one = grads()
     monkeypatch.setattr(winograd, "FILTER_SPLIT_MIN", 0)
-    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
-    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
-    shared: list = []
-    run_items = _split.run_items
-    monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: shared.append(n) or run_items(n, fn, *a))
+    shared = force_split(monkeypatch)
     two = grads()
     if tile == 4:   # the filters, the GEMMs (by position), the weight gradient's transform
         assert shared == [2, 2, 2]
@@ -293,9 +275,7 @@ def test_first_call_of_a_shape_stays_out_of_the_split_self_check(monkeypatch, ti
     from plexnet_ops_basic.nn import _split
     from plexnet.operator import OpReqType
     monkeypatch.setattr(winograd, "_seen", set())
-    monkeypatch.setattr(_split, "ways", lambda *a, **k: 2)
-    monkeypatch.setattr(_split.blas, "lend_core", lambda: True)     # the helper takes part
-    monkeypatch.setattr(_split.blas, "return_core", lambda: None)
+    force_split(monkeypatch)
     flags: list = []
     run_items = _split.run_items
     monkeypatch.setattr(_split, "run_items", lambda n, fn, obs=True: flags.append(obs) or run_items(n, fn, obs))

@@ -19,13 +19,13 @@ other worker awake, no other process keeping the machine busy). While the chunks
 BLAS runs one thread in each, and an OpenMP library asking for the worker share
 (``threads_per_worker``) gets one thread too.
 
-**On under the engine's ``split`` CPU policy** (the default, ``plexnet.engine.blas``):
-BLAS runs one thread inside the workers and the second core is lent to this helper
-(``blas.lend_core``), so no two-thread GEMM leaves OpenBLAS's idle thread spinning on the
-core the helper needs. Under ``PLEXNET_CPU_POLICY=blas`` the convolutions' split is off
-unless ``PLEXNET_OPS_BASIC_SPLIT=1``: with two-thread BLAS beside it, it lost on an idle
-host (2026-11-25: anchor LeNet 20.6-21.8 ms against 16.1-17.8 ms without) - the spinning
-thread, found on 2026-12-07, was why. ``PLEXNET_OPS_BASIC_SPLIT=0`` turns it off.
+**Off by default for the convolutions** (``PLEXNET_OPS_BASIC_SPLIT=1`` turns it on; on
+by default only under the engine's opt-in ``PLEXNET_CPU_POLICY=split``, where BLAS runs
+one thread in the workers). Beside two-thread BLAS it lost on an idle host (2026-11-25:
+anchor LeNet 20.6-21.8 ms against 16.1-17.8 ms without; in one process on 2026-12-07,
+LeNet 17.0 ms with it against 13.6 without, ResNet-18 level: 540 against 554).
+ops-numba's Winograd and BatchNorm splits ask with ``always=True`` and run whenever a
+core is lent.
 """
 from __future__ import annotations
 
