@@ -12,6 +12,9 @@ from ..symbol.graph import IndexedGraph, infer_shapes, infer_types
 from .executor import Executor
 from .dynamic import DynamicExecutor
 from .planner import Plan, PlanError, plan_memory
+from .sparse_exec import SparseExecutor
+
+Executor.register(SparseExecutor)   # isinstance(exe, mx.executor.Executor), as every MXNet executor
 
 upcalls.provide(upcalls.EXECUTOR, Executor)
 

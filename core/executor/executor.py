@@ -8,6 +8,7 @@ only push those prebuilt operations.
 """
 from __future__ import annotations
 
+import abc
 import functools
 import gc
 import os
@@ -93,9 +94,10 @@ _MON_UNNAMED_INPUTS = frozenset((
     "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar", "_logical_xor_scalar",
 ))
 
-class Executor:
+class Executor(metaclass=abc.ABCMeta):
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
-    and the prebuilt operations that compute them."""
+    and the prebuilt operations that compute them. (An ABC only so that ``SparseExecutor``,
+    which wraps one, is an ``Executor`` to ``isinstance`` as every MXNet executor is.)"""
 
     #: runs graphs holding an operator with ``forward_dynamic`` (run-time output shapes);
     #: ``dynamic.py`` sets it (it subclasses this one)

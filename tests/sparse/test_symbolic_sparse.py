@@ -38,6 +38,7 @@ def test_simple_bind_storage_types():
     e = mx.sym.sparse.dot(x, w).simple_bind(mx.cpu(), x=(4, 5), w=(5, 3), stype_dict={"w": "row_sparse"})
     assert {k: v.stype for k, v in e.arg_dict.items()} == {"x": "csr", "w": "row_sparse"}
     assert {k: v.stype for k, v in e.grad_dict.items()} == {"x": "default", "w": "row_sparse"}
+    assert isinstance(e, mx.executor.Executor)   # as every MXNet executor
     assert e.outputs[0].stype == "default"
 
 

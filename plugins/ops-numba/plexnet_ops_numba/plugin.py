@@ -18,6 +18,6 @@ PLEXNET_API_VERSION = "1.0"
 
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
-    from . import batch_norm, convolution, pooling
-    for mod in (pooling, convolution, batch_norm):
+    from . import activation, batch_norm, convolution, pooling
+    for mod in (pooling, convolution, batch_norm, activation):
         mod.register(registry, _base.available)

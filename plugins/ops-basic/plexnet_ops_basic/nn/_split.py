@@ -66,6 +66,7 @@ def _helper() -> ThreadPoolExecutor:
 
 def _mark_helper() -> None:
     _tls.helper = True
+    np.seterr(all="ignore")   # it runs operators' halves: silent as the engine's threads
 
 
 #: a split must keep both threads busy at least this share of its wall time (their CPU
