@@ -94,7 +94,7 @@ _MON_UNNAMED_INPUTS = frozenset((
     "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar", "_logical_xor_scalar",
 ))
 
-class Executor(metaclass=abc.ABCMeta):
+class Executor(metaclass=abc.ABCMeta):  # noqa: B024 - no abstract methods: ABCMeta for register()
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
     and the prebuilt operations that compute them. (An ABC only so that ``SparseExecutor``,
     which wraps one, is an ``Executor`` to ``isinstance`` as every MXNet executor is.)"""
