@@ -182,6 +182,18 @@ class NormProp(OneInputProp):
         return list(out_grad) + list(in_data) + (list(out_data) if self.param.ord == 2 else [])
 
 
+def _int_l2(xp: Any, x: Any, axes: Any) -> Any:
+    """MXNet's L2 norm of an integer array. Its reducer is the scaled ``nrm2`` (a running
+    maximum ``scale``; ``ssq`` grows by ``(|x| / scale) ** 2``, restarts at 1 when the
+    maximum grows), run in the integer type, where ``|x| / scale`` is 0 below the maximum:
+    the norm is ``max|x| * sqrt(count of |x| == max|x|)``, truncated (``[3, 4]`` -> 4)."""
+    a = xp.abs(x)
+    m = xp.max(a, axis=axes, keepdims=True) if a.size else xp.zeros((1,) * a.ndim, a.dtype)
+    count = xp.sum(a == m, axis=axes) if a.size else xp.zeros((), np.int64)
+    m = m.reshape(count.shape)
+    return (m.astype(np.float64) * xp.sqrt(count.astype(np.float64)) * (m != 0)).astype(x.dtype)
+
+
 class NormOp(XpOperator):
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         if req[0] == NULL:
@@ -190,6 +202,8 @@ class NormOp(XpOperator):
         axes = self.prop.axes_for(x.shape)
         if self.param.ord == 1:
             v = xp.sum(xp.abs(x), axis=axes)
+        elif x.dtype.kind in "iu":
+            v = _int_l2(xp, x, axes)
         else:
             v = xp.sqrt(xp.sum(xp.square(x), axis=axes))
         store(xp, out, req[0], v.reshape(out.shape))

@@ -128,6 +128,20 @@ def test_norm(kw: dict) -> None:
     check_req("norm", [x], kw, req=("null", "write", "add"))
 
 
+def test_integer_l2_norm_as_mxnet() -> None:
+    """MXNet 1.9.1 runs its scaled nrm2 reducer in the integer type: max|x| times the square
+    root of how often it occurs, truncated (values recorded from MXNet 1.9.1)."""
+    def norm(x, dtype, **kw):
+        return run_forward("norm", [np.array(x, dtype=dtype)], kw)[0].tolist()
+    assert norm([3, 4], np.int32) == [4]
+    assert norm([-3, 4, 2, -4], np.int32) == [5]
+    assert norm([200, 100], np.uint8) == [200]
+    assert norm([200, 100], np.uint8, ord=1) == [44]
+    assert norm([[3, 4], [6, 8]], np.int32, axis=1) == [4, 8]
+    assert norm([[0, 0], [6, 8]], np.int32, axis=1, keepdims=True) == [[0], [8]]
+    assert norm([[3, 4], [6, 8]], np.int64, axis=(0, 1)) == [8]
+
+
 def test_norm_params() -> None:
     np.testing.assert_allclose(run_forward("norm", [np.array([[3.0, 4.0], [6.0, 8.0]])], {"ord": 1, "axis": 1})[0],
                                [7, 14])
