@@ -451,32 +451,66 @@ class Block:
         raise NotImplementedError(f"{type(self).__name__}.forward is not defined")
 
     def summary(self, *inputs: Any) -> None:
-        """Print each descendant's output shapes and parameter counts for ``inputs``."""
-        rows: list[tuple[str, str, int]] = []
+        """Print, as MXNet 1.9.1 does, the inputs' shapes, then every block's (in the order
+        their forwards finish; Sequential containers left out) output shapes and parameter
+        count, and the totals: parameters counted once per block that uses them (shared ones
+        again), trainable ones (``grad_req`` not ``'null'``), shared ones. The network must
+        be initialized and not hybridized."""
+        rows: dict[str, list] = {"Input": [_shape_str(inputs), 0, 0, 0]}
+        seen: set = set()
         hooks = []
 
         def hook(block: Block, _in: Any, out: Any) -> None:
-            # MXNet asserts this too: a hybridized block's children see symbols, not shapes
+            n = trainable = shared = 0
+            for p in block.params.values():
+                size = int(p.data().size)
+                n += size
+                trainable += 0 if p.grad_req == "null" else size
+                if id(p) in seen:
+                    shared += size
+                seen.add(id(p))
+            rows[f"{block.__class__.__name__}-{len(rows)}"] = [_shape_str(out), n, trainable, shared]
+
+        def register(block: Block) -> None:
             assert not getattr(block, "_active", False), f'"{block.name}" must not be hybridized to print summary.'
-            flat, _ = _flatten(out, "output")
-            shapes = ", ".join(str(tuple(o.shape)) for o in flat if o is not None)
-            n = sum(int(np.prod(p.shape)) for p in block._reg_params.values() if p.shape)
-            rows.append((f"{block.__class__.__name__}-{len(rows) + 1}", shapes, n))
-        self.apply(lambda b: hooks.append(b.register_forward_hook(hook)))
+            from .nn.basic_layers import HybridSequential, Sequential
+            if not isinstance(block, (Sequential, HybridSequential)):
+                hooks.append(block.register_forward_hook(hook))
         try:
+            self.apply(register)
             self(*inputs)
+            line = "{:>20}  {:>42} {:>15}"
+            print("-" * 80)
+            print(line.format("Layer (type)", "Output Shape", "Param #"))
+            print("=" * 80)
+            for name, (shape, n, _t, _s) in rows.items():
+                print(line.format(name, shape, n))
+            total = sum(r[1] for r in rows.values())
+            trainable = sum(r[2] for r in rows.values())
+            shared = sum(r[3] for r in rows.values())
+            print("=" * 80)
+            print("Parameters in forward computation graph, duplicate included")
+            print(f"   Total params: {total}")
+            print(f"   Trainable params: {trainable}")
+            print(f"   Non-trainable params: {total - trainable}")
+            print(f"Shared params in forward computation graph: {shared}")
+            print(f"Unique parameters in model: {total - shared}")
+            print("-" * 80)
         finally:
             for h in hooks:
                 h.detach()
-        print("-" * 80)
-        print(f"{'Layer (type)':>30}{'Output Shape':>30}{'Param #':>20}")
-        print("=" * 80)
-        for name, shape, n in rows:
-            print(f"{name:>30}{shape:>30}{n:>20}")
-        print("=" * 80)
-        total = sum(int(np.prod(p.shape)) for p in self.collect_params().values() if p.shape)
-        print(f"Total params: {total}")
-        print("-" * 80)
+
+
+def _shape_str(args: Any) -> str:
+    """MXNet's shape text for a block's inputs or outputs: each array's shape tuple, other
+    values as they are, nested as the lists and tuples that hold them; the outer brackets
+    of a list or tuple dropped (``(2, 3), (2, 4)``)."""
+    def shapes(a: Any) -> Any:
+        if isinstance(a, (list, tuple)):
+            return [shapes(i) for i in a]
+        return tuple(a.shape) if isinstance(a, NDArray) else a
+    s = shapes(args)
+    return str(s)[1:-1] if isinstance(s, list) else str(s)
 
 
 def _brief(d: dict) -> str:

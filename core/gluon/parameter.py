@@ -80,7 +80,7 @@ class Parameter:
         self._grad_stype = grad_stype
 
     def __repr__(self) -> str:
-        return f"Parameter {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).type.__name__ if self.dtype is not None else None})"  # noqa: E501
+        return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"   # the dtype as given, as MXNet
 
     # -- attributes ---------------------------------------------------------------------------------
     @property
@@ -425,7 +425,7 @@ class Constant(Parameter):
         super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype, init=_CInit())
 
     def __repr__(self) -> str:
-        return f"Constant {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).type.__name__})"
+        return f"Constant {self.name} (shape={self.shape}, dtype={self.dtype})"
 
     @property
     def grad_req(self) -> str:

@@ -186,9 +186,10 @@ class _BatchNorm(HybridBlock):
         return F.relu(out) if self.fuse_relu else out
 
     def __repr__(self) -> str:
-        in_channels = self.gamma.shape[0]
-        body = ", ".join(f"{k}={v}" for k, v in self._kwargs.items())
-        return f"{self.__class__.__name__}({body}, in_channels={in_channels if in_channels else None})"
+        return _norm_repr(self, f", in_channels={self.gamma.shape[0] or None}", self._repr_kwargs())
+
+    def _repr_kwargs(self) -> dict:
+        return self._kwargs
 
 
 class BatchNorm(_BatchNorm):
@@ -236,6 +237,11 @@ class SyncBatchNorm(BatchNorm):
 
     def _alias(self) -> str:
         return "syncbatchnorm"
+
+    def _repr_kwargs(self) -> dict:
+        # MXNet's contrib operator's arguments: no axis; the device count and the key
+        k = {n: v for n, v in self._kwargs.items() if n != "axis"}
+        return {**k, "ndev": 1, "key": self.prefix}
 
 
 class Embedding(HybridBlock):
@@ -286,6 +292,9 @@ class InstanceNorm(HybridBlock):
         x = x.swapaxes(1, self._axis)
         return F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon).swapaxes(1, self._axis)
 
+    def __repr__(self) -> str:
+        return _norm_repr(self, f", in_channels={self.gamma.shape[0]}")
+
 
 class LayerNorm(HybridBlock):
     """Layer normalisation over ``axis``."""
@@ -301,6 +310,9 @@ class LayerNorm(HybridBlock):
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
+
+    def __repr__(self) -> str:
+        return _norm_repr(self, f", in_channels={self.gamma.shape[0]}")
 
 
 class GroupNorm(HybridBlock):
@@ -318,6 +330,15 @@ class GroupNorm(HybridBlock):
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups, eps=self._epsilon)
+
+    def __repr__(self) -> str:
+        return _norm_repr(self, "")
+
+
+def _norm_repr(block: HybridBlock, tail: str, kwargs: dict | None = None) -> str:
+    """MXNet's text of a normalisation layer: its arguments (values as ``repr``), then ``tail``."""
+    body = ", ".join(f"{k}={v!r}" for k, v in (block._kwargs if kwargs is None else kwargs).items())
+    return f"{block.__class__.__name__}({body}{tail})"
 
 
 class Lambda(Block):

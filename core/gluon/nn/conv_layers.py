@@ -84,10 +84,10 @@ class _Conv(HybridBlock):
         return s + ")"
 
     def _mapping(self) -> tuple:
+        # MXNet 1.9.1's formula for every convolution, the transposed ones included, whose
+        # weight is (in, out / groups, ...): Conv2DTranspose(2) reads "2 -> 0" before inference
         shape = self.weight.shape or (0, 0)
-        if self._op_name == "Convolution":
-            return (shape[1] if shape[1] else None, shape[0])
-        return (shape[0] if shape[0] else None, self._channels)
+        return (shape[1] if shape[1] else None, shape[0])
 
 
 class Conv1D(_Conv):
