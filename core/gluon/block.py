@@ -15,7 +15,6 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Callable
 
-import numpy as np
 
 from .. import ndarray as _ndmod
 from .. import symbol as _symmod
