@@ -8,8 +8,9 @@ Differences from MXNet, on purpose:
 
 * ``fit`` shows a progress bar per epoch (tqdm, when installed and the output is a
   terminal; ``progress=True/False`` forces it) and logs the epoch's throughput
-  (``Epoch[0] Speed=... samples/sec``) next to MXNet's ``Train-...`` and ``Time cost``
-  lines. The figures of the last ``fit`` are kept in ``last_fit_stats``.
+  (``Epoch[0] Speed=... samples/sec``) at DEBUG level, after MXNet's ``Train-...`` and
+  ``Time cost`` lines (so the INFO log is MXNet's, line for line). The figures of the
+  last ``fit`` are kept in ``last_fit_stats``.
 * Errors say what to do: a missing ``num_epoch``, inputs whose names do not match the
   symbol, parameters missing from ``arg_params``.
 """
@@ -337,7 +338,7 @@ class BaseModule:
             toc = time.time()
             speed = samples / max(toc - tic, 1e-9)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, (toc - tic))
-            self.logger.info("Epoch[%d] Speed=%.2f samples/sec", epoch, speed)
+            self.logger.debug("Epoch[%d] Speed=%.2f samples/sec", epoch, speed)
             ep = {"epoch": epoch, "seconds": toc - tic, "samples": samples, "samples_per_sec": speed,
                   "train": dict(eval_name_vals)}
             stats["samples"] += samples

@@ -32,7 +32,10 @@ def test_fit_score_predict(digits, seeded, caplog):
         train, val = _fit(mod, digits, epochs=5)
     text = caplog.text
     assert "Epoch[0] Train-accuracy=" in text and "Epoch[4] Time cost=" in text
-    assert "Epoch[4] Validation-accuracy=" in text and "samples/sec" in text
+    assert "Epoch[4] Validation-accuracy=" in text
+    # MXNet's INFO lines only; the throughput line is DEBUG
+    assert "Speed=" not in text
+    assert mod.last_fit_stats["samples_per_sec"] > 0
     res = dict(mod.score(val, "acc"))
     assert res["accuracy"] > 0.9
     # predict drops the padding of the last batch and merges batches
