@@ -21,10 +21,14 @@ pytestmark = pytest.mark.timeout(180)
 TOLS = {2: 2e-5, 4: 8e-5}
 
 
-@pytest.fixture(autouse=True, params=[4, 2], ids=["F4x4", "F2x2"])
+@pytest.fixture(autouse=True, params=[(4, 64), (4, 0), (2, 64)], ids=["F4x4", "F4x4-VUt", "F2x2"])
 def tile(request, monkeypatch):
-    monkeypatch.setattr(winograd, "TILE", request.param)
-    return request.param
+    """F(4x4) twice: with the default ``FEW_COLUMNS`` (the tests' small chunks take the
+    ``M^T = U V^T`` GEMMs) and with 0 (every chunk ``M = V U^T``, as ResNet's bigger ones)."""
+    t, few = request.param
+    monkeypatch.setattr(winograd, "TILE", t)
+    monkeypatch.setattr(winograd, "FEW_COLUMNS", few)
+    return t
 
 
 #: the passes a training step's forward (req, then write) and backward run: F(4x4)'s
