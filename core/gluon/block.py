@@ -449,6 +449,9 @@ class Block:
     def forward(self, *args: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}.forward is not defined")
 
+    #: whether ``summary`` prints a row for this block (the Sequential containers say no)
+    _summary_row = True
+
     def summary(self, *inputs: Any) -> None:
         """Print, as MXNet 1.9.1 does, the inputs' shapes, then every block's (in the order
         their forwards finish; Sequential containers left out) output shapes and parameter
@@ -472,8 +475,7 @@ class Block:
 
         def register(block: Block) -> None:
             assert not getattr(block, "_active", False), f'"{block.name}" must not be hybridized to print summary.'
-            from .nn.basic_layers import HybridSequential, Sequential
-            if not isinstance(block, (Sequential, HybridSequential)):
+            if block._summary_row:   # not the Sequential containers
                 hooks.append(block.register_forward_hook(hook))
         try:
             self.apply(register)

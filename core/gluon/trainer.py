@@ -35,7 +35,9 @@ class Trainer:
     def __init__(self, params: Any, optimizer: Any, optimizer_params: dict | None = None, kvstore: Any = "device",
                  compression_params: dict | None = None, update_on_kvstore: bool | None = None) -> None:
         if isinstance(params, (dict, ParameterDict)):
-            params = list(params.values())
+            # MXNet 1.9.1 takes a dict's parameters in sorted name order: the indices of the
+            # optimizer states, the kvstore keys and saved state files depend on it
+            params = [params[k] for k in sorted(params.keys())]
         if not isinstance(params, (list, tuple)):
             raise ValueError(f"First argument must be a list or dict of Parameters, got {type(params)}.")
         self._params: list[Parameter] = []

@@ -410,6 +410,29 @@ def from_config(cfg: dict[str, Any] | str) -> Optimizer:
     return opt
 
 
+def from_mxnet(name: str, attrs: dict[str, Any]) -> Optimizer:
+    """plexnet's optimizer registered as ``name`` (an MXNet optimizer class name) with the
+    attributes it shares with MXNet's pickled one (hyper-parameters, multipliers, update
+    counts, the scheduler); MXNet-only ones (``sym_info``, ``allow_np_array``, ...) are
+    left out and ``param_dict`` is the loader's to set."""
+    cls = lookup(name.lower())
+    try:
+        opt = cls()
+    except TypeError:
+        opt = cls.__new__(cls)
+        Optimizer.__init__(opt)
+    own = vars(opt)
+    for k, v in attrs.items():
+        if k in own and k not in ("param_dict", "_index_update_count", "_all_index_update_counts"):
+            setattr(opt, k, v)
+    # per-device update counts; the current device's dict is shared with the table
+    counts = attrs.get("_all_index_update_counts") or {0: dict(attrs.get("_index_update_count") or {})}
+    opt._all_index_update_counts = counts
+    opt._index_update_count = counts.setdefault(own.get("_current_device", 0),
+                                                dict(attrs.get("_index_update_count") or {}))
+    return opt
+
+
 def lookup(name: str) -> type:
     """The optimizer class registered under ``name`` (case-insensitive)."""
     if not isinstance(name, str):
@@ -621,12 +644,15 @@ def _encode_states(states: dict[Any, Any], optimizer: Optimizer | None) -> bytes
 
 
 def _decode_states(data: bytes) -> tuple[dict[Any, Any], Optimizer | None]:
+    from .mxnet_pickle import is_pickle, load_mxnet_states
+    if is_pickle(data):   # written by MXNet: read by a restricted unpickler (mxnet_pickle.py)
+        states, mx_opt = load_mxnet_states(data)
+        return states, (from_mxnet(*mx_opt) if mx_opt is not None else None)
     try:
         z = np.load(io.BytesIO(data), allow_pickle=False)
         meta = json.loads(bytes(z["__meta__"]).decode())
     except Exception as e:  # noqa: BLE001
-        raise ValueError(f"not a plexnet optimizer-states file ({type(e).__name__}: {e}); files written by "
-                         f"MXNet (pickle) are not loaded, by design") from e
+        raise ValueError(f"not an optimizer-states file of plexnet or MXNet ({type(e).__name__}: {e})") from e
     if meta.get("format") != _MAGIC:
         raise ValueError(f"unknown optimizer-states format {meta.get('format')!r}")
 

@@ -250,10 +250,16 @@ def test_updater_states_roundtrip_continues_identically(tmp_path):
         np.testing.assert_allclose(w[k].asnumpy(), ref_w[k].asnumpy(), rtol=1e-6, atol=1e-7)
 
 
-def test_set_states_rejects_pickles():
+def test_set_states_reads_pickles_only_of_states():
+    """A pickle is read as MXNet's states file, by a restricted unpickler
+    (tests/optimizer/test_mxnet_states.py): plain states load, other globals are refused."""
     u = opt.get_updater(opt.SGD())
-    with pytest.raises(ValueError, match="not a plexnet optimizer-states file"):
-        u.set_states(pickle.dumps({0: np.zeros(3)}))
+    u.set_states(pickle.dumps({0: np.zeros(3)}))
+    np.testing.assert_array_equal(u.states[0], np.zeros(3))
+    with pytest.raises(pickle.UnpicklingError, match="refusing to load"):
+        u.set_states(pickle.dumps({0: print}))
+    with pytest.raises(ValueError, match="not an optimizer-states file"):
+        u.set_states(b"neither npz nor pickle")
 
 
 MXNET_PY = os.environ.get("PLEXNET_MXNET_PYTHON", "/work/mxvenv/bin/python")

@@ -19,6 +19,8 @@ __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "B
 class Sequential(Block):
     """Children run one after the other."""
 
+    _summary_row = False   # Block.summary: a container, no row of its own (as MXNet)
+
     def __init__(self, prefix: str | None = None, params: Any = None) -> None:
         super().__init__(prefix=prefix, params=params)
 
@@ -63,6 +65,8 @@ class Sequential(Block):
 
 class HybridSequential(HybridBlock):
     """Children (HybridBlocks) run one after the other; hybridizes as one graph."""
+
+    _summary_row = False
 
     def __init__(self, prefix: str | None = None, params: Any = None) -> None:
         super().__init__(prefix=prefix, params=params)
