@@ -139,10 +139,13 @@ def test_mxnet_fixture_runs_like_mxnet(name, ops):
     np.testing.assert_allclose(out_inf, np.array(exp["output_inference"]), rtol=1e-4, atol=1e-5)
     out_train = exe.forward(is_train=True)[0].asnumpy()
     np.testing.assert_allclose(out_train, np.array(exp["output_training"]), rtol=1e-4, atol=1e-5)
-    # moving statistics: updated by the training forward (momentum 0.9) from the batch
-    # mean of BatchNorm's input; MXNet 1.9.1's CPU BatchNorm leaves them alone when the
-    # BatchNorm is not a graph output, so they are not compared with MXNet's
-    for bn in [n for n in exp["auxiliary_states"] if n.endswith("_moving_mean")]:
+    # moving statistics: the training forward leaves them alone and the backward moves them
+    # (momentum 0.9) by the batch mean of BatchNorm's input, as MXNet 1.9.1's CPU BatchNorm
+    bns = [n for n in exp["auxiliary_states"] if n.endswith("_moving_mean")]
+    for bn in bns:
+        np.testing.assert_array_equal(exe.aux_dict[bn].asnumpy(), params[f"aux:{bn}"].asnumpy())
+    exe.backward()
+    for bn in bns:
         node = bn[:-len("_moving_mean")]
         x_sym = net.get_internals()[net.get_internals().list_outputs().index(f"{node}_output")].get_children()[0]
         if x_sym.list_auxiliary_states():
@@ -151,7 +154,6 @@ def test_mxnet_fixture_runs_like_mxnet(name, ops):
         batch_mean = xe.forward(is_train=False)[0].asnumpy().mean(axis=(0, 2, 3))
         m0 = params[f"aux:{bn}"].asnumpy()
         np.testing.assert_allclose(exe.aux_dict[bn].asnumpy(), 0.9 * m0 + 0.1 * batch_mean, rtol=1e-4, atol=1e-6)
-    exe.backward()
     for k, v in exp["grads"].items():
         np.testing.assert_allclose(exe.grad_dict[k].asnumpy(), np.array(v), rtol=1e-3, atol=1e-5, err_msg=k)
 

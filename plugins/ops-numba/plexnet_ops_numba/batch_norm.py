@@ -20,7 +20,7 @@ import numpy as np
 
 from plexnet_ops_basic.nn import _split
 from plexnet_ops_basic.nn._normcore import store
-from plexnet_ops_basic.nn.batch_norm import BatchNormOp
+from plexnet_ops_basic.nn.batch_norm import BatchNormOp, update_moving
 
 from . import _base
 from ._base import ADD, NULL, NumbaOp
@@ -70,8 +70,7 @@ class NumbaBatchNormOp(NumbaOp):
 
     def forward(self, ctx, in_data, req, out_data, aux_states):
         x, gamma, beta = in_data
-        mm, mv = aux_states
-        shape = None if req[0] in (NULL, ADD) else self._view(ctx, x, [x, gamma, beta, out_data[0], mm, mv])
+        shape = None if req[0] in (NULL, ADD) else self._view(ctx, x, [x, gamma, beta, out_data[0]] + list(aux_states))
         if shape is None or shape[0] * shape[2] == 0:
             return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
         K = _base.kernels("_bnkern")
@@ -82,10 +81,6 @@ class NumbaBatchNormOp(NumbaOp):
         obs = self._warm(("forward", x.shape))
         _over_channels(C, x.size, lambda c0, c1: K.channel_stats(x3, mean64, var64, c0, c1), obs)
         mean, var = mean64.astype(x.dtype), var64.astype(x.dtype)
-        mm *= p.momentum
-        mm += (1 - p.momentum) * mean
-        mv *= p.momentum
-        mv += (1 - p.momentum) * var
         invstd = 1.0 / np.sqrt(var + p.eps)
         scale = (invstd if p.fix_gamma else gamma * invstd).astype(x.dtype, copy=False)
         _over_channels(C, x.size, lambda c0, c1: K.normalize(x3, y3, mean, scale, beta, c0, c1), obs)
@@ -104,6 +99,7 @@ class NumbaBatchNormOp(NumbaOp):
         p = self.p
         C = shape[1]
         m = shape[0] * shape[2]
+        update_moving(np, p, aux_states, mean, invstd)   # in backward, as MXNet (ops-basic's docstring)
         x3, dy3 = x.reshape(shape), dy.reshape(shape)
         sum_dy, sum_dy_xc = np.empty(C), np.empty(C)
         obs = self._warm(("backward", x.shape))

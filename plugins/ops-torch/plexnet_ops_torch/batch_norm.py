@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from plexnet_ops_basic.nn.batch_norm import BatchNormOp
+from plexnet_ops_basic.nn.batch_norm import BatchNormOp, update_moving
 
 from . import _base
 from ._base import NULL, WRITE, INPLACE, T, TorchOp, store
@@ -61,11 +61,6 @@ class TorchBatchNormOp(TorchOp):
                 store(out_data[0], req[0], y)
             mean = tmean.numpy()
             invstd = tinv.numpy()
-            var = (1.0 / np.square(invstd.astype(np.float64)) - p.eps).astype(mv.dtype)
-            mm *= p.momentum
-            mm += (1 - p.momentum) * mean
-            mv *= p.momentum
-            mv += (1 - p.momentum) * var
         else:
             y, _m, _v = aten.native_batch_norm(tx, tg, tb, T(mm), T(mv), False, 0.0, p.eps)
             store(out_data[0], req[0], y)
@@ -78,6 +73,8 @@ class TorchBatchNormOp(TorchOp):
         p = self.p
         x, gamma = in_data[0], in_data[1]
         need = [req[0] != NULL, req[1] != NULL and not p.fix_gamma, req[2] != NULL]
+        if self._batch_stats(ctx):   # the moving statistics move in backward, as MXNet's (ops-basic)
+            update_moving(np, p, aux_states, out_data[1], out_data[2])
         if any(need):
             aten = _base.torch.ops.aten
             if self._batch_stats(ctx):

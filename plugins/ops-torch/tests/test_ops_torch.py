@@ -116,10 +116,12 @@ def test_batchnorm_moving_stats_use_biased_variance():
     aux = {"moving_mean": np.zeros(2), "moving_var": np.ones(2)}
     with impl("BatchNorm", "torch"):
         outs = opcheck.run_forward("BatchNorm", args, kw, aux, is_train=True)
+        np.testing.assert_array_equal(outs.aux[0], 0)      # forward: unchanged (MXNet's CPU operator)
+        opcheck.run_backward("BatchNorm", args, kw, aux=aux, is_train=True)
     mean = x.mean(axis=(0, 2, 3))
     var = x.var(axis=(0, 2, 3))
-    np.testing.assert_allclose(outs.aux[0], 0.25 * mean, rtol=1e-10)
-    np.testing.assert_allclose(outs.aux[1], 0.75 + 0.25 * var, rtol=1e-10)
+    np.testing.assert_allclose(aux["moving_mean"], 0.25 * mean, rtol=1e-10)
+    np.testing.assert_allclose(aux["moving_var"], 0.75 + 0.25 * var, rtol=1e-10)
 
 
 def test_batchnorm_other_axis_falls_back():

@@ -4,9 +4,13 @@
 deviation* ``1/sqrt(var + eps)`` as in MXNet.
 
 Training (``is_train`` and not ``use_global_stats``): normalise with the batch mean and
-biased variance over every axis but ``axis``, and update the moving statistics *in
-forward*: ``moving = moving * momentum + batch * (1 - momentum)``. Otherwise normalise
-with the moving statistics. ``fix_gamma`` uses gamma = 1 (and gives gamma a zero
+biased variance over every axis but ``axis``; the moving statistics are updated *in
+backward*, as MXNet 1.9.1's CPU operator does: ``moving = moving * momentum + batch * (1 -
+momentum)``, the batch variance taken back from the saved inverse standard deviation
+(``1 / invstd**2 - eps``, MXNet's ``invstd_to_variance``) (``update_moving``). So a
+training-mode forward without a backward leaves them alone, and each backward of a graph
+kept with ``retain_graph`` moves them once more, as in MXNet. Otherwise normalise with the
+moving statistics. ``fix_gamma`` uses gamma = 1 (and gives gamma a zero
 gradient) without writing into the gamma array.
 """
 from __future__ import annotations
@@ -76,10 +80,6 @@ class BatchNormOp(Operator):
                 mean = x.mean(axis=axes)
             xp.subtract(x, mean.reshape(bshape), out=xc)
             var = _sum_products(xp, xc, xc, ax) / m
-            mm *= p.momentum
-            mm += (1 - p.momentum) * mean
-            mv *= p.momentum
-            mv += (1 - p.momentum) * var
         else:
             mean, var = mm, mv
             xp.subtract(x, mean.reshape(bshape), out=xc)
@@ -101,6 +101,7 @@ class BatchNormOp(Operator):
         ax, axes, bshape, m = self._geom(x)
         if self._batch_stats(ctx):
             mean, invstd = out_data[1], out_data[2]
+            update_moving(xp, p, aux_states, mean, invstd)
         else:
             mean = aux_states[0]
             invstd = 1.0 / xp.sqrt(aux_states[1] + p.eps)
@@ -126,6 +127,18 @@ class BatchNormOp(Operator):
         if req[1] != OpReqType.null:
             _store(xp, in_grad[1], req[1], xp.zeros_like(dgamma) if p.fix_gamma else dgamma)
         _store(xp, in_grad[2], req[2], dbeta)
+
+
+def update_moving(xp, p, aux_states, mean, invstd) -> None:
+    """MXNet's moving-statistics update, run by every CPU BatchNorm's backward (module
+    docstring): ``moving = moving * momentum + batch * (1 - momentum)`` with the batch
+    variance ``1 / invstd**2 - eps`` from the saved inverse standard deviation."""
+    mm, mv = aux_states
+    var = 1.0 / xp.square(invstd.astype(np.float64)) - p.eps
+    mm *= p.momentum
+    mm += ((1 - p.momentum) * mean).astype(mm.dtype, copy=False)
+    mv *= p.momentum
+    mv += ((1 - p.momentum) * var).astype(mv.dtype, copy=False)
 
 
 class BatchNormProp(NormProp):

@@ -38,8 +38,17 @@ def test_batchnorm_forward(shape, kw, train, rng):
     kw = dict(kw, output_mean_var=True)
     ref_kw = {k: v for k, v in kw.items() if k != "output_mean_var"}
     y, mean, invstd, mm2, mv2 = bn_ref(*ins, *aux, train=train, **ref_kw)
+    # the forward never moves the moving statistics (MXNet's CPU operator: its backward does)
     check_forward("BatchNorm", ins, kw, [y] + ([mean, invstd] if train else []), aux=[a.copy() for a in aux],
-                  expected_aux=[mm2, mv2], is_train=train, rtol=1e-6, atol=1e-9)
+                  expected_aux=aux, is_train=train, rtol=1e-6, atol=1e-9)
+    if train:   # the backward does, once per call
+        moved = [a.copy() for a in aux]
+        run_backward("BatchNorm", ins, kw, aux=moved, out_grads=[np.ones_like(y)] + [np.zeros_like(mean)] * 2)
+        np.testing.assert_allclose(moved[0], mm2, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(moved[1], mv2, rtol=1e-6, atol=1e-9)
+        run_backward("BatchNorm", ins, kw, aux=moved, out_grads=[np.ones_like(y)] + [np.zeros_like(mean)] * 2)
+        m = kw.get("momentum", 0.9)
+        np.testing.assert_allclose(moved[0], mm2 * m + (mm2 - aux[0] * m), rtol=1e-6, atol=1e-9)
 
 
 def test_batchnorm_use_global_stats(rng):
@@ -86,8 +95,10 @@ def test_batchnorm_req(req, rng):
 def test_batchnorm_moving_stats_converge(rng):
     x = rng.standard_normal((64, 2)) * np.array([2.0, 0.5]) + np.array([3.0, -1.0])
     aux = [np.zeros(2), np.ones(2)]
+    run_forward("BatchNorm", [x, np.ones(2), np.zeros(2)], {}, aux=aux)
+    np.testing.assert_array_equal(aux[0], 0)        # forward alone: unchanged (MXNet, CPU)
     for _ in range(60):
-        run_forward("BatchNorm", [x, np.ones(2), np.zeros(2)], {}, aux=aux)
+        run_backward("BatchNorm", [x, np.ones(2), np.zeros(2)], {}, aux=aux)
     np.testing.assert_allclose(aux[0], x.mean(0), rtol=1e-2)
     np.testing.assert_allclose(aux[1], x.var(0), rtol=1e-2)
 
