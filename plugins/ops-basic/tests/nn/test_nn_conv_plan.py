@@ -147,4 +147,8 @@ def test_batchnorm_one_operator_many_shapes():
         want = (x - mean.reshape(bs)) / np.sqrt(var.reshape(bs) + 1e-5) * gamma.reshape(bs) + beta.reshape(bs)
         np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(m, mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(mm, 0)   # the moving statistics move in backward (MXNet's CPU op)
+        dx, dg, db = np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)
+        op.backward(_ctx(True), [np.ones_like(x)], [x, gamma, beta], [y, m, v], [W] * 3, [dx, dg, db], [mm, mv])
         np.testing.assert_allclose(mm, 0.1 * mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(mv, 0.9 + 0.1 * var, rtol=1e-4, atol=1e-5)
