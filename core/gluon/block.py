@@ -23,7 +23,7 @@ from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import name as _name
 from .cached import _infer_from
-from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .parameter import DeferredInitializationError, Parameter, ParameterDict, ParameterExtraError, ParameterLoadError
 
 __all__ = ["Block", "HybridBlock", "HookHandle", "DeferredInitializationError"]
 
@@ -299,13 +299,13 @@ class Block:
             ids = {id(v): k for k, v in params.items() if k in loaded}
             for name, p in params.items():
                 if name not in loaded and id(p) not in ids:
-                    raise PlexnetError(f"Parameter {name!r} is missing in file {filename!r}, which contains "
+                    raise ParameterLoadError(f"Parameter {name!r} is missing in file {filename!r}, which contains "
                                        f"parameters: {_brief(loaded)}. Set allow_missing=True to ignore missing "
                                        f"parameters.")
         for name, arr in loaded.items():
             if name not in params:
                 if not ignore_extra:
-                    raise PlexnetError(f"Parameter {name!r} loaded from file {filename!r} is not present in "
+                    raise ParameterExtraError(f"Parameter {name!r} loaded from file {filename!r} is not present in "
                                        f"ParameterDict, which contains parameters {_brief(params)}. Set "
                                        f"ignore_extra=True to ignore. ")
                 continue

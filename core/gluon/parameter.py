@@ -28,6 +28,16 @@ __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDic
 tensor_types = (Symbol, NDArray)
 
 
+class ParameterLoadError(PlexnetError, AssertionError):
+    """A saved parameter that does not fit (missing, shape or dtype incompatible, or extra
+    in ``ParameterDict.load``): MXNet 1.9.1 raises these with ``assert``, so an
+    ``AssertionError`` handler catches them here too."""
+
+
+class ParameterExtraError(PlexnetError, ValueError):
+    """A file holds a parameter the block lacks (``Block.load_parameters``): MXNet's ValueError."""
+
+
 class DeferredInitializationError(PlexnetError):
     """A parameter's initialisation waits for its shape (known after a forward pass)."""
 
@@ -345,16 +355,17 @@ class Parameter:
         if self.shape:
             for s, d in zip(self.shape, data.shape):
                 if s not in (0, d) or len(self.shape) != len(data.shape):
-                    raise PlexnetError(f"Failed loading Parameter {self.name!r} from saved params: shape "
+                    raise ParameterLoadError(f"Failed loading Parameter {self.name!r} from saved params: shape "
                                        f"incompatible expected {self.shape} vs saved {data.shape}")
             self.shape = data.shape
         else:
             self._shape = tuple(data.shape)
         if self.dtype is not None and np.dtype(self.dtype) != np.dtype(data.dtype):
             if not cast_dtype:
-                raise PlexnetError(f"Failed loading Parameter {self.name!r} from saved params: dtype incompatible "
-                                   f"expected {np.dtype(self.dtype).name} vs saved {np.dtype(data.dtype).name}. "
-                                   f"Set cast_dtype=True to cast the dtype of saved params.")
+                raise ParameterLoadError(
+                    f"Failed loading Parameter {self.name!r} from saved params: dtype incompatible expected "
+                    f"{np.dtype(self.dtype).name} vs saved {np.dtype(data.dtype).name}. Set cast_dtype=True to "
+                    f"cast the dtype of saved params.")
             if dtype_source == "current":
                 data = data.astype(self.dtype)
             else:
@@ -587,13 +598,13 @@ class ParameterDict:
         if not allow_missing:
             for name in self.keys():
                 if name not in arg:
-                    raise PlexnetError(f"Parameter {name[len(restore_prefix):]!r} is missing in {where}, which "
+                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} is missing in {where}, which "
                                        f"contains parameters: {', '.join(list(arg)[:10])}. Set allow_missing=True "
                                        f"to ignore missing parameters.")
         for name, v in arg.items():
             if name not in self._params:
                 if not ignore_extra:
-                    raise PlexnetError(f"Parameter {name[len(restore_prefix):]!r} loaded from {where} is not "
+                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} loaded from {where} is not "
                                        f"present in this ParameterDict. Set ignore_extra=True to ignore.")
                 continue
             self[name]._load_init(v, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)

@@ -346,3 +346,27 @@ def test_backward_inside_record_block(hybrid) -> None:
             loss.backward()
         tr.step(4)
     assert np.isfinite(net[0].weight.data().asnumpy()).all()
+
+
+
+def _dense_chain(mx, prefix, *in_units):
+    net = mx.gluon.nn.HybridSequential(prefix=prefix)
+    with net.name_scope():
+        net.add(*[mx.gluon.nn.Dense(2, in_units=u) for u in in_units])
+    net.initialize()
+    return net
+
+
+def test_load_errors_are_mxnets_exception_types(tmp_path) -> None:
+    """MXNet 1.9.1 asserts a missing or incompatible saved parameter (AssertionError) and
+    raises ValueError for one the block lacks; plexnet's errors are those types too."""
+    import plexnet as mx
+    small, big = str(tmp_path / "small.params"), str(tmp_path / "big.params")
+    _dense_chain(mx, "s_", 3).save_parameters(small)
+    _dense_chain(mx, "s_", 3, 2).save_parameters(big)
+    with pytest.raises(AssertionError, match="is missing in file"):
+        _dense_chain(mx, "s_", 3, 2).load_parameters(small)
+    with pytest.raises(ValueError, match="is not present in"):
+        _dense_chain(mx, "s_", 3).load_parameters(big)
+    with pytest.raises(AssertionError, match="shape incompatible"):
+        _dense_chain(mx, "s_", 4).load_parameters(small)
