@@ -177,6 +177,11 @@ def registries() -> Any:
     return loader()
 
 
+
+class NotRegisteredError(ValueError, AssertionError):
+    """An unknown name given to a registry's ``create``: a ValueError (MXNet's optimizer
+    registry) and an AssertionError (MXNet's initializer and metric registries assert it)."""
+
 class Registry(Generic[T]):
     """A name -> object map with per-entry owner and rank, and change listeners."""
 
@@ -349,6 +354,6 @@ class ClassRegistry:
             return self.create(**json.loads(name))
         key = name.lower()
         if key not in self.classes:
-            raise ValueError(f"{self.kind} {name!r} is not registered; {self.known}: "
-                             f"{', '.join(sorted(self.classes))}")
+            raise NotRegisteredError(f"{self.kind} {name!r} is not registered; {self.known}: "
+                                     f"{', '.join(sorted(self.classes))}")
         return self.classes[key](*args, **kwargs)

@@ -34,6 +34,10 @@ class ParameterLoadError(PlexnetError, AssertionError):
     ``AssertionError`` handler catches them here too."""
 
 
+class IncompatibleShapeError(ValueError, AssertionError):
+    """A shape that does not fit a parameter's declared one: MXNet asserts it."""
+
+
 class ParameterExtraError(PlexnetError, ValueError):
     """A file holds a parameter the block lacks (``Block.load_parameters``): MXNet's ValueError."""
 
@@ -136,8 +140,8 @@ class Parameter:
             return
         new_shape = tuple(int(d) for d in new_shape)
         if len(self._shape) != len(new_shape) or any(i != j and i != 0 for i, j in zip(self._shape, new_shape)):
-            raise ValueError(f"Expected shape {new_shape} is incompatible with given shape {self._shape} of "
-                             f"Parameter {self.name!r}")
+            raise IncompatibleShapeError(f"Expected shape {new_shape} is incompatible with given shape "
+                                         f"{self._shape} of Parameter {self.name!r}")
         self._shape = new_shape
 
     @property

@@ -370,3 +370,18 @@ def test_load_errors_are_mxnets_exception_types(tmp_path) -> None:
         _dense_chain(mx, "s_", 3).load_parameters(big)
     with pytest.raises(AssertionError, match="shape incompatible"):
         _dense_chain(mx, "s_", 4).load_parameters(small)
+
+
+def test_registry_and_shape_errors_are_assertion_errors_too() -> None:
+    """MXNet 1.9.1 asserts an unknown initializer / metric name and a parameter shape that
+    does not fit; plexnet's ValueErrors are AssertionErrors as well."""
+    import plexnet as mx
+    for make in (lambda: mx.init.create("nonsense"), lambda: mx.metric.create("nonsense")):
+        with pytest.raises(AssertionError, match="not registered"):
+            make()
+    with pytest.raises(ValueError, match="not registered"):
+        mx.optimizer.create("nonsense")
+    p = mx.gluon.Parameter("w", shape=(2,))
+    p.initialize()
+    with pytest.raises(AssertionError, match="incompatible"):
+        p.set_data(mx.nd.ones((3,)))
