@@ -379,7 +379,7 @@ def test_registry_and_shape_errors_are_assertion_errors_too() -> None:
     for make in (lambda: mx.init.create("nonsense"), lambda: mx.metric.create("nonsense")):
         with pytest.raises(AssertionError, match="not registered"):
             make()
-    with pytest.raises(ValueError, match="not registered"):
+    with pytest.raises(ValueError, match="Cannot find optimizer"):   # MXNet's ValueError
         mx.optimizer.create("nonsense")
     p = mx.gluon.Parameter("w", shape=(2,))
     p.initialize()
