@@ -6,9 +6,9 @@ the forwards finish, trainable and shared counts). Recorded by
 ``tests/fixtures/gluon_text/make_mxnet_gluon_text.py``."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
+import runpy
 
 import pytest
 
@@ -18,16 +18,9 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 EXPECTED = json.load(open(os.path.join(HERE, "expected.json")))
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_mxnet_gluon_text", os.path.join(HERE, "make_mxnet_gluon_text.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def printed() -> dict:
-    return _generator().build(plexnet)
+    return runpy.run_path(os.path.join(HERE, "make_mxnet_gluon_text.py"))["build"](plexnet)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -4,10 +4,11 @@ the restricted unpickler refuses every other global; a Trainer takes a dict's pa
 sorted name order, as MXNet 1.9.1 (the states' indices depend on it)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pickle
+import runpy
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,14 +20,7 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 E = json.load(open(os.path.join(HERE, "expected.json")))
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_mxnet_states", os.path.join(HERE, "make_mxnet_states.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-G = _generator()
+G = SimpleNamespace(**runpy.run_path(os.path.join(HERE, "make_mxnet_states.py")))   # the generator's helpers
 
 
 def test_trainer_resumes_from_mxnets_states() -> None:

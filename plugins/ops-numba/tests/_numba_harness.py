@@ -107,3 +107,15 @@ def force_split(monkeypatch: Any) -> list:
     monkeypatch.setattr(_split.blas, "return_core", lambda: None)
     monkeypatch.setattr(_split, "run_items", lambda n, fn, *a: counts.append(n) or real(n, fn, *a))
     return counts
+
+
+def record_kernel_calls(monkeypatch: Any, module: str, names: Any) -> list:
+    """Wrap the numba kernels ``names`` of ``plexnet_ops_numba.<module>`` so that each call
+    appends its name to the returned list (which kernels a case ran)."""
+    from plexnet_ops_numba import _base
+    K = _base.kernels(module)
+    seen: list = []
+    for name in names:
+        f = getattr(K, name)
+        monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: seen.append(_n) or _f(*a))
+    return seen

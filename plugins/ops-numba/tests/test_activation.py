@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from _numba_harness import prop
+from _numba_harness import prop, record_kernel_calls
 from plexnet.engine.runctx import run_context
 from plexnet.operator import OpContext, OpReqType
 import plexnet
@@ -30,11 +30,7 @@ def small_arrays(monkeypatch):
 def kernel_calls(monkeypatch):
     """Names of the numba kernels that run."""
     K = _base.kernels("_actkern")
-    seen: list = []
-    for name in [n for n in dir(K) if n.startswith(("relu", "tanh", "sigmoid"))]:
-        f = getattr(K, name)
-        monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: seen.append(_n) or _f(*a))
-    return seen
+    return record_kernel_calls(monkeypatch, "_actkern", [n for n in dir(K) if n.startswith(("relu", "tanh", "sigmoid"))])
 
 
 def _ctx():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from _numba_harness import force_split, prop
+from _numba_harness import force_split, prop, record_kernel_calls
 from plexnet.engine.runctx import run_context
 from plexnet.operator import OpContext, OpReqType
 import plexnet
@@ -29,12 +29,7 @@ def small_arrays(monkeypatch):
 @pytest.fixture
 def kernel_calls(monkeypatch):
     """Names of the numba kernels that run."""
-    K = _base.kernels("_bnkern")
-    seen: list = []
-    for name in ("channel_stats", "normalize", "gradient_sums", "data_gradient"):
-        f = getattr(K, name)
-        monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: seen.append(_n) or _f(*a))
-    return seen
+    return record_kernel_calls(monkeypatch, "_bnkern", ("channel_stats", "normalize", "gradient_sums", "data_gradient"))
 
 
 def _ctx(train=True):
