@@ -3,6 +3,7 @@ global-norm gradient clipping, file checks and download."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import os
 import uuid
@@ -26,19 +27,17 @@ def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: b
         raise ValueError(f"data with shape {data.shape} cannot be evenly split into {num_slice} slices along axis "
                          f"{batch_axis}. Use a batch size that's multiple of {num_slice} or set even_split=False to "
                          f"allow uneven partitioning of data.")
-    n_each = size // num_slice
-    if not even_split and size < num_slice:
-        n_each = 1
-        num_slice = size
+    # MXNet 1.9.1's sections: the first ``size % num_slice`` slices take one more example
+    # (numpy's array_split); fewer examples than slices leave the last ones empty
+    n_each, extras = divmod(size, num_slice)
+    bounds = list(itertools.accumulate([0] + extras * [n_each + 1] + (num_slice - extras) * [n_each]))
     if batch_axis == 0:
-        slices = [data[i * n_each:(i + 1) * n_each] if i < num_slice - 1 else data[i * n_each:size]
-                  for i in range(num_slice)]
+        slices = [data[bounds[i]:bounds[i + 1]] for i in range(num_slice)]
     elif even_split:
         slices = ndarray.op_function("split")(data, num_outputs=num_slice, axis=batch_axis)  # type: ignore[misc]
         slices = slices if isinstance(slices, list) else [slices]
     else:
-        slices = [data.slice_axis(batch_axis, i * n_each, (i + 1) * n_each) if i < num_slice - 1
-                  else data.slice_axis(batch_axis, i * n_each, size) for i in range(num_slice)]
+        slices = [data.slice_axis(batch_axis, bounds[i], bounds[i + 1]) for i in range(num_slice)]
     return slices
 
 
