@@ -7,6 +7,7 @@ device and kind of work.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,6 +169,38 @@ class ThreadedBase(Runner, Engine):
             self._fast = {}
             self._reset_pools()
         stop_workers(self, pools, join=idle)      # busy workers (timed out) are not joined
+        return dropped
+
+    def _work_clock(self) -> float:
+        # the workers' CPU clocks (parked ones do not advance; read without the pool lock:
+        # a stale answer only moves the next check by THROTTLE_S)
+        total = 0.0
+        for p in list(self._pools.values()):
+            for w in p.workers:
+                t = w.thread
+                if t is not None and t.ident is not None:
+                    try:
+                        total += time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+                    except (AttributeError, OSError):   # no per-thread clocks here
+                        pass
+        return total
+
+    def _interrupt(self, grace: float) -> int:
+        """Exit after Ctrl-C (``lifecycle``): drop every ready operation, stop the workers
+        once their current operation returns (waiting for those at most ``grace`` s, so that
+        no worker is inside a compiled library while the interpreter finalises), and return
+        how many pending operations were dropped."""
+        with self._lock:
+            pools = list(self._pools.values())
+            dropped = self._pending
+            for p in pools:
+                p.drop = True       # operations made ready from now on are not run either
+                p.q.clear()
+                p.heap.clear()
+        stop_workers(self, pools, join=False)
+        deadline = time.monotonic() + grace
+        while any(w.cur is not None for p in pools for w in p.workers) and time.monotonic() < deadline:
+            time.sleep(0.005)
         return dropped
 
     def _unfinished(self) -> list[str]:

@@ -57,7 +57,7 @@ class Worker:
 class Pool:
     """Ready operations of one pool and the workers serving it."""
 
-    __slots__ = ("q", "heap", "parked", "stop", "workers", "label", "ctx", "kind",
+    __slots__ = ("q", "heap", "parked", "stop", "drop", "workers", "label", "ctx", "kind",
                  "stream_kind", "fixed_rc", "host", "__weakref__")
 
     def __init__(self, label: str, ctx: Context | None, kind: str, stream_kind: str | None,
@@ -66,6 +66,7 @@ class Pool:
         self.heap: list[tuple[int, int, _Op]] = []   # ready operations of other priorities
         self.parked: list[Worker] = []  # workers waiting for work
         self.stop = False
+        self.drop = False               # exiting after Ctrl-C: workers run nothing more
         self.workers: list[Worker] = []
         self.label = label
         self.ctx = ctx
@@ -200,6 +201,8 @@ def _loop(eng: Runner, pool: Pool, w: Worker, rc: RunContext | None) -> None:
             if not _park(eng, pool, w):
                 return
             continue
+        if pool.drop:
+            return
         if not pool.fixed_rc and op.ctx is not last_ctx:
             try:
                 rc = _shared_rc(w, op.ctx)

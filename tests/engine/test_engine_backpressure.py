@@ -101,3 +101,24 @@ def test_helper_threads_are_never_held(teng: Any) -> None:
     gate.set()
     teng.wait_for_all()
     assert took and took[0] < scheduler.THROTTLE_S, took
+
+
+@pytest.mark.timeout(60)
+def test_operations_that_compute_slowly_keep_the_pusher_waiting(teng: Any, monkeypatch: Any) -> None:
+    """Nothing finishes within THROTTLE_S, but the workers are computing (a loaded host):
+    no pause, the pusher stays bounded (before: the pause let a Gluon loop on a busy machine
+    push 13,000 operations ahead and grow to 15 GB)."""
+    monkeypatch.setattr(scheduler, "THROTTLE_S", 0.05)
+
+    def spin(rc: Any) -> None:
+        t = time.thread_time()
+        while time.thread_time() - t < 0.08:   # CPU work longer than THROTTLE_S
+            pass
+    v = teng.new_var()
+    seen: list[int] = []
+    for _ in range(scheduler.MAX_PENDING + 8):
+        teng.push_sync(spin, cpu(), (), (v,))
+        seen.append(teng._pending)
+    teng.wait_for_all()
+    assert max(seen) <= scheduler.MAX_PENDING + 1, max(seen)
+    assert time.monotonic() >= teng._throttle_off_until   # never paused
