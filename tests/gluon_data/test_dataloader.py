@@ -188,10 +188,28 @@ class _Boom(Dataset):
 
 
 def test_worker_exception_reaches_main_process():
+    """The dataset's own exception (its type, as MXNet re-raises it), the worker's
+    traceback as its cause; an exception that cannot be pickled becomes a RuntimeError."""
     dl = DataLoader(_Boom(), batch_size=2, num_workers=2, timeout=30)
-    with pytest.raises(RuntimeError, match=r"KeyError: 'bad sample 5'"):
+    with pytest.raises(KeyError, match=r"bad sample 5") as ei:
+        list(dl)
+    assert isinstance(ei.value.__cause__, RuntimeError)
+    assert "while building batch 2" in str(ei.value.__cause__) and "__getitem__" in str(ei.value.__cause__)
+    dl.close()
+    dl = DataLoader(_Unpicklable(), batch_size=2, num_workers=2, timeout=30)
+    with pytest.raises(RuntimeError, match=r"_LocalError: no pickle"):
         list(dl)
     dl.close()
+
+
+class _Unpicklable(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        class _LocalError(Exception):   # a local class: cannot be pickled
+            pass
+        raise _LocalError("no pickle")
 
 
 class _Exit(Dataset):

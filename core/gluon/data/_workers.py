@@ -16,6 +16,7 @@ import atexit
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
+import pickle
 import random
 import signal
 import traceback
@@ -207,9 +208,19 @@ def _worker_loop(dataset: Any, batchify_fn: Callable, tasks: Any, results: Any, 
                 retired, segments.retired = segments.retired, []
                 results.send((key, desc, None, retired))
             except Exception as e:  # noqa: BLE001 - reported to the main process
-                results.send((key, None, f"{type(e).__name__}: {e}\n{traceback.format_exc()}", []))
+                results.send((key, None, (_portable(e), f"{type(e).__name__}: {e}\n{traceback.format_exc()}"), []))
     finally:
         segments.close()
+
+
+def _portable(e: BaseException) -> BaseException | None:
+    """``e`` when it survives pickling (so the main process raises the dataset's own error,
+    as MXNet's DataLoader does), else None (the main process raises a RuntimeError)."""
+    try:
+        pickle.loads(pickle.dumps(e))
+        return e
+    except Exception:  # noqa: BLE001 - any unpicklable exception
+        return None
 
 
 #: pools not closed yet: closed at interpreter exit, before multiprocessing's own exit hook

@@ -3,8 +3,9 @@
 
 With ``num_workers > 0`` the batches are built in forked worker processes and come
 back through shared memory (``_workers.py``); up to ``prefetch`` batches are in
-flight; results keep the sampler's order. A worker that raises hands its traceback to
-the main process; one that dies (crash, SIGKILL) or a batch slower than ``timeout``
+flight; results keep the sampler's order. A worker that raises hands its exception to
+the main process, which raises it (its type, as MXNet; the worker's traceback as its
+cause); one that dies (crash, SIGKILL) or a batch slower than ``timeout``
 raises ``RuntimeError`` in the main process instead of hanging. ``thread_pool=True``
 uses threads (no copies, GIL-bound). ``pin_memory`` puts the batches on
 ``cpu_pinned(pin_device_id)``.
@@ -147,7 +148,11 @@ class _MultiWorkerIter:
         self._rcvd += 1
         if err is not None:
             self._finish()
-            raise RuntimeError(f"DataLoader worker raised while building batch {self._rcvd - 1}:\n{err}")
+            exc, text = err if isinstance(err, tuple) else (None, err)
+            where = RuntimeError(f"DataLoader worker raised while building batch {self._rcvd - 1}:\n{text}")
+            if exc is not None:   # the dataset's own exception, as MXNet re-raises it
+                raise exc from where
+            raise where
         return self._pool.consume(w, desc, self._ctx)
 
     def _finish(self) -> None:
