@@ -68,8 +68,7 @@ THROTTLE_S = 0.5
 #: after a wait ran out (a backlog that does not drain: an operation waiting on another
 #: process, say), no throttling for this long, so pushes never crawl behind it
 THROTTLE_PAUSE_S = 5.0
-#: a backlog that did not shrink in THROTTLE_S is stalled only where the workers running
-#: operations used less CPU than this share of it meanwhile
+#: a backlog that did not shrink in THROTTLE_S is stalled where the workers used less CPU meanwhile
 STALL_CPU_SHARE = 0.1
 
 
@@ -435,9 +434,8 @@ class Scheduler:
 
     def _throttle(self) -> None:
         """Backpressure on a pushing thread (see ``MAX_PENDING``): wait until the pending
-        operations drop to ``RESUME_PENDING``, as long as they keep finishing: a backlog
-        that did not shrink in ``THROTTLE_S`` (an operation waiting on something outside
-        the engine) never blocks a push longer than that."""
+        operations drop to ``RESUME_PENDING`` unless the backlog is stalled (no progress and
+        no worker CPU in ``THROTTLE_S``: an operation waiting outside the engine)."""
         if time.monotonic() < self._throttle_off_until:
             return
         with self._lock:
@@ -450,11 +448,8 @@ class Scheduler:
                 # throttling (else a LeNet loop ran ahead and the pool grew 0.4 -> 3.9 GB)
                 left, clock = self._pending, self._work_clock()
                 while not self._all_cv.wait_for(lambda: self._pending <= RESUME_PENDING, THROTTLE_S):
-                    # stalled: nothing finished and the running operations used (almost) no
-                    # CPU: they wait on something outside the engine. Operations that compute,
-                    # however slowly, are a loaded host, not a stall: pausing then let a Gluon
-                    # loop on a busy machine push 13,000 operations ahead and grow to 15 GB
-                    # (session 8)
+                    # stalled: nothing finished and the workers used (almost) no CPU (a wait
+                    # outside the engine); a slow host is not one (docs/engine.md, Backpressure)
                     now = self._work_clock()
                     if self._pending >= left and now - clock < STALL_CPU_SHARE * THROTTLE_S:
                         self._throttle_off_until = time.monotonic() + THROTTLE_PAUSE_S
