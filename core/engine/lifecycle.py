@@ -72,9 +72,10 @@ INTERRUPT_GRACE_S = 2.0
 
 def _interrupted() -> bool:
     """Whether the interpreter exits because of an unhandled KeyboardInterrupt (Ctrl-C):
-    Python sets ``sys.last_type`` when it prints the uncaught exception."""
+    Python sets ``sys.last_type`` when it prints the uncaught exception. Not in an
+    interactive session, where it stays set from an earlier command's interrupt."""
     last = getattr(sys, "last_type", None)
-    return isinstance(last, type) and issubclass(last, KeyboardInterrupt)
+    return isinstance(last, type) and issubclass(last, KeyboardInterrupt) and not hasattr(sys, "ps1")
 
 
 def _shutdown_all() -> None:
