@@ -86,9 +86,9 @@ def _shutdown_all() -> None:
     if _interrupted():
         n = 0
         for e in list(_engines):
-            stop = getattr(e, "_interrupt", None)
+            stop = getattr(e, "_interrupt", None)   # engines with worker threads (NaiveEngine: none)
             try:
-                n += stop(INTERRUPT_GRACE_S) if stop is not None else len(e._stop(0.0))
+                n += stop(INTERRUPT_GRACE_S) if stop is not None else 0
             except Exception:  # noqa: BLE001 - exit goes on
                 continue
         if n:

@@ -443,13 +443,11 @@ class Scheduler:
                 return
             self._nthrottle += 1
             try:
-                # a backlog that drains, however slowly (a loaded host: GEMMs of tens of ms),
-                # keeps the pusher waiting; only one that did not shrink in THROTTLE_S pauses
-                # throttling (else a LeNet loop ran ahead and the pool grew 0.4 -> 3.9 GB)
+                # a backlog that drains or computes, however slowly (a loaded host), keeps the
+                # pusher waiting; only a stalled one (nothing finished, the workers used
+                # almost no CPU: a wait outside the engine) pauses throttling (docs/engine.md)
                 left, clock = self._pending, self._work_clock()
                 while not self._all_cv.wait_for(lambda: self._pending <= RESUME_PENDING, THROTTLE_S):
-                    # stalled: nothing finished and the workers used (almost) no CPU (a wait
-                    # outside the engine); a slow host is not one (docs/engine.md, Backpressure)
                     now = self._work_clock()
                     if self._pending >= left and now - clock < STALL_CPU_SHARE * THROTTLE_S:
                         self._throttle_off_until = time.monotonic() + THROTTLE_PAUSE_S

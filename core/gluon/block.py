@@ -15,7 +15,6 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Callable
 
-
 from .. import ndarray as _ndmod
 from .. import symbol as _symmod
 from ..base import PlexnetError
@@ -299,15 +298,15 @@ class Block:
             ids = {id(v): k for k, v in params.items() if k in loaded}
             for name, p in params.items():
                 if name not in loaded and id(p) not in ids:
-                    raise ParameterLoadError(f"Parameter {name!r} is missing in file {filename!r}, which contains "
-                                       f"parameters: {_brief(loaded)}. Set allow_missing=True to ignore missing "
-                                       f"parameters.")
+                    raise ParameterLoadError(f"Parameter {name!r} is missing in file {filename!r}, which "
+                                             f"contains parameters: {_brief(loaded)}. Set allow_missing=True to "
+                                             f"ignore missing parameters.")
         for name, arr in loaded.items():
             if name not in params:
                 if not ignore_extra:
-                    raise ParameterExtraError(f"Parameter {name!r} loaded from file {filename!r} is not present in "
-                                       f"ParameterDict, which contains parameters {_brief(params)}. Set "
-                                       f"ignore_extra=True to ignore. ")
+                    raise ParameterExtraError(f"Parameter {name!r} loaded from file {filename!r} is not present "
+                                              f"in ParameterDict, which contains parameters {_brief(params)}. Set "
+                                              f"ignore_extra=True to ignore. ")
                 continue
             params[name]._load_init(arr, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 

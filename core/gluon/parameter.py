@@ -360,7 +360,7 @@ class Parameter:
             for s, d in zip(self.shape, data.shape):
                 if s not in (0, d) or len(self.shape) != len(data.shape):
                     raise ParameterLoadError(f"Failed loading Parameter {self.name!r} from saved params: shape "
-                                       f"incompatible expected {self.shape} vs saved {data.shape}")
+                                             f"incompatible expected {self.shape} vs saved {data.shape}")
             self.shape = data.shape
         else:
             self._shape = tuple(data.shape)
@@ -602,14 +602,14 @@ class ParameterDict:
         if not allow_missing:
             for name in self.keys():
                 if name not in arg:
-                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} is missing in {where}, which "
-                                       f"contains parameters: {', '.join(list(arg)[:10])}. Set allow_missing=True "
-                                       f"to ignore missing parameters.")
+                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} is missing in {where}, "
+                                             f"which contains parameters: {', '.join(list(arg)[:10])}. Set "
+                                             f"allow_missing=True to ignore missing parameters.")
         for name, v in arg.items():
             if name not in self._params:
                 if not ignore_extra:
-                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} loaded from {where} is not "
-                                       f"present in this ParameterDict. Set ignore_extra=True to ignore.")
+                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} loaded from {where} is "
+                                             f"not present in this ParameterDict. Set ignore_extra=True to ignore.")
                 continue
             self[name]._load_init(v, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 

@@ -394,20 +394,30 @@ def from_config(cfg: dict[str, Any] | str) -> Optimizer:
     registered optimizer classes are instantiated."""
     if isinstance(cfg, (str, bytes)):
         cfg = json.loads(cfg)
-    cls = lookup(cfg["type"])
-    try:
-        opt = cls()
-    except TypeError:
-        opt = cls.__new__(cls)
-        Optimizer.__init__(opt)
+    opt = _fresh(lookup(cfg["type"]))
     for k, v in cfg.get("attrs", {}).items():
         setattr(opt, k, from_plain(v))
     from ..lr_scheduler import from_config as sched_from_config
     opt.lr_scheduler = sched_from_config(cfg.get("lr_scheduler"))
-    counts = opt.__dict__.setdefault("_all_index_update_counts", {0: {}})
-    dev = opt.__dict__.get("_current_device", 0)
-    opt._index_update_count = counts.setdefault(dev, {})
+    _bind_counts(opt, opt.__dict__.get("_all_index_update_counts") or {0: {}})
     return opt
+
+
+def _fresh(cls: type) -> Optimizer:
+    """An instance of a registered optimizer class with its defaults (classes that need
+    arguments get ``Optimizer``'s)."""
+    try:
+        return cls()
+    except TypeError:
+        opt = cls.__new__(cls)
+        Optimizer.__init__(opt)
+        return opt
+
+
+def _bind_counts(opt: Optimizer, counts: dict) -> None:
+    """The per-device update counts; the current device's dict is shared with the table."""
+    opt._all_index_update_counts = counts
+    opt._index_update_count = counts.setdefault(opt.__dict__.get("_current_device", 0), {})
 
 
 def from_mxnet(name: str, attrs: dict[str, Any]) -> Optimizer:
@@ -415,21 +425,12 @@ def from_mxnet(name: str, attrs: dict[str, Any]) -> Optimizer:
     attributes it shares with MXNet's pickled one (hyper-parameters, multipliers, update
     counts, the scheduler); MXNet-only ones (``sym_info``, ``allow_np_array``, ...) are
     left out and ``param_dict`` is the loader's to set."""
-    cls = lookup(name.lower())
-    try:
-        opt = cls()
-    except TypeError:
-        opt = cls.__new__(cls)
-        Optimizer.__init__(opt)
+    opt = _fresh(lookup(name.lower()))
     own = vars(opt)
     for k, v in attrs.items():
         if k in own and k not in ("param_dict", "_index_update_count", "_all_index_update_counts"):
             setattr(opt, k, v)
-    # per-device update counts; the current device's dict is shared with the table
-    counts = attrs.get("_all_index_update_counts") or {0: dict(attrs.get("_index_update_count") or {})}
-    opt._all_index_update_counts = counts
-    opt._index_update_count = counts.setdefault(own.get("_current_device", 0),
-                                                dict(attrs.get("_index_update_count") or {}))
+    _bind_counts(opt, attrs.get("_all_index_update_counts") or {0: dict(attrs.get("_index_update_count") or {})})
     return opt
 
 
