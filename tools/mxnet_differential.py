@@ -86,6 +86,78 @@ def _functions(mx: Any, dtypes: bool = False) -> dict:
     return out
 
 
+#: keyword sets tried on every function by ``--kwargs`` (a refusal in both is equal)
+KWARGS = [dict(axis=0), dict(axis=-1, keepdims=True), dict(axis=(0, 1)), dict(axis=1, exclude=True),
+          dict(axis=0, k=2), dict(ord=1, axis=1), dict(is_ascend=True, axis=0), dict(ret_typ="both", k=2),
+          dict(begin=(0, 1), end=(2, 3)), dict(reps=(2, 1)), dict(shape=(4, 3)), dict(shape=(-1,)),
+          dict(transpose_a=True), dict(transpose_b=True), dict(num_outputs=2, axis=1),
+          dict(a_min=-0.5, a_max=0.5), dict(scalar=2.0), dict(dtype="float64"), dict(depth=5),
+          dict(mode="clip"), dict(mode="wrap"), dict(alpha=0.5), dict(act_type="softrelu"),
+          dict(temperature=2.0), dict(axes=(1, 0)), dict(lhs_axes=(0,), rhs_axes=(0,)),
+          dict(out_type="float32")]
+
+
+def _with_kwargs(mx: Any) -> dict:
+    """Every function on the first inputs with each keyword set of ``KWARGS``."""
+    nd = mx.nd
+    rng = np.random.RandomState(1)
+    a = rng.uniform(-2, 2, (3, 4)).astype("f4")
+    b = rng.uniform(-2, 2, (3, 4)).astype("f4")
+    out: dict = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    for name in sorted(n for n in dir(nd) if not n.startswith("_") and n not in SKIP):
+        f = getattr(nd, name)
+        if not callable(f) or isinstance(f, type) or name.startswith(RANDOM):
+            continue
+        for i, kw in enumerate(KWARGS):
+            for nargs in (1, 2):
+                try:
+                    signal.alarm(2)
+                    r = f(*[nd.array(x) for x in (a, b)[:nargs]], **kw)
+                    r = r[0] if isinstance(r, (list, tuple)) else r
+                    out[("kw", name, i, nargs)] = (r.asnumpy(), str(r.dtype))
+                except BaseException as e:  # noqa: BLE001 - a refusal is a result too
+                    out[("kw", name, i, nargs)] = "ERR " + type(e).__name__
+                finally:
+                    signal.alarm(0)
+    return out
+
+
+def _gradients(mx: Any) -> dict:
+    """Every function's input gradients under ``autograd`` for a non-uniform head
+    gradient, on inputs with ties and zeros (where the conventions differ)."""
+    nd, ag = mx.nd, mx.autograd
+    rng = np.random.RandomState(2)
+    tie = np.array([[0, 1, 1, -1], [2, 2, 0, -2], [0.5, -0.5, 0, 3]], "f4")
+    inputs = {"a": (rng.uniform(-2, 2, (3, 4)).astype("f4"),), "p": (rng.uniform(0.1, 2, (3, 4)).astype("f4"),),
+              "u": (rng.uniform(-0.9, 0.9, (3, 4)).astype("f4"),), "tie": (tie,),
+              "ab": (rng.uniform(-2, 2, (3, 4)).astype("f4"), rng.uniform(-2, 2, (3, 4)).astype("f4")),
+              "tieab": (tie, np.array([[0, 1, 2, -1], [2, 1, 0, 2], [0.5, 0.5, 0, 3]], "f4"))}
+    out: dict = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    for name in sorted(n for n in dir(nd) if not n.startswith("_") and n not in SKIP):
+        f = getattr(nd, name)
+        if not callable(f) or isinstance(f, type) or name.startswith(RANDOM):
+            continue
+        for tag, args in inputs.items():
+            try:
+                signal.alarm(2)
+                xs = [nd.array(x) for x in args]
+                for x in xs:
+                    x.attach_grad()
+                with ag.record():
+                    r = f(*xs)
+                    r = r[0] if isinstance(r, (list, tuple)) else r
+                head = nd.array(np.arange(1, r.size + 1, dtype="f4").reshape(r.shape) / r.size)
+                r.backward(head)
+                out[("grad", name, tag)] = (np.concatenate([x.grad.asnumpy().ravel() for x in xs]), "f4")
+            except BaseException as e:  # noqa: BLE001 - a refusal is a result too
+                out[("grad", name, tag)] = "ERR " + type(e).__name__
+            finally:
+                signal.alarm(0)
+    return out
+
+
 def _optimizers(mx: Any) -> dict:
     nd = mx.nd
     rng = np.random.RandomState(0)
@@ -145,6 +217,8 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--compare", nargs=2)
     ap.add_argument("--dtypes", action="store_true", help="nd functions on int32/int64/uint8/float16/float64")
+    ap.add_argument("--grads", action="store_true", help="input gradients of every nd function")
+    ap.add_argument("--kwargs", action="store_true", help="every nd function with common keyword sets")
     args = ap.parse_args()
     if args.compare:
         compare(*args.compare)
@@ -152,7 +226,12 @@ def main() -> None:
     if not (args.lib and args.out):
         sys.exit("--lib and --out, or --compare A B")
     mx = importlib.import_module(args.lib)
-    res = _functions(mx, True) if args.dtypes else {**_functions(mx), **_optimizers(mx)}
+    if args.grads:
+        res = _gradients(mx)
+    elif args.kwargs:
+        res = _with_kwargs(mx)
+    else:
+        res = _functions(mx, True) if args.dtypes else {**_functions(mx), **_optimizers(mx)}
     with open(args.out, "wb") as f:
         pickle.dump(res, f)
     print(len(res), "results")

@@ -369,6 +369,12 @@ class NDArray:
         if isinstance(value, NDArray):
             if value.context != self.context:
                 value = value.as_in_context(self.context)
+            if _AG.recording and value._ag is not None and _whole(key) and value.stype == "default":
+                # MXNet: x[:] = y is y.copyto(x) (after broadcast_to), recorded as _copyto
+                if value.shape != self.shape:
+                    value = value.broadcast_to(self.shape)
+                value.copyto(self)
+                return
             src = value._data
             if _is_basic(key) and src.ndim and src.size == 1 and dst[k].ndim == 0:
                 src = src.reshape(())  # MXNet: x[i, j] = nd.ones((1,)) (a scalar index gives shape (1,))

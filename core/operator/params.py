@@ -207,6 +207,9 @@ class Params:
     """Base class of parameter structs; subclasses declare ``Field`` attributes."""
 
     _fields: ClassVar[dict[str, Field]] = {}
+    #: ignore keyword arguments that are not fields (MXNet's ``InitAllowUnknown``, used by
+    #: a few operators such as the regression outputs) instead of refusing them
+    allow_unknown: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -228,7 +231,7 @@ class Params:
         skip = set(ignore)
         obj = cls.__new__(cls)
         unknown = [k for k in kwargs if k not in cls._fields and k not in skip]
-        if unknown:
+        if unknown and not cls.allow_unknown:
             allowed = ", ".join(sorted(cls._fields)) or "none"
             raise ParamError(f"{op}: unknown argument(s) {', '.join(map(repr, unknown))}; "
                              f"allowed: {allowed}")

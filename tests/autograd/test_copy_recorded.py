@@ -1,6 +1,8 @@
 """Copies taken under ``autograd.record()`` are in the graph, as MXNet records ``_copyto``
 and ``Cast``: ``copy``, ``copyto`` (a context or an array), ``as_in_context`` and
-``astype`` pass the gradient back to the source (cast back to its dtype)."""
+``astype`` pass the gradient back to the source (cast back to its dtype); so do
+``nd.array(x)`` and ``y[:] = x`` (MXNet's ``__setitem__`` of the whole array is
+``x.copyto(y)``, after ``broadcast_to`` when the shapes differ)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +19,39 @@ COPIES = {
     "as_in_context": lambda x: x.as_in_context(mx.cpu(1)),
     "astype_float64": lambda x: x.astype("float64"),
     "astype_float16": lambda x: x.astype("float16"),
+    "nd_array": lambda x: mx.nd.array(x),
+    "nd_array_float64": lambda x: mx.nd.array(x, dtype="float64"),
+    "setitem_whole": lambda x: _assigned(x, slice(None)),
+    "setitem_ellipsis": lambda x: _assigned(x, Ellipsis),
 }
+
+
+def _assigned(x, key):
+    y = mx.nd.zeros(x.shape)
+    y[key] = x
+    return y
+
+
+def test_whole_assignment_broadcasts_and_sums_the_gradient() -> None:
+    # MXNet 1.9.1: b = zeros((2, 3)); b[:] = a; (b * 9).sum() -> a.grad == [18, 18, 18]
+    a = mx.nd.array([1.0, 2.0, 3.0])
+    a.attach_grad()
+    with mx.autograd.record():
+        b = mx.nd.zeros((2, 3))
+        b[:] = a
+        y = (b * 9).sum()
+    y.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [18, 18, 18])
+
+
+def test_partial_assignment_from_a_recorded_array_is_refused() -> None:
+    # MXNet refuses it too (_slice_assign reads the target): "Inplace operations ..."
+    a = mx.nd.array([1.0, 2.0, 3.0])
+    a.attach_grad()
+    with mx.autograd.record():
+        b = mx.nd.zeros(3)
+        with pytest.raises(mx.base.MXNetError, match="Inplace operations"):
+            b[1:] = a[:2]
 
 
 @pytest.mark.parametrize("name", sorted(COPIES))

@@ -17,6 +17,7 @@ from .activation import _sigmoid
 
 
 class RegressionOutputParam(Params):
+    allow_unknown = True   # MXNet parses these with InitAllowUnknown: ``axis=0`` is ignored
     grad_scale = Field(float, default=1.0, doc="scale of the gradient")
 
 
@@ -49,8 +50,8 @@ class RegressionOutputOp(Operator):
         out, label = out_data[0], in_data[1]
         num_output = label.size // label.shape[0] if label.ndim else 1
         g = out - label.reshape(out.shape)
-        if self.kind == "mae":
-            g = xp.sign(g)
+        if self.kind == "mae":   # MXNet's minus_sign: -1 where out == label, not 0
+            g = xp.where(g > 0, 1, -1).astype(g.dtype, copy=False)
         scale = self.p.grad_scale / num_output
         if writes(req[0]):
             xp.multiply(g, scale, out=in_grad[0])

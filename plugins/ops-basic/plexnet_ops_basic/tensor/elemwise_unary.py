@@ -189,7 +189,22 @@ _SQRTPI_2 = math.sqrt(math.pi) / 2
 
 def _logical_not(xp: Any, x: Any, out: Any) -> Any:
     return xp.logical_not(x, out=out, casting="unsafe") if out is not None else xp.logical_not(x).astype(x.dtype)
-_digamma_of_gamma, _digamma_of_gammaln = _need_special("digamma", "gamma"), _need_special("digamma", "gammaln")
+def _digamma_as_mxnet(op: str) -> Callable[..., Any]:
+    """digamma with MXNet's value at the poles: ``+inf`` at 0 and the negative integers
+    (scipy's is -inf at 0 and nan at -1, -2, ...), so the gradients of ``gammaln`` and
+    ``gamma`` there are MXNet's."""
+    f = _need_special("digamma", op)
+
+    def digamma(xp: Any, x: Any, out: Any = None) -> Any:
+        r = f(xp, x, out)
+        pole = (x <= 0) & (x == xp.floor(x))
+        if pole.any():
+            r[pole] = xp.inf
+        return r
+    return digamma
+
+
+_digamma_of_gamma, _digamma_of_gammaln = _digamma_as_mxnet("gamma"), _digamma_as_mxnet("gammaln")
 
 
 def _zeros(xp: Any, x: Any, out: Any) -> Any:

@@ -1,0 +1,53 @@
+"""Gradient conventions at ties and poles where MXNet 1.9.1 differs from the textbook
+(found by ``tools/mxnet_differential.py --grads``; values printed by MXNet 1.9.1), and
+the regression outputs' tolerance of unknown arguments (MXNet's ``InitAllowUnknown``)."""
+from __future__ import annotations
+
+import numpy as np
+
+import plexnet as mx
+
+TIE = np.array([[0, 1, 1, -1], [2, 2, 0, -2], [0.5, -0.5, 0, 3]], "f4")
+
+
+def _grad(name: str, *arrays: np.ndarray) -> list[np.ndarray]:
+    xs = [mx.nd.array(a) for a in arrays]
+    for x in xs:
+        x.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(*xs)
+    head = np.arange(1, y.size + 1, dtype="f4").reshape(y.shape) / y.size
+    y.backward(mx.nd.array(head))
+    return [x.grad.asnumpy() for x in xs]
+
+
+def test_mae_regression_gradient_is_minus_one_where_output_equals_label() -> None:
+    label = np.array([[0, 1, 2, -1], [2, 1, 0, 2], [0.5, 0.5, 0, 3]], "f4")
+    g, gl = _grad("MAERegressionOutput", TIE, label)
+    expected = np.full((3, 4), -0.25, "f4")
+    expected[1, 1] = 0.25          # the only place where output > label
+    np.testing.assert_array_equal(g, expected)
+    np.testing.assert_array_equal(gl, 0)
+
+
+def test_gammaln_gradient_is_plus_inf_at_the_poles() -> None:
+    (g,) = _grad("gammaln", TIE)
+    assert np.isposinf(g[0, 0]) and np.isposinf(g[0, 3]) and np.isposinf(g[1, 2]) and np.isposinf(g[1, 3])
+    np.testing.assert_allclose(g[2], [-1.4726, 0.0304, np.inf, 0.9228], rtol=1e-3)
+
+
+def test_gamma_gradient_at_zero_and_the_negative_integers() -> None:
+    (g,) = _grad("gamma", TIE)
+    assert np.isposinf(g[0, 0]) and np.isposinf(g[1, 2]) and np.isposinf(g[2, 2])
+    assert np.isnan(g[0, 3]) and np.isnan(g[1, 3])
+    np.testing.assert_allclose(g[1, :2], [0.1762, 0.2114], rtol=1e-3)
+
+
+def test_regression_outputs_ignore_unknown_arguments() -> None:
+    a = mx.nd.array(np.arange(12).reshape(3, 4))
+    b = mx.nd.ones((3, 4))
+    for name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
+        out = getattr(mx.nd, name)(a, b, axis=0, foo=3)
+        assert out.shape == (3, 4)
+    s = mx.sym.LinearRegressionOutput(mx.sym.var("a"), mx.sym.var("b"), axis=0)
+    assert s.list_arguments() == ["a", "b"]
