@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pickle
 import signal
 import sys
@@ -38,6 +39,8 @@ SKIP = {"waitall", "load", "save", "load_frombuffer", "imdecode", "Custom", "one
         "sample_exponential", "sample_multinomial", "sample_normal", "sample_uniform"}
 RANDOM = ("random", "sample", "shuffle", "uniform", "normal", "poisson", "exponential", "negative",
           "generalized", "randint", "multinomial", "empty", "Dropout")
+#: functions whose gradient under some keyword sets kills MXNet 1.9.1's process (``--grads --kwargs``)
+CRASHES: set[str] = {"SequenceLast"}
 OPTIMIZERS = [
     ("sgd", {}), ("sgd", dict(momentum=0.9, wd=0.01)),
     ("sgd", dict(momentum=0.9, clip_gradient=0.5, rescale_grad=0.5)), ("nag", dict(momentum=0.9)),
@@ -123,9 +126,48 @@ def _with_kwargs(mx: Any) -> dict:
     return out
 
 
-def _gradients(mx: Any) -> dict:
+def _symbols(mx: Any) -> dict:
+    """Every ``sym`` function on one or two variables (with no keywords and with each set
+    of ``KWARGS``): its arguments, outputs, auxiliary states, inferred shapes and types."""
+    sym = mx.sym
+    out: dict = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    for name in sorted(n for n in dir(sym) if not n.startswith("_") and n not in SKIP):
+        f = getattr(sym, name)
+        if not callable(f) or isinstance(f, type) or name in ("var", "Variable", "Group", "load", "load_json",
+                                                                   "fromjson", "zeros", "ones", "full", "arange",
+                                                                   "eye", "linspace", "empty", "pow", "maximum",
+                                                                   "minimum", "hypot", "Symbol"):
+            continue
+        for i, kw in enumerate([{}] + KWARGS):
+            for nargs in (1, 2):
+                key = ("sym", name, i, nargs)
+                try:
+                    signal.alarm(2)
+                    s = f(*[sym.var(v) for v in "ab"[:nargs]], **kw)
+                    desc = [s.list_arguments(), s.list_outputs(), s.list_auxiliary_states()]
+                    try:
+                        shapes = s.infer_shape(**{v: (3, 4) for v in s.list_arguments() if v in "ab"})
+                        desc.append([list(map(tuple, x)) if x is not None else None for x in shapes])
+                    except Exception as e:  # noqa: BLE001
+                        desc.append("ERR " + type(e).__name__)
+                    try:
+                        types = s.infer_type(**{v: np.float32 for v in s.list_arguments() if v in "ab"})
+                        desc.append([[np.dtype(t).name for t in x] if x is not None else None for x in types])
+                    except Exception as e:  # noqa: BLE001
+                        desc.append("ERR " + type(e).__name__)
+                    out[key] = ("desc", repr(desc))
+                except BaseException as e:  # noqa: BLE001 - a refusal is a result too
+                    out[key] = "ERR " + type(e).__name__
+                finally:
+                    signal.alarm(0)
+    return out
+
+
+def _gradients(mx: Any, with_kwargs: bool = False) -> dict:
     """Every function's input gradients under ``autograd`` for a non-uniform head
-    gradient, on inputs with ties and zeros (where the conventions differ)."""
+    gradient, on inputs with ties and zeros (where the conventions differ); with
+    ``with_kwargs``, on the tie inputs with each keyword set of ``KWARGS``."""
     nd, ag = mx.nd, mx.autograd
     rng = np.random.RandomState(2)
     tie = np.array([[0, 1, 1, -1], [2, 2, 0, -2], [0.5, -0.5, 0, 3]], "f4")
@@ -139,14 +181,20 @@ def _gradients(mx: Any) -> dict:
         f = getattr(nd, name)
         if not callable(f) or isinstance(f, type) or name.startswith(RANDOM):
             continue
-        for tag, args in inputs.items():
+        if name in CRASHES:
+            continue
+        if os.environ.get("DIFF_TRACE"):
+            print(name, file=sys.stderr, flush=True)
+        cases = [(tag, args, {}) for tag, args in inputs.items()] if not with_kwargs else \
+            [(f"{tag}{i}", inputs[tag], kw) for i, kw in enumerate(KWARGS) for tag in ("tie", "tieab")]
+        for tag, args, kw in cases:
             try:
                 signal.alarm(2)
                 xs = [nd.array(x) for x in args]
                 for x in xs:
                     x.attach_grad()
                 with ag.record():
-                    r = f(*xs)
+                    r = f(*xs, **kw)
                     r = r[0] if isinstance(r, (list, tuple)) else r
                 head = nd.array(np.arange(1, r.size + 1, dtype="f4").reshape(r.shape) / r.size)
                 r.backward(head)
@@ -200,6 +248,11 @@ def compare(a_path: str, b_path: str) -> int:
                 print(k, "first:", first, "| second:", second)
                 n += 1
             continue
+        if va[0] == "desc" or vb[0] == "desc":
+            if va != vb:
+                print(k, "first:", va[1], "| second:", vb[1])
+                n += 1
+            continue
         (xa, ta), (xb, tb) = va, vb
         random = k[0] == "nd" and k[1].startswith(RANDOM)
         tol = 2e-2 if ta == "mp" else 2e-3 if ta == "float16" else 1e-4
@@ -217,7 +270,10 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--compare", nargs=2)
     ap.add_argument("--dtypes", action="store_true", help="nd functions on int32/int64/uint8/float16/float64")
-    ap.add_argument("--grads", action="store_true", help="input gradients of every nd function")
+    ap.add_argument("--grads", action="store_true", help="input gradients of every nd function (with --kwargs: "
+                    "under each keyword set)")
+    ap.add_argument("--symbols", action="store_true", help="every sym function: arguments, outputs, "
+                    "inferred shapes and types")
     ap.add_argument("--kwargs", action="store_true", help="every nd function with common keyword sets")
     args = ap.parse_args()
     if args.compare:
@@ -226,8 +282,10 @@ def main() -> None:
     if not (args.lib and args.out):
         sys.exit("--lib and --out, or --compare A B")
     mx = importlib.import_module(args.lib)
-    if args.grads:
-        res = _gradients(mx)
+    if args.symbols:
+        res = _symbols(mx)
+    elif args.grads:
+        res = _gradients(mx, args.kwargs)
     elif args.kwargs:
         res = _with_kwargs(mx)
     else:

@@ -656,6 +656,9 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     if hint is None:
         hint = op_name.lower()
     op_name = reg.canonical(op_name)  # aliases (``_plus``, ``flatten``) are stored as MXNet does
+    # named before the parameters are checked: MXNet's generated function takes the name
+    # first, so a failed call still uses up a number (``max0`` fails, the next is ``max1``)
+    node_name = _name.current().get(name, hint)
     pcls = cls.param_cls
     if pcls is not None and "num_args" in pcls._fields and "num_args" not in params:
         params["num_args"] = str(len(pos) + len(sym_kwargs))
@@ -665,7 +668,6 @@ def create(op_name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None
     if len(pos) > len(arg_names) + len(aux_names):
         raise PlexnetError(f"{op_name}: takes {len(arg_names) + len(aux_names)} input symbols "
                            f"({', '.join(arg_names + aux_names)}), got {len(pos)}")
-    node_name = _name.current().get(name, hint)
     bound: dict[str, Entry] = {}
     for n, s in zip(arg_names + aux_names, pos):  # as MXNet: auxiliary states follow the arguments
         bound[n] = _single_entry(s, f"{op_name} argument {n!r}")

@@ -87,7 +87,7 @@ class BoxNMSProp(FnProp):
     """Non-maximum suppression of ``(..., num_boxes, width)`` detections."""
 
     param_cls = BoxNMSParam
-    outputs = ("output", "record")
+    outputs = ("output0", "output1")   # the result and its hidden record; nnvm's default names
     visible = 1
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]

@@ -95,7 +95,7 @@ class GelqfProp(LinalgProp):
     """LQ factorization ``A = L Q`` (Q row-orthonormal, L lower triangular) of matrices with
     no more rows than columns, batched. Outputs ``(Q, L)``."""
 
-    outputs = ("Q", "L")
+    outputs = ("output0", "output1")   # Q, L: nnvm's default names, as MXNet's
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         self.need_ndim(shapes, 0, 2)
@@ -123,7 +123,7 @@ class SyevdProp(LinalgProp):
     """Eigendecomposition of symmetric matrices: ``U A = diag(L) U``, eigenvalues ascending,
     rows of U the eigenvectors. Outputs ``(U, L)``; batched."""
 
-    outputs = ("U", "L")
+    outputs = ("output0", "output1")   # U, L: nnvm's default names, as MXNet's
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         self.need_square(shapes)

@@ -34,6 +34,8 @@ class InverseProp(LinalgProp):
 class DetProp(LinalgProp):
     """Determinant of square matrices, batched."""
 
+    outputs = ("output0",)   # MXNet's det has hidden LU outputs: nnvm names the visible one output0
+
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         self.need_square(shapes)
         return [_batch(shapes[0])]
@@ -50,7 +52,7 @@ class DetProp(LinalgProp):
 class SlogdetProp(LinalgProp):
     """Sign and natural log of the absolute determinant, batched. Outputs ``(sign, logdet)``."""
 
-    outputs = ("sign", "logdet")
+    outputs = ("output0", "output1")   # sign, log|det|: nnvm's default names, as MXNet's
 
     def out_shapes(self, shapes):  # type: ignore[no-untyped-def]
         self.need_square(shapes)

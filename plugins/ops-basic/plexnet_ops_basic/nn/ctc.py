@@ -45,7 +45,7 @@ class CTCLossProp(OperatorProperty):
         return a
 
     def list_outputs(self) -> list[str]:
-        return ["output", "grad"]
+        return ["output0", "output1"]   # loss and the saved gradient; nnvm's default names
 
     def num_visible_outputs(self) -> int:
         return 1

@@ -75,7 +75,8 @@ class MultiUpdateProp(OperatorProperty):
         return names + (["lrs", "wds"] if self.preloaded else [])
 
     def list_outputs(self) -> list[str]:
-        return [f"output_{i}" for i in range(self.param.num_weights)]
+        n = self.param.num_weights   # nnvm's default names, as MXNet's
+        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
 
     def mutate_inputs(self) -> list[int]:
         """Indices of the inputs updated in place (the states)."""

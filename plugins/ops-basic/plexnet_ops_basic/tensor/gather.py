@@ -232,6 +232,11 @@ class BatchTakeProp(_RowPickProp):
         self._check(*ins)
         return ins, [ins[1]]
 
+    def infer_type(self, in_type: list) -> tuple[list, list, list]:
+        # as MXNet: the output has a's type; indices are int32 unless given
+        a, idx = in_type
+        return [a, idx if idx is not None else np.dtype(np.int32)], [a], []
+
     def compute(self, xp: Any, ins: list, ctx: Any) -> list:
         return [ins[0][self._cols(xp, ins[0], ins[1])]]
 

@@ -131,6 +131,9 @@ class SortProp(_OrderProp):
     param_cls = SortParam
     deps = ("out_grad", "in_data")
 
+    def list_outputs(self) -> list[str]:
+        return ["output0"]   # MXNet's sort is topk with hidden indices: two outputs
+
     def shapes(self, ins: list) -> tuple[list, list]:
         s = ins[0]
         return ins, [(int(np.prod(s)),) if self._axis(s) is None else s]
@@ -149,6 +152,9 @@ class ArgSortProp(SortProp):
     param_cls = ArgSortParam
     deps = ()
 
+    def list_outputs(self) -> list[str]:
+        return ["output"]
+
     def out_types(self, in_types: list) -> list:
         return [np.dtype(self.param.dtype)]
 
@@ -166,7 +172,9 @@ class TopKProp(_OrderProp):
     deps = ("out_grad", "in_data")
 
     def list_outputs(self) -> list[str]:
-        return ["output", "indices"] if self.param.ret_typ == "both" else ["output"]
+        # nnvm's default names, as MXNet's: "outputI" where the operator has two outputs
+        # (values come with hidden indices), "output" for indices or a mask alone
+        return {"both": ["output0", "output1"], "value": ["output0"]}.get(self.param.ret_typ, ["output"])
 
     def shapes(self, ins: list) -> tuple[list, list]:
         s = ins[0]

@@ -23,7 +23,7 @@ class MomentsParam(Params):
 class MomentsProp(FnProp):
     """Mean and (population) variance over ``axes``."""
     param_cls = MomentsParam
-    outputs = ("mean", "var")
+    outputs = ("output0", "output1")   # nnvm's default names (MXNet's list_outputs)
     deps = ("out_grad", "in_data", "out_data")
 
     def _axes(self, s: tuple) -> tuple[int, ...]:
