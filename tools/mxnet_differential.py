@@ -39,8 +39,8 @@ SKIP = {"waitall", "load", "save", "load_frombuffer", "imdecode", "Custom", "one
         "sample_exponential", "sample_multinomial", "sample_normal", "sample_uniform"}
 RANDOM = ("random", "sample", "shuffle", "uniform", "normal", "poisson", "exponential", "negative",
           "generalized", "randint", "multinomial", "empty", "Dropout")
-#: functions whose gradient under some keyword sets kills MXNet 1.9.1's process (``--grads --kwargs``)
-CRASHES: set[str] = {"SequenceLast"}
+#: functions that kill MXNet 1.9.1's process on these inputs (``--grads --kwargs``, ``--namespaces``)
+CRASHES: set[str] = {"SequenceLast", "contribquantize_asym"}
 OPTIMIZERS = [
     ("sgd", {}), ("sgd", dict(momentum=0.9, wd=0.01)),
     ("sgd", dict(momentum=0.9, clip_gradient=0.5, rescale_grad=0.5)), ("nag", dict(momentum=0.9)),
@@ -57,8 +57,8 @@ def _alarm(*_: Any) -> None:
     raise _Timeout()
 
 
-def _functions(mx: Any, dtypes: bool = False) -> dict:
-    nd = mx.nd
+def _functions(mx: Any, dtypes: bool = False, ns: str = "") -> dict:
+    nd = getattr(mx.nd, ns) if ns else mx.nd
     rng = np.random.RandomState(0)
     inputs = {"a": (rng.uniform(-2, 2, (3, 4)).astype("f4"),), "p": (rng.uniform(0.1, 2, (3, 4)).astype("f4"),),
               "u": (rng.uniform(-0.9, 0.9, (3, 4)).astype("f4"),)}
@@ -70,20 +70,27 @@ def _functions(mx: Any, dtypes: bool = False) -> dict:
                   "f64": (rng.uniform(-2, 2, (3, 4)).astype("f8"),),
                   "i32ab": (rng.randint(-5, 6, (3, 4)).astype("i4"), rng.randint(1, 6, (3, 4)).astype("i4")),
                   "i64": (rng.randint(-5, 6, (3, 4)).astype("i8"),)}
+    if ns == "image":   # images: HWC and NHWC, and CHW floats for normalize
+        inputs = {"hwc": (rng.uniform(0, 255, (4, 5, 3)).astype("f4"),),
+                  "nhwc": (rng.uniform(0, 255, (2, 4, 5, 3)).astype("f4"),),
+                  "hwc_u8": (rng.randint(0, 256, (4, 5, 3)).astype("u1"),),
+                  "chw": (rng.uniform(0, 1, (3, 4, 5)).astype("f4"),)}
     out: dict = {}
     signal.signal(signal.SIGALRM, _alarm)
     for name in sorted(n for n in dir(nd) if not n.startswith("_") and n not in SKIP):
         f = getattr(nd, name)
-        if not callable(f) or isinstance(f, type):
+        if not callable(f) or isinstance(f, type) or ns + name in CRASHES:
             continue
+        if os.environ.get("DIFF_TRACE"):
+            print(ns + name, file=sys.stderr, flush=True)
         for tag, args in inputs.items():
             try:
                 signal.alarm(2)
-                r = f(*[nd.array(x, dtype=x.dtype) for x in args])
+                r = f(*[mx.nd.array(x, dtype=x.dtype) for x in args])
                 r = r[0] if isinstance(r, (list, tuple)) else r
-                out[("nd", name, tag)] = (r.asnumpy(), str(r.dtype))
+                out[("nd", ns + name, tag)] = (r.asnumpy(), str(r.dtype))
             except BaseException as e:  # noqa: BLE001 - a refusal is a result too
-                out[("nd", name, tag)] = "ERR " + type(e).__name__
+                out[("nd", ns + name, tag)] = "ERR " + type(e).__name__
             finally:
                 signal.alarm(0)
     return out
@@ -248,7 +255,7 @@ def compare(a_path: str, b_path: str) -> int:
                 print(k, "first:", first, "| second:", second)
                 n += 1
             continue
-        if va[0] == "desc" or vb[0] == "desc":
+        if isinstance(va[0], str) or isinstance(vb[0], str):   # ("desc", text) of --symbols
             if va != vb:
                 print(k, "first:", va[1], "| second:", vb[1])
                 n += 1
@@ -272,6 +279,7 @@ def main() -> None:
     ap.add_argument("--dtypes", action="store_true", help="nd functions on int32/int64/uint8/float16/float64")
     ap.add_argument("--grads", action="store_true", help="input gradients of every nd function (with --kwargs: "
                     "under each keyword set)")
+    ap.add_argument("--namespaces", action="store_true", help="the functions of nd.contrib / linalg / image / sparse")
     ap.add_argument("--symbols", action="store_true", help="every sym function: arguments, outputs, "
                     "inferred shapes and types")
     ap.add_argument("--kwargs", action="store_true", help="every nd function with common keyword sets")
@@ -282,7 +290,10 @@ def main() -> None:
     if not (args.lib and args.out):
         sys.exit("--lib and --out, or --compare A B")
     mx = importlib.import_module(args.lib)
-    if args.symbols:
+    if args.namespaces:
+        res = {k: v for ns in ("contrib", "linalg", "image", "sparse")
+               for k, v in _functions(mx, args.dtypes, ns).items()}
+    elif args.symbols:
         res = _symbols(mx)
     elif args.grads:
         res = _gradients(mx, args.kwargs)

@@ -30,7 +30,9 @@ class Distribution(NamedTuple):
 
 DISTRIBUTIONS: dict[str, Distribution] = {
     "uniform": Distribution((("low", 0.0, float), ("high", 1.0, float)), ("low", "high"),
-                            lambda g, a, b, size: g.uniform(a, b, size)),
+                            # low + (high - low) * U: Generator.uniform's draws, without its
+                            # refusal of low > high (MXNet's sample_uniform draws from (high, low])
+                            lambda g, a, b, size: a + (b - a) * g.random(size)),
     "normal": Distribution((("loc", 0.0, float), ("scale", 1.0, float)), ("mu", "sigma"),
                            lambda g, a, b, size: g.normal(a, b, size)),
     "gamma": Distribution((("alpha", 1.0, float), ("beta", 1.0, float)), ("alpha", "beta"),
