@@ -133,6 +133,42 @@ def _with_kwargs(mx: Any) -> dict:
     return out
 
 
+#: NDArray methods not called by ``--methods`` (they write files, wait, or mutate the array)
+METHOD_SKIP = {"wait_to_read", "attach_grad", "backward", "tostype", "copyto", "to_dlpack_for_read",
+               "to_dlpack_for_write", "asscipy", "handle", "writable", "grad", "context", "ctx"}
+
+
+def _methods(mx: Any) -> dict:
+    """Every public NDArray method with no arguments, with one positional argument and
+    with each keyword set of ``KWARGS`` (a refusal in both is equal)."""
+    nd = mx.nd
+    rng = np.random.RandomState(3)
+    a = rng.uniform(-2, 2, (3, 4)).astype("f4")
+    out: dict = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    names = sorted(n for n in dir(nd.NDArray) if not n.startswith("_") and n not in METHOD_SKIP)
+    calls: list[tuple[tuple, dict]] = [((), {}), ((0,), {}), ((1,), {}), ((-1,), {}), (((2, 6),), {}),
+                                       ((0, 1), {}), (("float64",), {})] + [((), kw) for kw in KWARGS]
+    for name in names:
+        if not callable(getattr(nd.NDArray, name, None)):
+            continue
+        for i, (args, kw) in enumerate(calls):
+            try:
+                signal.alarm(2)
+                r = getattr(nd.array(a), name)(*args, **kw)
+                r = r[0] if isinstance(r, (list, tuple)) and r else r
+                if isinstance(r, nd.NDArray):
+                    out[("m", name, i)] = (r.asnumpy(), str(r.dtype))
+                else:
+                    out[("m", name, i)] = ("desc", repr(np.asarray(r).tolist()) if isinstance(
+                        r, (np.ndarray, np.generic, int, float, bool, tuple, list)) else type(r).__name__)
+            except BaseException as e:  # noqa: BLE001 - a refusal is a result too
+                out[("m", name, i)] = "ERR " + type(e).__name__
+            finally:
+                signal.alarm(0)
+    return out
+
+
 def _symbols(mx: Any) -> dict:
     """Every ``sym`` function on one or two variables (with no keywords and with each set
     of ``KWARGS``): its arguments, outputs, auxiliary states, inferred shapes and types."""
@@ -280,6 +316,7 @@ def main() -> None:
     ap.add_argument("--grads", action="store_true", help="input gradients of every nd function (with --kwargs: "
                     "under each keyword set)")
     ap.add_argument("--namespaces", action="store_true", help="the functions of nd.contrib / linalg / image / sparse")
+    ap.add_argument("--methods", action="store_true", help="every NDArray method with common arguments")
     ap.add_argument("--symbols", action="store_true", help="every sym function: arguments, outputs, "
                     "inferred shapes and types")
     ap.add_argument("--kwargs", action="store_true", help="every nd function with common keyword sets")
@@ -290,7 +327,9 @@ def main() -> None:
     if not (args.lib and args.out):
         sys.exit("--lib and --out, or --compare A B")
     mx = importlib.import_module(args.lib)
-    if args.namespaces:
+    if args.methods:
+        res = _methods(mx)
+    elif args.namespaces:
         res = {k: v for ns in ("contrib", "linalg", "image", "sparse")
                for k, v in _functions(mx, args.dtypes, ns).items()}
     elif args.symbols:

@@ -522,10 +522,17 @@ class NDArray:
             raise AttributeError(missing_method_message("NDArray", name, registries().operators))
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
-    def zeros_like(self) -> "NDArray":
+    def zeros_like(self, *args: Any, **kwargs: Any) -> "NDArray":
+        """The ``zeros_like`` operator on this array (its arguments, e.g. ``out=``, as MXNet's
+        fluent method); without arguments and outside recording, a plain allocation."""
+        if args or kwargs or _AG.recording:
+            return _op_function("zeros_like")(self, *args, **kwargs)  # type: ignore[misc]
         return zeros(self.shape, self.context, self.dtype)
 
-    def ones_like(self) -> "NDArray":
+    def ones_like(self, *args: Any, **kwargs: Any) -> "NDArray":
+        """The ``ones_like`` operator on this array (see ``zeros_like``)."""
+        if args or kwargs or _AG.recording:
+            return _op_function("ones_like")(self, *args, **kwargs)  # type: ignore[misc]
         return ones(self.shape, self.context, self.dtype)
 
     def tolist(self) -> list:
