@@ -95,8 +95,7 @@ LAYERS = {
 
 #: input gradients where the ops-basic operator's backward differs from MXNet's (the
 #: symbolic executor gives the same values as autograd; reported to the ops owner)
-OPS_BACKWARD_DIFFERS = {"SELU": "LeakyReLU(act_type='selu') backward for x < 0",
-                        # recorded with MKLDNN, whose backward divides unpadded 2-D border windows by the whole
+OPS_BACKWARD_DIFFERS = {# recorded with MKLDNN, whose backward divides unpadded 2-D border windows by the whole
                         # kernel while its forward and the reference kernels use the clipped window; plexnet
                         # matches the reference kernels (tests/ndarray/test_frontend_parity.py)
                         "AvgPool2D_ceil": "MXNet's MKLDNN avg-pool backward at the border ('full' convention)"}

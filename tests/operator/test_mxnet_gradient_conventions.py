@@ -51,3 +51,15 @@ def test_regression_outputs_ignore_unknown_arguments() -> None:
         assert out.shape == (3, 4)
     s = mx.sym.LinearRegressionOutput(mx.sym.var("a"), mx.sym.var("b"), axis=0)
     assert s.list_arguments() == ["a", "b"]
+
+
+def test_selu_gradient_is_mxnets_lambda_times_output_plus_alpha() -> None:
+    # MXNet 1.9.1: LeakyReLU(act_type='selu') backward is lambda * (y + alpha) where y <= 0
+    # (not the derivative lambda * alpha * exp(x)); printed by MXNet for these inputs
+    x = mx.nd.array([-1.0, -0.2, -3.0, 0.3])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LeakyReLU(x, act_type="selu")
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [0.590423, 1.4232521, 0.00283098, 1.050701], rtol=1e-5,
+                               atol=1e-6)

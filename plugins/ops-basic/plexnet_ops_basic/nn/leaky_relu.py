@@ -135,7 +135,10 @@ class LeakyReLUOp(Operator):
             gx = xp.where(y > 0, dy, dy * (y + p.slope))
         elif act == "selu":
             y = out_data[0]
-            gx = xp.where(y > 0, dy * SELU_LAMBDA, dy * (y + SELU_LAMBDA * SELU_ALPHA))
+            # MXNet 1.9.1's selu_grad: lambda * (y + alpha) where y <= 0, not the derivative
+            # lambda * alpha * exp(x) = y + lambda * alpha (they part as x falls: 0.590 against
+            # 0.647 at x = -1); kept so that training matches MXNet step for step
+            gx = xp.where(y > 0, dy * SELU_LAMBDA, dy * (SELU_LAMBDA * (y + SELU_ALPHA)))
         elif act == "gelu":
             gx = dy * _gelu_grad(xp, in_data[0])
         elif act == "rrelu":

@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from opcheck import REQS, check_forward, check_gradient, check_req, infer_shapes, make_prop, run_forward
+from opcheck import (REQS, check_forward, check_gradient, check_req, infer_shapes, make_prop, run_backward,
+                     run_forward)
 from plexnet.base import ShapeError
 
 LAM, ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
@@ -23,6 +24,12 @@ def test_forward_and_gradient(act, shape, rng):
     x[np.abs(x) < 1e-2] = 0.5
     kw = dict(act_type=act, slope=0.3)
     check_forward("LeakyReLU", [x.astype("f4")], kw, REFS[act](x, 0.3), rtol=1e-5, atol=2e-6)
+    if act == "selu":
+        # MXNet 1.9.1's selu gradient: lambda * (y + alpha) where x <= 0, not the derivative
+        g = run_backward("LeakyReLU", [x], kw)[0]
+        y = REFS[act](x, 0.3)
+        np.testing.assert_allclose(g, np.where(x > 0, LAM, LAM * (y + ALPHA)), rtol=1e-5, atol=1e-6)
+        return
     check_gradient("LeakyReLU", [x], kw, rtol=1e-5, atol=1e-6)
 
 
