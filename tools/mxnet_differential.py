@@ -14,6 +14,13 @@ MXNet's multi-precision LAMB never updates its master weights (plexnet's does:
 docs/frontend.md); the remaining differences were inputs MXNet refuses and plexnet
 accepts (``moments`` without axes, ``cast_storage`` to the same storage, ...).
 
+Other modes (session 9; results and findings in docs/porting.md, "Differential runs"):
+``--kwargs`` (every function with the keyword sets of ``KWARGS``), ``--grads`` (input
+gradients; with ``--kwargs`` under each keyword set), ``--symbols`` (every ``sym`` function's
+arguments, outputs and inferred shapes / types), ``--namespaces`` (``nd.contrib`` / ``linalg``
+/ ``image`` / ``sparse``), ``--methods`` (every NDArray method). Gluon layers and losses:
+``tools/mxnet_gluon_differential.py``.
+
 ``--dtypes`` calls the same functions on int32, int64, uint8, float16 and float64 arrays
 (session 8): MXNet's L2 ``norm`` of an integer array is its scaled reducer run in the
 integer type (``[3, 4]`` -> 4; now matched); the other differences were float16 results one

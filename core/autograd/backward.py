@@ -167,6 +167,10 @@ def run_backward(heads: Sequence[Any], head_grads: Sequence[Any] | None, variabl
             elif id(n) in need:
                 need.add(id(node))
                 break
+    if want is None and not need and not any(h._ag[0].__class__ is Leaf and h._ag[0].req != _NULL for h in heads):
+        # as MXNet ("There are no inputs in computation graph that require gradients")
+        raise PlexnetError("backward: there are no inputs in the computational graph that require gradients: "
+                           "every variable the heads depend on has grad_req='null'")
     if create_graph:
         res = diff_backward(heads, head_grads, order, need, want, variables, train_mode)
         if not retain_graph:

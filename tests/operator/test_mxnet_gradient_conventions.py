@@ -4,6 +4,7 @@ the regression outputs' tolerance of unknown arguments (MXNet's ``InitAllowUnkno
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import plexnet as mx
 
@@ -63,3 +64,29 @@ def test_selu_gradient_is_mxnets_lambda_times_output_plus_alpha() -> None:
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [0.590423, 1.4232521, 0.00283098, 1.050701], rtol=1e-5,
                                atol=1e-6)
+
+
+def test_l2_norm_gradient_is_nan_where_the_norm_is_zero() -> None:
+    # MXNet 1.9.1: x / norm(x), 0 / 0 for a zero row; L1's gradient there is sign(0) = 0
+    x = mx.nd.array([[0, 0, 0], [1, 2, 2]])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.norm(x, ord=2, axis=1)
+    y.backward()
+    g = x.grad.asnumpy()
+    assert np.isnan(g[0]).all()
+    np.testing.assert_allclose(g[1], [1 / 3, 2 / 3, 2 / 3], rtol=1e-6)
+    with mx.autograd.record():
+        y = mx.nd.norm(x, ord=1, axis=1)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0, 0, 0], [1, 1, 1]])
+
+
+def test_backward_with_no_input_requiring_gradients_is_refused() -> None:
+    # MXNet: "There are no inputs in computation graph that require gradients."
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad(grad_req="null")
+    with mx.autograd.record():
+        y = x * 2
+    with pytest.raises(mx.base.MXNetError, match="require gradients"):
+        y.backward()

@@ -221,7 +221,7 @@ class NormOp(XpOperator):
         else:
             y = out_data[0].reshape(kshape)
             with np.errstate(divide="ignore", invalid="ignore"):
-                d = xp.where(y == 0, 0, g * x / y)
+                d = g * x / y   # as MXNet: NaN where the norm is 0 (0 / 0)
         store(xp, gi, req[0], d)
 
 

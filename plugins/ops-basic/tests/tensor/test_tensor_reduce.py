@@ -149,7 +149,7 @@ def test_norm_params() -> None:
     assert out.dtype == np.float64 and out.tolist() == [5.0]
     param_error("norm", {"ord": 3}, "ord", "3")
     g = run_backward("norm", [np.zeros(3)], {})[0]
-    np.testing.assert_array_equal(g, 0)
+    assert np.isnan(g).all()   # MXNet 1.9.1: x / norm(x) is 0 / 0 at a zero vector
 
 
 # -- argmax / argmin ------------------------------------------------------------------------------------------
