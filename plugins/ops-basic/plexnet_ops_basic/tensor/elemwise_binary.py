@@ -92,8 +92,11 @@ def _quiet(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _mod(xp: Any, lhs: Any, rhs: Any, out: Any) -> Any:
     # Python-style modulo (sign of the divisor) as MXNet; x mod 0 is 0
     zero = rhs == 0  # before ``out`` (which may share memory with an input) is written
+    nonneg = lhs >= 0
     r = xp.mod(lhs, rhs, out=out, casting="unsafe") if out is not None else xp.mod(lhs, rhs)
     xp.copyto(r, 0, where=zero)
+    if r.dtype.kind == "f":   # MXNet: +0.0 where the dividend is not negative (numpy: the divisor's sign)
+        xp.copyto(r, 0, where=(r == 0) & nonneg)
     return r
 
 

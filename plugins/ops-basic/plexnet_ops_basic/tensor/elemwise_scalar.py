@@ -104,7 +104,38 @@ def _mod(xp: Any, x: Any, s: Any, out: Any) -> Any:
             return xp.zeros_like(x)
         out[...] = 0
         return out
-    return xp.mod(x, s, out=out, casting="unsafe") if out is not None else xp.mod(x, s)
+    nonneg = x >= 0   # before ``out`` (which may be ``x``) is written
+    r = xp.mod(x, s, out=out, casting="unsafe") if out is not None else xp.mod(x, s)
+    return _positive_zeros(xp, r, nonneg) if s < 0 else r
+
+
+def _power_of(xp: Any, base: Any, exp: Any, like: Any, out: Any) -> Any:
+    """``base ** exp`` in ``like``'s dtype; integers as MXNet: through float64, then cast
+    (``2 ** -1`` is 0, ``0 ** -1`` the cast of inf; numpy refuses negative integer powers)."""
+    if like.dtype.kind not in "iu":
+        return xp.power(base, exp, out=out, casting="unsafe") if out is not None else xp.power(base, exp)
+    with np.errstate(all="ignore"):
+        r = xp.power(xp.asarray(base, dtype=np.float64), xp.asarray(exp, dtype=np.float64))
+        if out is None:
+            return r.astype(like.dtype)
+        xp.copyto(out, r, casting="unsafe")
+    return out
+
+
+def _power(xp: Any, x: Any, s: Any, out: Any) -> Any:
+    return _power_of(xp, x, s, x, out)
+
+
+def _rpower(xp: Any, x: Any, s: Any, out: Any) -> Any:
+    return _power_of(xp, s, x, x, out)
+
+
+def _positive_zeros(xp: Any, r: Any, lhs_nonneg: Any) -> Any:
+    """MXNet's float mod gives +0.0 where the dividend is not negative (numpy: the
+    divisor's sign, -0.0 for a negative divisor)."""
+    if r.dtype.kind == "f":
+        xp.copyto(r, 0, where=(r == 0) & lhs_nonneg)
+    return r
 
 
 def _rmod(xp: Any, x: Any, s: Any, out: Any) -> Any:
@@ -112,7 +143,7 @@ def _rmod(xp: Any, x: Any, s: Any, out: Any) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         r = xp.mod(s, x, out=out, casting="unsafe") if out is not None else xp.mod(s, x)
     xp.copyto(r, 0, where=zero)
-    return r
+    return _positive_zeros(xp, r, s >= 0)
 
 
 def _mod_grad(xp: Any, g: Any, v: Any, s: Any) -> Any:
@@ -144,8 +175,8 @@ SCALAR: list[tuple[str, Any, bool, tuple, tuple[str, ...]]] = [
     ("_rdiv_scalar", "true_divide", True, (IN, lambda xp, g, x, s: -g * s / (x * x)), ("_RDivScalar",)),
     ("_mod_scalar", _mod, False, (OG, _mod_grad), ("_ModScalar",)),
     ("_rmod_scalar", _rmod, True, (IN, _rmod_grad), ("_RModScalar",)),
-    ("_power_scalar", "power", False, (IN, lambda xp, g, x, s: g * s * xp.power(x, s - 1)), ("_PowerScalar",)),
-    ("_rpower_scalar", "power", True, (OUT, _rpower_grad), ("_RPowerScalar",)),
+    ("_power_scalar", _power, False, (IN, lambda xp, g, x, s: g * s * xp.power(x, s - 1)), ("_PowerScalar",)),
+    ("_rpower_scalar", _rpower, True, (OUT, _rpower_grad), ("_RPowerScalar",)),
     ("_maximum_scalar", "maximum", False, (IN, lambda xp, g, x, s: g * (x >= s)), ("_MaximumScalar",)),
     ("_minimum_scalar", "minimum", False, (IN, lambda xp, g, x, s: g * (x <= s)), ("_MinimumScalar",)),
     ("_hypot_scalar", "hypot", False, (IN, lambda xp, g, x, s: g * x / xp.hypot(x, s)), ("_HypotScalar",)),
