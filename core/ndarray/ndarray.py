@@ -599,13 +599,27 @@ install_fluent(NDArray, _lookup, "NDArray")
 
 # -- helpers used by the methods above -----------------------------------------------------------------
 
+def _host_index(k: Any) -> Any:
+    """One key component as MXNet 1.x's legacy indexing reads it: an NDArray as host int64
+    indices (a boolean NDArray is refused), booleans in a list or numpy array as the
+    integers 0 / 1 (no masking outside numpy semantics)."""
+    if isinstance(k, NDArray):
+        if k.dtype == np.bool_:
+            raise ValueError("Cannot perform boolean indexing in legacy mode. Please activate numpy semantics "
+                             "by calling `npx.set_np()` in the global scope before calling this function.")
+        return k.asnumpy().astype(np.int64)
+    if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+        return k.astype(np.int64)
+    if isinstance(k, list) and k and np.asarray(k).dtype == np.bool_:
+        return np.asarray(k, dtype=np.int64)
+    return k
+
+
 def _host_key(key: Any) -> Any:
     """NDArray indices (alone or inside a tuple) as host int64 arrays, as MXNet."""
-    if isinstance(key, NDArray):
-        return key.asnumpy().astype(np.int64)
-    if isinstance(key, tuple) and any(isinstance(k, NDArray) for k in key):
-        return tuple(k.asnumpy().astype(np.int64) if isinstance(k, NDArray) else k for k in key)
-    return key
+    if isinstance(key, tuple):
+        return tuple(_host_index(k) for k in key)
+    return _host_index(key)
 
 
 def _device_key(key: Any, arr: NDArray) -> Any:
