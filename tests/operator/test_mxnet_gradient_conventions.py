@@ -90,3 +90,14 @@ def test_backward_with_no_input_requiring_gradients_is_refused() -> None:
         y = x * 2
     with pytest.raises(mx.base.MXNetError, match="require gradients"):
         y.backward()
+
+
+@pytest.mark.parametrize("name", ["all_finite", "multi_all_finite", "argmax_channel", "khatri_rao", "shuffle"])
+def test_operators_without_a_gradient_in_mxnet_refuse_backward(name: str) -> None:
+    # MXNet 1.9.1 registers no FGradient for these: "Operator ... is non-differentiable"
+    x = mx.nd.array(np.random.RandomState(0).uniform(0.1, 0.9, (3, 4)))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(x)
+    with pytest.raises(mx.base.MXNetError, match="non-differentiable"):
+        y.backward()

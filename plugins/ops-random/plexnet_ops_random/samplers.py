@@ -161,6 +161,7 @@ class ShuffleProp(SamplerProp):
     """A copy of ``data`` with its first axis randomly permuted."""
 
     arguments = ("data",)
+    differentiable = False   # MXNet registers no FGradient: a gradient through it is refused
 
     def draw(self, rng, xp, in_data, out):  # type: ignore[no-untyped-def]
         x = in_data[0]

@@ -268,6 +268,7 @@ class ArgmaxChannelProp(FnProp):
     """Index of the maximum along axis 1, the channels (in the input's dtype, first
     maximum on ties)."""
     deps = ()
+    differentiable = False   # MXNet registers no FGradient: a gradient through it is refused
 
     def shapes(self, ins: list) -> tuple[list, list]:
         s = ins[0]

@@ -107,6 +107,7 @@ class AllFiniteProp(FnProp):
     """(1,) float32: 1 if every element is finite, else 0."""
     param_cls = AllFiniteParam
     deps = ()
+    differentiable = False   # MXNet registers no FGradient: a gradient through it is refused
 
     def shapes(self, ins: list) -> tuple[list, list]:
         return ins, [(1,)]

@@ -119,6 +119,7 @@ class KhatriRaoProp(FnProp):
     """Column-wise Kronecker product of ``(I_k, R)`` matrices: ``(prod I_k, R)``."""
     param_cls = KhatriRaoParam
     deps = ("out_grad", "in_data")
+    differentiable = False   # MXNet registers no FGradient: a gradient through it is refused
 
     def list_arguments(self) -> list[str]:
         return [f"arg{i}" for i in range(self.param.num_args)]
