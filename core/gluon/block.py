@@ -22,7 +22,8 @@ from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import name as _name
 from .cached import _infer_from
-from .parameter import DeferredInitializationError, Parameter, ParameterDict, ParameterExtraError, ParameterLoadError
+from .parameter import (DeferredInitializationError, Parameter, ParameterDict, ParameterExtraError, ParameterLoadError,
+                        brief_print_list)
 
 __all__ = ["Block", "HybridBlock", "HookHandle", "DeferredInitializationError"]
 
@@ -298,15 +299,16 @@ class Block:
             ids = {id(v): k for k, v in params.items() if k in loaded}
             for name, p in params.items():
                 if name not in loaded and id(p) not in ids:
-                    raise ParameterLoadError(f"Parameter {name!r} is missing in file {filename!r}, which "
-                                             f"contains parameters: {_brief(loaded)}. Set allow_missing=True to "
-                                             f"ignore missing parameters.")
+                    raise ParameterLoadError(f"Parameter '{name}' is missing in file '{filename}', which "
+                                             f"contains parameters: {brief_print_list(loaded)}. Set "
+                                             f"allow_missing=True to ignore missing parameters.")
         for name, arr in loaded.items():
             if name not in params:
                 if not ignore_extra:
-                    raise ParameterExtraError(f"Parameter {name!r} loaded from file {filename!r} is not present "
-                                              f"in ParameterDict, which contains parameters {_brief(params)}. Set "
-                                              f"ignore_extra=True to ignore. ")
+                    raise ParameterExtraError(f"Parameter '{name}' loaded from file '{filename}' is not present "
+                                              f"in ParameterDict, which contains parameters "
+                                              f"{brief_print_list(self._params.keys())}. Set ignore_extra=True to "
+                                              f"ignore. ")
                 continue
             params[name]._load_init(arr, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 
@@ -511,11 +513,6 @@ def _shape_str(args: Any) -> str:
         return tuple(a.shape) if isinstance(a, NDArray) else a
     s = shapes(args)
     return str(s)[1:-1] if isinstance(s, list) else str(s)
-
-
-def _brief(d: dict) -> str:
-    keys = list(d)
-    return ", ".join(keys[:10]) + (", ..." if len(keys) > 10 else "")
 
 
 class HybridBlock(Block):

@@ -454,6 +454,17 @@ class Constant(Parameter):
         self._grad_req = "null"
 
 
+_NAMING_DOC = "https://mxnet.io/api/python/docs/tutorials/packages/gluon/blocks/naming.html"
+
+
+def brief_print_list(lst: Any, limit: int = 7) -> str:
+    """At most ``limit`` names, quoted, the middle elided (MXNet's ``_brief_print_list``)."""
+    lst = list(lst)
+    if len(lst) > limit:
+        return brief_print_list(lst[:limit // 2], limit) + ", ..., " + brief_print_list(lst[-limit // 2:], limit)
+    return ", ".join(f"'{i}'" for i in lst)
+
+
 class ParameterDict:
     """Named parameters sharing a ``prefix``; ``get`` creates or returns one."""
 
@@ -596,20 +607,25 @@ class ParameterDict:
                   restore_prefix: str = "", filename: str | None = None, cast_dtype: bool = False,
                   dtype_source: str = "current") -> None:
         """Load parameters from a dict (``arg:``/``aux:`` prefixes are stripped)."""
-        where = f"file {filename!r}" if filename else "param_dict"
+        where = f"file: {filename}" if filename else "param_dict"   # MXNet's wording, below too
         items = param_dict.items() if isinstance(param_dict, dict) else param_dict
         arg = {restore_prefix + (k[4:] if k.startswith(("arg:", "aux:")) else k): v for k, v in items}
+        n = len(restore_prefix)
         if not allow_missing:
             for name in self.keys():
                 if name not in arg:
-                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} is missing in {where}, "
-                                             f"which contains parameters: {', '.join(list(arg)[:10])}. Set "
-                                             f"allow_missing=True to ignore missing parameters.")
+                    raise ParameterLoadError(
+                        f"Parameter '{name[n:]}' is missing in {where}, which contains parameters: "
+                        f"{brief_print_list(arg)}. Please make sure source and target networks have the same "
+                        f"prefix.For more info on naming, please see {_NAMING_DOC}")
         for name, v in arg.items():
             if name not in self._params:
                 if not ignore_extra:
-                    raise ParameterLoadError(f"Parameter {name[len(restore_prefix):]!r} loaded from {where} is "
-                                             f"not present in this ParameterDict. Set ignore_extra=True to ignore.")
+                    raise ParameterLoadError(
+                        f"Parameter '{name[n:]}' loaded from {where} is not present in ParameterDict, choices are: "
+                        f"{brief_print_list(self._params)}. Set ignore_extra to True to ignore. Please make sure "
+                        f"source and target networks have the same prefix.For more info on naming, please see "
+                        f"{_NAMING_DOC}")
                 continue
             self[name]._load_init(v, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 

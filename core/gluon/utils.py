@@ -15,6 +15,7 @@ from .. import ndarray
 from ..base import PlexnetError
 from ..ndarray import NDArray
 from .block import HookHandle
+from .parameter import brief_print_list as _brief_print_list  # noqa: F401  (MXNet's private helper)
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download", "replace_file",
            "shape_is_known", "HookHandle"]
