@@ -9,7 +9,7 @@ installed plugins, e.g. ``dist_sync`` / ``dist_device_sync`` / ``dist_async`` fr
 from __future__ import annotations
 
 
-from .base import KVStoreBase, KVStoreError, KVStoreKeyError, bigarray_bound
+from .base import KVStoreBase, KVStoreError, KVStoreKeyError, UnknownKVStoreTypeError, bigarray_bound
 
 __all__ = ["create", "KVStoreBase", "KVStore", "KVStoreError", "KVStoreKeyError", "list_types",
            "bigarray_bound"]
@@ -39,7 +39,7 @@ def create(name: str = "local") -> KVStoreBase:
         if key.startswith("dist"):
             hint = (" The distributed types come from the plexnet-kvstore-dist plugin "
                     "(pip install plugins/kvstore-dist); `plexnet plugins` shows whether it loaded.")
-        raise ValueError(f"unknown kvstore type {name!r}; available: {', '.join(list_types())}.{hint}")
+        raise UnknownKVStoreTypeError(f"unknown kvstore type {name!r}; available: {', '.join(list_types())}.{hint}")
     kv = factory(key)
     if not isinstance(kv, KVStoreBase):
         raise TypeError(f"kvstore factory for {key!r} returned {type(kv).__name__}, not a KVStoreBase")

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base import PlexnetError
 
-__all__ = ["KVStoreBase", "KVStoreError", "KVStoreKeyError", "bigarray_bound", "check_compression_params"]
+__all__ = ["KVStoreBase", "KVStoreError", "KVStoreKeyError", "UnknownKVStoreTypeError", "bigarray_bound", "check_compression_params"]
 
 
 class KVStoreError(PlexnetError):
@@ -27,6 +27,10 @@ class KVStoreError(PlexnetError):
 
 class KVStoreTypeError(KVStoreError, TypeError):
     """A value of the wrong storage type (MXNet raises MXNetError; a TypeError too here)."""
+
+
+class UnknownKVStoreTypeError(KVStoreError, ValueError):
+    """``kv.create`` of a type no plugin provides (an MXNetError as MXNet's, a ValueError too)."""
 
 
 class KVStoreKeyError(KVStoreError, KeyError):
