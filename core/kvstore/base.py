@@ -18,7 +18,8 @@ import numpy as np
 
 from ..base import PlexnetError
 
-__all__ = ["KVStoreBase", "KVStoreError", "KVStoreKeyError", "UnknownKVStoreTypeError", "bigarray_bound", "check_compression_params"]
+__all__ = ["KVStoreBase", "KVStoreError", "KVStoreKeyError", "UnknownKVStoreTypeError", "bigarray_bound",
+           "check_compression_params"]
 
 
 class KVStoreError(PlexnetError):
