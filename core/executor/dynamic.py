@@ -21,7 +21,7 @@ from ..ndarray.invoke import invoke
 from ..ndarray.ndarray import NDArray, array, ones, zeros
 from ..operator.contract import OpReqType
 from ..symbol.graph import IndexedGraph
-from .executor import Executor
+from .executor import Executor, copy_forward_arguments
 
 __all__ = ["DynamicExecutor"]
 
@@ -52,11 +52,7 @@ class DynamicExecutor(Executor):
     # -- running ---------------------------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the graph; keyword arrays are first copied into the arguments of those names."""
-        arg_dict = self.arg_dict
-        for name, val in kwargs.items():
-            if name not in arg_dict:
-                raise ValueError(f"forward: unknown argument {name!r}; arguments are {self._arg_names}")
-            arg_dict[name][:] = val
+        copy_forward_arguments(self.arg_dict, self._arg_names, kwargs)
         g = self._g
         record = bool(is_train) and self._training
         values: list[Any] = [None] * g.num_entries

@@ -94,6 +94,22 @@ _MON_UNNAMED_INPUTS = frozenset((
     "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar", "_logical_xor_scalar",
 ))
 
+
+def copy_forward_arguments(arg_dict: dict[str, NDArray], arg_names: Sequence[str], kwargs: dict[str, Any]) -> None:
+    """``forward(**kwargs)``: each array copied into the argument of its name, checked as
+    MXNet checks (the value's type, then the name: a TypeError, then the shape) before any copy."""
+    for k, v in kwargs.items():
+        if not isinstance(v, (NDArray, np.ndarray)):
+            raise ValueError(f"forward: only NDArrays and numpy arrays are accepted as arguments; {k!r} is a "
+                             f"{type(v).__name__}")
+        if k not in arg_dict:
+            raise TypeError(f"forward: unknown argument {k!r}; arguments are {list(arg_names)}")
+        if tuple(v.shape) != tuple(arg_dict[k].shape):
+            raise ValueError(f"Shape not match! Argument {k}, need: {tuple(arg_dict[k].shape)}, received: "
+                             f"{tuple(v.shape)}")
+    for k, v in kwargs.items():
+        arg_dict[k][:] = v
+
 class Executor(metaclass=abc.ABCMeta):  # noqa: B024 - no abstract methods: ABCMeta for register()
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,
     and the prebuilt operations that compute them. (An ABC only so that ``SparseExecutor``,
@@ -348,14 +364,7 @@ class Executor(metaclass=abc.ABCMeta):  # noqa: B024 - no abstract methods: ABCM
         """Run the forward pass (asynchronously); keyword arrays are first copied into
         the arguments of those names. Returns ``outputs``."""
         if kwargs:
-            arg_dict = self.arg_dict
-            for k, v in kwargs.items():
-                if k not in arg_dict:
-                    raise ValueError(f"forward: unknown argument {k!r}; arguments are {self._arg_names}")
-                if not isinstance(v, (NDArray, np.ndarray)):
-                    raise ValueError(f"forward: value for {k!r} must be an NDArray or numpy array, "
-                                     f"got {type(v).__name__}")
-                arg_dict[k][:] = v
+            copy_forward_arguments(self.arg_dict, self._arg_names, kwargs)
         eng = self._current_engine()
         ctx = self._ctx
         if self._monitor is not None:

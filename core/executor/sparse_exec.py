@@ -14,6 +14,7 @@ from ..context import Context
 from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
 from ..ndarray import sparse as _sp
 from ..operator.contract import OpReqType
+from .executor import copy_forward_arguments
 from .sparse import _densify, _param, _sparse_grad_rules, _truthy, infer_stypes, stype_of
 
 __all__ = ["SparseExecutor"]
@@ -117,11 +118,7 @@ class SparseExecutor:
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass; keyword arrays are first copied into the arguments of those
         names. Returns ``outputs`` (sparse where MXNet's storage-type rules say so)."""
-        arg_dict = self.arg_dict
-        for k, v in kwargs.items():
-            if k not in arg_dict:
-                raise ValueError(f"forward: unknown argument {k!r}; arguments are {self._arg_names}")
-            arg_dict[k][:] = v
+        copy_forward_arguments(self.arg_dict, self._arg_names, kwargs)
         if is_train and self._has_grad or self._dynamic:
             self._forward_dense(bool(is_train))
         else:

@@ -88,8 +88,10 @@ def test_forward_kwargs_copy_params_from():
     x = np.random.rand(2, 5)
     exe.forward(data=x)
     np.testing.assert_allclose(exe.arg_dict["data"].asnumpy(), x)
-    with pytest.raises(ValueError, match="unknown argument"):
+    with pytest.raises(TypeError, match="unknown argument"):   # MXNet: TypeError('Unknown argument ...')
         exe.forward(nodata=x)
+    with pytest.raises(ValueError, match=r"Shape not match! Argument data, need: \(2, 5\), received: \(3, 5\)"):
+        exe.forward(data=np.ones((3, 5)))   # MXNet checks before copying; plexnet failed later, in the engine
     w = np.random.rand(8, 5)
     exe.copy_params_from({"fc1_weight": mx.nd.array(w, dtype="float64"), "extra": mx.nd.ones((1,))},
                          allow_extra_params=True)
