@@ -30,7 +30,7 @@ from .. import metric
 from ..initializer import Uniform
 from ..model import BatchEndParam
 
-__all__ = ["BaseModule", "BatchEndParam"]
+__all__ = ["BaseModule", "BatchEndParam", "ModuleStateError"]
 
 
 def _as_list(obj: Any) -> list:
@@ -99,6 +99,11 @@ def _batch_samples(batch: Any) -> int:
     data = getattr(batch, "data", None) or []
     n = int(data[0].shape[0]) if data else 0
     return max(n - int(getattr(batch, "pad", 0) or 0), 0)
+
+
+class ModuleStateError(RuntimeError, AssertionError):
+    """A module method called before what it needs (bind, init_params, init_optimizer):
+    MXNet checks these with ``assert``, so this is an AssertionError too."""
 
 
 class _Progress:

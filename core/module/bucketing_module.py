@@ -19,7 +19,7 @@ from ..context import cpu
 from ..initializer import Uniform
 from ..model import load_params
 from ..symbol.name import NameManager
-from .base_module import BaseModule, _check_input_names
+from .base_module import BaseModule, ModuleStateError, _check_input_names
 from .module import Module
 
 __all__ = ["BucketingModule"]
@@ -77,7 +77,7 @@ class BucketingModule(BaseModule):
     def _need(self, *flags: str) -> Module:
         for f in flags:
             if not getattr(self, f):
-                raise RuntimeError(f"BucketingModule: {f.replace('_', ' ')} is required first "
+                raise ModuleStateError(f"BucketingModule: {f.replace('_', ' ')} is required first "
                                    f"(bind, init_params, init_optimizer)")
         assert self._curr_module is not None
         return self._curr_module

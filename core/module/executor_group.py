@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..io import DataDesc
+from .base_module import ModuleStateError
 
 __all__ = ["DataParallelExecutorGroup", "split_input_slice"]
 
@@ -421,7 +422,7 @@ class DataParallelExecutorGroup:
 
     def backward(self, out_grads: Any = None) -> None:
         if not self.for_training:
-            raise RuntimeError("re-bind with for_training=True to run backward")
+            raise ModuleStateError("re-bind with for_training=True to run backward")
         if out_grads is None:
             out_grads = []
         elif hasattr(out_grads, "shape"):

@@ -25,7 +25,7 @@ from ..context import Context, cpu
 from ..initializer import InitDesc, Uniform
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params, _update_params_on_kvstore,
                      atomic_write, load_checkpoint, params_file, save_symbol, symbol_file)
-from .base_module import BaseModule, _check_input_names, _parse_data_desc
+from .base_module import BaseModule, ModuleStateError, _check_input_names, _parse_data_desc
 from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
@@ -161,7 +161,7 @@ class Module(BaseModule):
     def get_params(self) -> tuple[dict, dict]:
         """``(arg_params, aux_params)``: host copies of the current parameters."""
         if not self.params_initialized:
-            raise RuntimeError("parameters are not initialized: call init_params (or fit) first")
+            raise ModuleStateError("parameters are not initialized: call init_params (or fit) first")
         if self._params_dirty:
             self._sync_params_from_devices()
         return (self._arg_params, self._aux_params)  # type: ignore[return-value]
@@ -177,7 +177,7 @@ class Module(BaseModule):
                           stacklevel=2)
             return
         if not self.binded:
-            raise RuntimeError("call bind before initializing the parameters")
+            raise ModuleStateError("call bind before initializing the parameters")
 
         def _impl(name: InitDesc, arr: Any, cache: dict | None) -> None:
             if cache is not None:
@@ -289,7 +289,7 @@ class Module(BaseModule):
         ``1 / (batch_size * workers of a dist_sync kvstore)``."""
         from .. import optimizer as opt
         if not (self.binded and self.params_initialized):
-            raise RuntimeError("bind and init_params before init_optimizer")
+            raise ModuleStateError("bind and init_params before init_optimizer")
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
@@ -358,7 +358,7 @@ class Module(BaseModule):
         another shape re-binds (parameters are kept)."""
         from ..io import DataDesc
         if not (self.binded and self.params_initialized):
-            raise RuntimeError("bind and init_params before forward")
+            raise ModuleStateError("bind and init_params before forward")
         curr = tuple(tuple(i.shape) for i in self._data_shapes)
         if isinstance(data_batch, list):
             new_shapes = []
@@ -398,14 +398,14 @@ class Module(BaseModule):
 
     def backward(self, out_grads: Any = None) -> None:
         if not (self.binded and self.params_initialized):
-            raise RuntimeError("bind and init_params before backward")
+            raise ModuleStateError("bind and init_params before backward")
         self._exec_group.backward(out_grads=out_grads)  # type: ignore[union-attr]
 
     def update(self) -> None:
         """Apply the gradients of the last ``backward`` (through the kvstore and/or
         the local updater)."""
         if not (self.binded and self.params_initialized and self.optimizer_initialized):
-            raise RuntimeError("bind, init_params and init_optimizer before update")
+            raise ModuleStateError("bind, init_params and init_optimizer before update")
         self._params_dirty = True
         group = self._exec_group
         names = group.param_names_in_order()  # type: ignore[union-attr]
@@ -419,12 +419,12 @@ class Module(BaseModule):
 
     def get_outputs(self, merge_multi_context: bool = True) -> list:
         if not (self.binded and self.params_initialized):
-            raise RuntimeError("bind and init_params before get_outputs")
+            raise ModuleStateError("bind and init_params before get_outputs")
         return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)  # type: ignore[union-attr]
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list:
         if not (self.binded and self.params_initialized and self.inputs_need_grad):
-            raise RuntimeError("bind with inputs_need_grad=True to get input gradients")
+            raise ModuleStateError("bind with inputs_need_grad=True to get input gradients")
         return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)  # type: ignore[union-attr]
 
     def get_states(self, merge_multi_context: bool = True) -> list:
@@ -453,7 +453,7 @@ class Module(BaseModule):
     def save_optimizer_states(self, fname: str) -> None:
         """Save the optimizer's state (momentum etc.) to ``fname`` (atomically)."""
         if not self.optimizer_initialized:
-            raise RuntimeError("init_optimizer before save_optimizer_states")
+            raise ModuleStateError("init_optimizer before save_optimizer_states")
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
@@ -461,7 +461,7 @@ class Module(BaseModule):
 
     def load_optimizer_states(self, fname: str) -> None:
         if not self.optimizer_initialized:
-            raise RuntimeError("init_optimizer before load_optimizer_states")
+            raise ModuleStateError("init_optimizer before load_optimizer_states")
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
         else:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 from .. import ndarray as nd
 from ..initializer import Uniform
-from .base_module import BaseModule
+from .base_module import BaseModule, ModuleStateError
 from .sequential_module import _name, _shape
 
 __all__ = ["PythonModule", "PythonLossModule"]
@@ -138,7 +138,7 @@ class PythonLossModule(PythonModule):
         if out_grads is not None:
             raise ValueError("For a loss module, out_grads should be None")
         if not self.for_training:
-            raise RuntimeError("backward needs a module bound for training")
+            raise ModuleStateError("backward needs a module bound for training")
         self._backward_impl()
 
     def _backward_impl(self) -> None:

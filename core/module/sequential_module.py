@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from ..initializer import Uniform
-from .base_module import BaseModule
+from .base_module import BaseModule, ModuleStateError
 
 __all__ = ["SequentialModule"]
 
@@ -45,7 +45,7 @@ class SequentialModule(BaseModule):
     def _need(self, *flags: str) -> None:
         for f in flags:
             if not getattr(self, f):
-                raise RuntimeError(f"SequentialModule: {f.replace('_', ' ')} is required first")
+                raise ModuleStateError(f"SequentialModule: {f.replace('_', ' ')} is required first")
 
     @property
     def data_names(self) -> list[str]:
