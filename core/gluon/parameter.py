@@ -320,8 +320,8 @@ class Parameter:
         """Set the value on every context (copied into the existing arrays)."""
         self.shape = data.shape
         if self._data is None:
-            if not self._deferred_init:
-                raise RuntimeError(f"Parameter {self.name!r} has not been initialized")
+            if not self._deferred_init:   # MXNet asserts here: an AssertionError too
+                raise UninitializedParameterError(f"Parameter {self.name!r} has not been initialized")
             init, ctxs, default_init, _ = self._deferred_init
             arr = data if isinstance(data, NDArray) else _nd.array(data, dtype=self.dtype)
             self._deferred_init = (init, ctxs, default_init, arr)
@@ -452,6 +452,10 @@ class Constant(Parameter):
             warnings.warn(f"Constant parameter {self.name!r} does not support grad_req other than 'null', and new "
                           f"value {req!r} is ignored.", stacklevel=2)
         self._grad_req = "null"
+
+
+class UninitializedParameterError(RuntimeError, AssertionError):
+    """``set_data`` on a parameter neither initialized nor deferred (MXNet: an assert)."""
 
 
 _NAMING_DOC = "https://mxnet.io/api/python/docs/tutorials/packages/gluon/blocks/naming.html"

@@ -46,7 +46,9 @@ class Trainer:
             if not isinstance(p, Parameter):
                 raise ValueError(f"First argument must be a list or dict of Parameters, got list of {type(p)}.")
             if p.name in self._param2idx:
-                raise PlexnetError(f"Trainer: parameter {p.name!r} is given twice")
+                if any(q is p for q in self._params):
+                    continue   # as MXNet: a shared parameter listed again is kept once (its index stays i)
+                raise PlexnetError(f"Trainer: two different parameters are named {p.name!r}")
             self._param2idx[p.name] = i
             self._params.append(p)
             p._set_trainer(self)
