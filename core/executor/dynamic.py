@@ -21,7 +21,8 @@ from ..ndarray.invoke import invoke
 from ..ndarray.ndarray import NDArray, array, ones, zeros
 from ..operator.contract import OpReqType
 from ..symbol.graph import IndexedGraph
-from .executor import Executor, copy_forward_arguments
+from .arguments import copy_forward_arguments
+from .executor import Executor
 
 __all__ = ["DynamicExecutor"]
 

@@ -25,6 +25,7 @@ from ..operator.contract import OpReqType
 from ..resource import ResourceRequest
 from ..resource import get as _resources
 from .bulk import bulk_settings, env_flag, env_int, make_segments
+from .arguments import copy_forward_arguments
 from .calls import _bwd_call, _fwd_async_call, _fwd_call, _sum_call, _zeros_call
 from .gradient import ExecGraph, build_exec_graph
 from ..symbol.graph import IndexedGraph, InferTypeError, infer_shapes, infer_types, is_complete
@@ -94,21 +95,6 @@ _MON_UNNAMED_INPUTS = frozenset((
     "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar", "_logical_xor_scalar",
 ))
 
-
-def copy_forward_arguments(arg_dict: dict[str, NDArray], arg_names: Sequence[str], kwargs: dict[str, Any]) -> None:
-    """``forward(**kwargs)``: each array copied into the argument of its name, checked as
-    MXNet checks (the value's type, then the name: a TypeError, then the shape) before any copy."""
-    for k, v in kwargs.items():
-        if not isinstance(v, (NDArray, np.ndarray)):
-            raise ValueError(f"forward: only NDArrays and numpy arrays are accepted as arguments; {k!r} is a "
-                             f"{type(v).__name__}")
-        if k not in arg_dict:
-            raise TypeError(f"forward: unknown argument {k!r}; arguments are {list(arg_names)}")
-        if tuple(v.shape) != tuple(arg_dict[k].shape):
-            raise ValueError(f"Shape not match! Argument {k}, need: {tuple(arg_dict[k].shape)}, received: "
-                             f"{tuple(v.shape)}")
-    for k, v in kwargs.items():
-        arg_dict[k][:] = v
 
 class Executor(metaclass=abc.ABCMeta):  # noqa: B024 - no abstract methods: ABCMeta for register()
     """A bound symbol: arrays for arguments, gradients, auxiliary states and outputs,

@@ -14,7 +14,7 @@ from ..context import Context
 from ..ndarray.ndarray import NDArray, zeros as _dense_zeros
 from ..ndarray import sparse as _sp
 from ..operator.contract import OpReqType
-from .executor import copy_forward_arguments
+from .arguments import copy_forward_arguments
 from .sparse import _densify, _param, _sparse_grad_rules, _truthy, infer_stypes, stype_of
 
 __all__ = ["SparseExecutor"]
