@@ -27,6 +27,9 @@ from .node import DTYPE_NP_TO_MX, Entry, Node, is_hidden, op_registry, param_str
 __all__ = ["Symbol", "Variable", "var", "Group", "create", "load", "load_json", "arith_op_name"]
 
 
+#: MXNet 1.9.1's CPU subgraph backends: accepted, the graph left as it is (no fusion pass)
+_CPU_SUBGRAPH_BACKENDS = ("MKLDNN", "MKLDNN_QUANTIZE")
+
 class Symbol(InferenceMixin):
     """A symbolic graph with one or more outputs."""
 
@@ -448,16 +451,22 @@ class Symbol(InferenceMixin):
         return tuple(self._outputs)
 
     def get_backend_symbol(self, backend: str) -> "Symbol":
-        """The graph partitioned for subgraph ``backend``; plexnet registers no subgraph
-        backends, so every name is unknown (MXNet's error)."""
+        """The graph partitioned for subgraph ``backend``. MXNet's CPU build registers
+        ``MKLDNN`` and ``MKLDNN_QUANTIZE`` (oneDNN operator fusion); plexnet's executor runs
+        the graph as it is, so for those names the symbol comes back unchanged (MXNet's fused
+        nodes are named ``sg_mkldnn_*``; these keep their names). Any other name is unknown
+        (MXNet's error)."""
+        if backend in _CPU_SUBGRAPH_BACKENDS:
+            return self
         raise PlexnetError(f"SubgraphProperty {backend} is not found in SubgraphPropertyRegistry")
 
     def optimize_for(self, backend: str, args: Any = None, aux: Any = None, ctx: Any = None,
                      shape_dict: Any = None, type_dict: Any = None, stype_dict: Any = None,
                      skip_infer: bool = False, **kwargs: Any) -> "Symbol":
-        """Partition for ``backend``. No subgraph backend is registered in plexnet: as MXNet
-        does for an unknown backend, this warns and returns the symbol unchanged."""
-        warnings.warn(f"Error optimizing for backend '{backend}' cannot be found", stacklevel=2)
+        """Partition for ``backend``: the symbol unchanged, as ``get_backend_symbol``; an
+        unknown backend also warns."""
+        if backend not in _CPU_SUBGRAPH_BACKENDS:
+            warnings.warn(f"Error optimizing for backend '{backend}' cannot be found", stacklevel=2)
         return self
 
     def gradient(self, wrt: Sequence[str]) -> "Symbol":

@@ -62,3 +62,13 @@ def test_a_failed_call_uses_up_its_automatic_name() -> None:
             s.Convolution(a, kernel=(3, 3))
         assert s.max(a).name == "max1"
         assert s.Convolution(a, kernel=(3, 3), num_filter=2).name == "convolution1"
+
+
+def test_mkldnn_subgraph_backends_leave_the_graph_as_is() -> None:
+    # MXNet 1.9.1's CPU build partitions for MKLDNN / MKLDNN_QUANTIZE; plexnet has no fusion
+    # pass, so the symbol comes back unchanged instead of failing; other names are refused
+    out = s.FullyConnected(s.var("d"), num_hidden=2, name="fc")
+    assert out.get_backend_symbol("MKLDNN").list_outputs() == ["fc_output"]
+    assert out.optimize_for("MKLDNN_QUANTIZE") is out
+    with pytest.raises(mx.base.MXNetError, match="not found"):
+        out.get_backend_symbol("TensorRT")
