@@ -177,10 +177,10 @@ def registries() -> Any:
     return loader()
 
 
-
 class NotRegisteredError(ValueError, AssertionError):
     """An unknown name given to a registry's ``create``: a ValueError (MXNet's optimizer
     registry) and an AssertionError (MXNet's initializer and metric registries assert it)."""
+
 
 class Registry(Generic[T]):
     """A name -> object map with per-entry owner and rank, and change listeners."""

@@ -35,7 +35,7 @@ import os
 import pickle
 import signal
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -64,6 +64,45 @@ def _alarm(*_: Any) -> None:
     raise _Timeout()
 
 
+def _record(out: dict, key: tuple, call: Callable[[], Any]) -> None:
+    """``out[key] = call()``, or ``"ERR <type>"`` when it raises or runs past 2 s (a
+    refusal is a result too)."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(2)
+    try:
+        out[key] = call()
+    except BaseException as e:  # noqa: BLE001 - a refusal is a result too
+        out[key] = "ERR " + type(e).__name__
+    finally:
+        signal.alarm(0)
+
+
+def _value(r: Any) -> tuple:
+    """An array result (the first one of a list) as ``(values, dtype)``."""
+    r = r[0] if isinstance(r, (list, tuple)) else r
+    return (r.asnumpy(), str(r.dtype))
+
+
+def _callables(module: Any, skip_random: bool = False, prefix: str | None = None) -> list[tuple[str, Any]]:
+    """The public functions of ``module`` to call, by name: not ``SKIP``; with
+    ``skip_random`` not the samplers; with a ``prefix`` (the namespace, ``""`` for ``nd``)
+    not ``CRASHES``."""
+    found = []
+    for name in sorted(n for n in dir(module) if not n.startswith("_") and n not in SKIP):
+        f = getattr(module, name)
+        if not callable(f) or isinstance(f, type) or (prefix is not None and prefix + name in CRASHES) or \
+                (skip_random and name.startswith(RANDOM)):
+            continue
+        found.append((name, f))
+    return found
+
+
+def _traced(name: str) -> None:
+    """The name on stderr with ``DIFF_TRACE`` set (to find a call that kills MXNet's process)."""
+    if os.environ.get("DIFF_TRACE"):
+        print(name, file=sys.stderr, flush=True)
+
+
 def _functions(mx: Any, dtypes: bool = False, ns: str = "") -> dict:
     nd = getattr(mx.nd, ns) if ns else mx.nd
     rng = np.random.RandomState(0)
@@ -83,23 +122,11 @@ def _functions(mx: Any, dtypes: bool = False, ns: str = "") -> dict:
                   "hwc_u8": (rng.randint(0, 256, (4, 5, 3)).astype("u1"),),
                   "chw": (rng.uniform(0, 1, (3, 4, 5)).astype("f4"),)}
     out: dict = {}
-    signal.signal(signal.SIGALRM, _alarm)
-    for name in sorted(n for n in dir(nd) if not n.startswith("_") and n not in SKIP):
-        f = getattr(nd, name)
-        if not callable(f) or isinstance(f, type) or ns + name in CRASHES:
-            continue
-        if os.environ.get("DIFF_TRACE"):
-            print(ns + name, file=sys.stderr, flush=True)
+    for name, f in _callables(nd, prefix=ns):
+        _traced(ns + name)
         for tag, args in inputs.items():
-            try:
-                signal.alarm(2)
-                r = f(*[mx.nd.array(x, dtype=x.dtype) for x in args])
-                r = r[0] if isinstance(r, (list, tuple)) else r
-                out[("nd", ns + name, tag)] = (r.asnumpy(), str(r.dtype))
-            except BaseException as e:  # noqa: BLE001 - a refusal is a result too
-                out[("nd", ns + name, tag)] = "ERR " + type(e).__name__
-            finally:
-                signal.alarm(0)
+            _record(out, ("nd", ns + name, tag),
+                    lambda: _value(f(*[mx.nd.array(x, dtype=x.dtype) for x in args])))  # noqa: B023 - called at once
     return out
 
 
@@ -121,22 +148,11 @@ def _with_kwargs(mx: Any) -> dict:
     a = rng.uniform(-2, 2, (3, 4)).astype("f4")
     b = rng.uniform(-2, 2, (3, 4)).astype("f4")
     out: dict = {}
-    signal.signal(signal.SIGALRM, _alarm)
-    for name in sorted(n for n in dir(nd) if not n.startswith("_") and n not in SKIP):
-        f = getattr(nd, name)
-        if not callable(f) or isinstance(f, type) or name.startswith(RANDOM):
-            continue
+    for name, f in _callables(nd, skip_random=True):
         for i, kw in enumerate(KWARGS):
             for nargs in (1, 2):
-                try:
-                    signal.alarm(2)
-                    r = f(*[nd.array(x) for x in (a, b)[:nargs]], **kw)
-                    r = r[0] if isinstance(r, (list, tuple)) else r
-                    out[("kw", name, i, nargs)] = (r.asnumpy(), str(r.dtype))
-                except BaseException as e:  # noqa: BLE001 - a refusal is a result too
-                    out[("kw", name, i, nargs)] = "ERR " + type(e).__name__
-                finally:
-                    signal.alarm(0)
+                _record(out, ("kw", name, i, nargs),
+                        lambda: _value(f(*[nd.array(x) for x in (a, b)[:nargs]], **kw)))  # noqa: B023
     return out
 
 
@@ -152,65 +168,57 @@ def _methods(mx: Any) -> dict:
     rng = np.random.RandomState(3)
     a = rng.uniform(-2, 2, (3, 4)).astype("f4")
     out: dict = {}
-    signal.signal(signal.SIGALRM, _alarm)
     names = sorted(n for n in dir(nd.NDArray) if not n.startswith("_") and n not in METHOD_SKIP)
     calls: list[tuple[tuple, dict]] = [((), {}), ((0,), {}), ((1,), {}), ((-1,), {}), (((2, 6),), {}),
                                        ((0, 1), {}), (("float64",), {})] + [((), kw) for kw in KWARGS]
+
+    def describe(r: Any) -> tuple:
+        r = r[0] if isinstance(r, (list, tuple)) and r else r
+        if isinstance(r, nd.NDArray):
+            return (r.asnumpy(), str(r.dtype))
+        plain = isinstance(r, (np.ndarray, np.generic, int, float, bool, tuple, list))
+        return ("desc", repr(np.asarray(r).tolist()) if plain else type(r).__name__)
+
     for name in names:
         if not callable(getattr(nd.NDArray, name, None)):
             continue
         for i, (args, kw) in enumerate(calls):
-            try:
-                signal.alarm(2)
-                r = getattr(nd.array(a), name)(*args, **kw)
-                r = r[0] if isinstance(r, (list, tuple)) and r else r
-                if isinstance(r, nd.NDArray):
-                    out[("m", name, i)] = (r.asnumpy(), str(r.dtype))
-                else:
-                    out[("m", name, i)] = ("desc", repr(np.asarray(r).tolist()) if isinstance(
-                        r, (np.ndarray, np.generic, int, float, bool, tuple, list)) else type(r).__name__)
-            except BaseException as e:  # noqa: BLE001 - a refusal is a result too
-                out[("m", name, i)] = "ERR " + type(e).__name__
-            finally:
-                signal.alarm(0)
+            _record(out, ("m", name, i), lambda: describe(getattr(nd.array(a), name)(*args, **kw)))  # noqa: B023
     return out
+
+
+#: ``sym`` functions not composed by ``--symbols`` (constructors, loaders, scalar helpers)
+SYM_SKIP = {"var", "Variable", "Group", "load", "load_json", "fromjson", "zeros", "ones", "full", "arange", "eye",
+            "linspace", "empty", "pow", "maximum", "minimum", "hypot", "Symbol"}
 
 
 def _symbols(mx: Any) -> dict:
     """Every ``sym`` function on one or two variables (with no keywords and with each set
     of ``KWARGS``): its arguments, outputs, auxiliary states, inferred shapes and types."""
     sym = mx.sym
+
+    def attempt(fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001
+            return "ERR " + type(e).__name__
+
+    def describe(s: Any) -> tuple:
+        given = [v for v in s.list_arguments() if v in "ab"]
+        shapes = attempt(lambda: [list(map(tuple, x)) if x is not None else None
+                                  for x in s.infer_shape(**{v: (3, 4) for v in given})])
+        types = attempt(lambda: [[np.dtype(t).name for t in x] if x is not None else None
+                                 for x in s.infer_type(**{v: np.float32 for v in given})])
+        return ("desc", repr([s.list_arguments(), s.list_outputs(), s.list_auxiliary_states(), shapes, types]))
+
     out: dict = {}
-    signal.signal(signal.SIGALRM, _alarm)
-    for name in sorted(n for n in dir(sym) if not n.startswith("_") and n not in SKIP):
-        f = getattr(sym, name)
-        if not callable(f) or isinstance(f, type) or name in ("var", "Variable", "Group", "load", "load_json",
-                                                                   "fromjson", "zeros", "ones", "full", "arange",
-                                                                   "eye", "linspace", "empty", "pow", "maximum",
-                                                                   "minimum", "hypot", "Symbol"):
+    for name, f in _callables(sym):
+        if name in SYM_SKIP:
             continue
         for i, kw in enumerate([{}] + KWARGS):
             for nargs in (1, 2):
-                key = ("sym", name, i, nargs)
-                try:
-                    signal.alarm(2)
-                    s = f(*[sym.var(v) for v in "ab"[:nargs]], **kw)
-                    desc = [s.list_arguments(), s.list_outputs(), s.list_auxiliary_states()]
-                    try:
-                        shapes = s.infer_shape(**{v: (3, 4) for v in s.list_arguments() if v in "ab"})
-                        desc.append([list(map(tuple, x)) if x is not None else None for x in shapes])
-                    except Exception as e:  # noqa: BLE001
-                        desc.append("ERR " + type(e).__name__)
-                    try:
-                        types = s.infer_type(**{v: np.float32 for v in s.list_arguments() if v in "ab"})
-                        desc.append([[np.dtype(t).name for t in x] if x is not None else None for x in types])
-                    except Exception as e:  # noqa: BLE001
-                        desc.append("ERR " + type(e).__name__)
-                    out[key] = ("desc", repr(desc))
-                except BaseException as e:  # noqa: BLE001 - a refusal is a result too
-                    out[key] = "ERR " + type(e).__name__
-                finally:
-                    signal.alarm(0)
+                _record(out, ("sym", name, i, nargs),
+                        lambda: describe(f(*[sym.var(v) for v in "ab"[:nargs]], **kw)))  # noqa: B023
     return out
 
 
@@ -225,34 +233,24 @@ def _gradients(mx: Any, with_kwargs: bool = False) -> dict:
               "u": (rng.uniform(-0.9, 0.9, (3, 4)).astype("f4"),), "tie": (tie,),
               "ab": (rng.uniform(-2, 2, (3, 4)).astype("f4"), rng.uniform(-2, 2, (3, 4)).astype("f4")),
               "tieab": (tie, np.array([[0, 1, 2, -1], [2, 1, 0, 2], [0.5, 0.5, 0, 3]], "f4"))}
+
+    def grads(f: Any, args: tuple, kw: dict) -> tuple:
+        xs = [nd.array(x) for x in args]
+        for x in xs:
+            x.attach_grad()
+        with ag.record():
+            r = f(*xs, **kw)
+            r = r[0] if isinstance(r, (list, tuple)) else r
+        r.backward(nd.array(np.arange(1, r.size + 1, dtype="f4").reshape(r.shape) / r.size))
+        return (np.concatenate([x.grad.asnumpy().ravel() for x in xs]), "f4")
+
     out: dict = {}
-    signal.signal(signal.SIGALRM, _alarm)
-    for name in sorted(n for n in dir(nd) if not n.startswith("_") and n not in SKIP):
-        f = getattr(nd, name)
-        if not callable(f) or isinstance(f, type) or name.startswith(RANDOM):
-            continue
-        if name in CRASHES:
-            continue
-        if os.environ.get("DIFF_TRACE"):
-            print(name, file=sys.stderr, flush=True)
+    for name, f in _callables(nd, skip_random=True, prefix=""):
+        _traced(name)
         cases = [(tag, args, {}) for tag, args in inputs.items()] if not with_kwargs else \
             [(f"{tag}{i}", inputs[tag], kw) for i, kw in enumerate(KWARGS) for tag in ("tie", "tieab")]
         for tag, args, kw in cases:
-            try:
-                signal.alarm(2)
-                xs = [nd.array(x) for x in args]
-                for x in xs:
-                    x.attach_grad()
-                with ag.record():
-                    r = f(*xs, **kw)
-                    r = r[0] if isinstance(r, (list, tuple)) else r
-                head = nd.array(np.arange(1, r.size + 1, dtype="f4").reshape(r.shape) / r.size)
-                r.backward(head)
-                out[("grad", name, tag)] = (np.concatenate([x.grad.asnumpy().ravel() for x in xs]), "f4")
-            except BaseException as e:  # noqa: BLE001 - a refusal is a result too
-                out[("grad", name, tag)] = "ERR " + type(e).__name__
-            finally:
-                signal.alarm(0)
+            _record(out, ("grad", name, tag), lambda: grads(f, args, kw))  # noqa: B023
     return out
 
 

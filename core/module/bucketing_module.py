@@ -78,7 +78,7 @@ class BucketingModule(BaseModule):
         for f in flags:
             if not getattr(self, f):
                 raise ModuleStateError(f"BucketingModule: {f.replace('_', ' ')} is required first "
-                                   f"(bind, init_params, init_optimizer)")
+                                       f"(bind, init_params, init_optimizer)")
         assert self._curr_module is not None
         return self._curr_module
 

@@ -152,6 +152,12 @@ class OperatorProperty:
     def list_outputs(self) -> list[str]:
         return ["output"]
 
+    @staticmethod
+    def default_output_names(n: int) -> list[str]:
+        """nnvm's names for ``n`` outputs (hidden ones counted) of an operator that lists
+        none of its own, as MXNet shows them: ``output`` for one, else ``output0``, ``output1`` ..."""
+        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+
     def list_auxiliary_states(self) -> list[str]:
         return []
 

@@ -30,6 +30,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "create", "load", "load_json", 
 #: MXNet 1.9.1's CPU subgraph backends: accepted, the graph left as it is (no fusion pass)
 _CPU_SUBGRAPH_BACKENDS = ("MKLDNN", "MKLDNN_QUANTIZE")
 
+
 class Symbol(InferenceMixin):
     """A symbolic graph with one or more outputs."""
 

@@ -105,7 +105,7 @@ class MultiUpdateProp(OperatorProperty):
         return names + (["rescale_grad"] if self.rescale_input else [])
 
     def list_outputs(self) -> list[str]:
-        return ["output"] if self.n == 1 else [f"output{i}" for i in range(self.n)]   # nnvm's names
+        return self.default_output_names(self.n)
 
     def mutate_inputs(self) -> list[int]:
         """Indices of the inputs updated in place: the moments (and ``weight32``)."""

@@ -75,8 +75,7 @@ class MultiUpdateProp(OperatorProperty):
         return names + (["lrs", "wds"] if self.preloaded else [])
 
     def list_outputs(self) -> list[str]:
-        n = self.param.num_weights   # nnvm's default names, as MXNet's
-        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+        return self.default_output_names(self.param.num_weights)
 
     def mutate_inputs(self) -> list[int]:
         """Indices of the inputs updated in place (the states)."""

@@ -8,7 +8,7 @@ import numpy as np
 from plexnet.base import ShapeError
 from plexnet.operator import Operator, OperatorProperty, OpReqType
 
-__all__ = ["NULL", "WRITE", "INPLACE", "ADD", "store", "accumulate", "sum_to", "norm_axis",
+__all__ = ["NULL", "WRITE", "INPLACE", "ADD", "store", "accumulate", "positive_zeros", "sum_to", "norm_axis",
            "norm_axes", "shape_error", "XpOperator", "OneInputProp", "register_op", "prod", "special",
            "need_special", "DeviceUnsupported", "int_factor",
            "fill_zero", "dtype_name"]
@@ -28,6 +28,15 @@ def store(xp: Any, out: Any, req: Any, value: Any) -> None:
 
 def accumulate(xp: Any, out: Any, value: Any) -> None:
     xp.add(out, value, out=out, casting="unsafe")
+
+
+def positive_zeros(xp: Any, r: Any, dividend_nonneg: Any) -> Any:
+    """A float modulo's zeros as MXNet's: +0.0 where the dividend is not negative (numpy
+    gives zeros the divisor's sign, -0.0 for a negative divisor). ``dividend_nonneg`` is
+    taken before ``r`` (which may share the dividend's memory) is written."""
+    if r.dtype.kind == "f":
+        xp.copyto(r, 0, where=(r == 0) & dividend_nonneg)
+    return r
 
 
 def fill_zero(out: Any, req: Any) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from plexnet.operator.shape_utils import broadcast_shape
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, int_factor, store, sum_to
+from ._common import ADD, fill_zero, int_factor, positive_zeros, store, sum_to
 
 __all__ = ["BINARY", "binary_ufunc_forward", "make_binary_gradient", "register"]
 
@@ -92,12 +92,10 @@ def _quiet(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _mod(xp: Any, lhs: Any, rhs: Any, out: Any) -> Any:
     # Python-style modulo (sign of the divisor) as MXNet; x mod 0 is 0
     zero = rhs == 0  # before ``out`` (which may share memory with an input) is written
-    nonneg = lhs >= 0
+    nonneg = lhs >= 0 if lhs.dtype.kind == "f" else None
     r = xp.mod(lhs, rhs, out=out, casting="unsafe") if out is not None else xp.mod(lhs, rhs)
     xp.copyto(r, 0, where=zero)
-    if r.dtype.kind == "f":   # MXNet: +0.0 where the dividend is not negative (numpy: the divisor's sign)
-        xp.copyto(r, 0, where=(r == 0) & nonneg)
-    return r
+    return positive_zeros(xp, r, nonneg) if nonneg is not None else r
 
 
 @_quiet

@@ -16,7 +16,7 @@ import numpy as np
 from plexnet.operator import Field, Params
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, store
+from ._common import ADD, fill_zero, positive_zeros, store
 
 __all__ = ["SCALAR", "register"]
 
@@ -104,9 +104,10 @@ def _mod(xp: Any, x: Any, s: Any, out: Any) -> Any:
             return xp.zeros_like(x)
         out[...] = 0
         return out
-    nonneg = x >= 0   # before ``out`` (which may be ``x``) is written
+    # only a negative divisor gives -0.0; the mask is taken before ``out`` (maybe ``x``) is written
+    nonneg = x >= 0 if s < 0 and x.dtype.kind == "f" else None
     r = xp.mod(x, s, out=out, casting="unsafe") if out is not None else xp.mod(x, s)
-    return _positive_zeros(xp, r, nonneg) if s < 0 else r
+    return positive_zeros(xp, r, nonneg) if nonneg is not None else r
 
 
 def _power_of(xp: Any, base: Any, exp: Any, like: Any, out: Any) -> Any:
@@ -130,20 +131,12 @@ def _rpower(xp: Any, x: Any, s: Any, out: Any) -> Any:
     return _power_of(xp, s, x, x, out)
 
 
-def _positive_zeros(xp: Any, r: Any, lhs_nonneg: Any) -> Any:
-    """MXNet's float mod gives +0.0 where the dividend is not negative (numpy: the
-    divisor's sign, -0.0 for a negative divisor)."""
-    if r.dtype.kind == "f":
-        xp.copyto(r, 0, where=(r == 0) & lhs_nonneg)
-    return r
-
-
 def _rmod(xp: Any, x: Any, s: Any, out: Any) -> Any:
     zero = x == 0  # before ``out`` (which may be ``x``) is written
     with np.errstate(divide="ignore", invalid="ignore"):
         r = xp.mod(s, x, out=out, casting="unsafe") if out is not None else xp.mod(s, x)
     xp.copyto(r, 0, where=zero)
-    return _positive_zeros(xp, r, s >= 0)
+    return positive_zeros(xp, r, s >= 0)
 
 
 def _mod_grad(xp: Any, g: Any, v: Any, s: Any) -> Any:

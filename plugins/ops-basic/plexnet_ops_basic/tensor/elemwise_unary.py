@@ -189,6 +189,8 @@ _SQRTPI_2 = math.sqrt(math.pi) / 2
 
 def _logical_not(xp: Any, x: Any, out: Any) -> Any:
     return xp.logical_not(x, out=out, casting="unsafe") if out is not None else xp.logical_not(x).astype(x.dtype)
+
+
 def _digamma_as_mxnet(op: str) -> Callable[..., Any]:
     """digamma with MXNet's value at the poles: ``+inf`` at 0 and the negative integers
     (scipy's is -inf at 0 and nan at -1, -2, ...), so the gradients of ``gammaln`` and
