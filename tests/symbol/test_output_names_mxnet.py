@@ -40,6 +40,9 @@ CASES = [
     (lambda a: s.RNN(a, state_size=4, num_layers=1, mode="lstm", state_outputs=True),
      ["output", "state_output", "statecell_output"]),
     (lambda a: s.SliceChannel(a, num_outputs=2), ["output0", "output1"]),
+    (lambda a: s.SliceChannel(a, num_outputs=1), ["output0"]),   # SliceChannel lists its names
+    (lambda a: s.split_v2(a, 1), ["output"]),                      # split_v2 does not: nnvm's default
+    (lambda a: s.split_v2(a, 2), ["output0", "output1"]),
     (lambda a: s.contrib.MultiBoxTarget(a, s.var("l"), s.var("c")), ["loc_target", "loc_mask", "cls_target"]),
 ]
 

@@ -232,7 +232,7 @@ class SplitV2Prop(FnProp):
         return self.param.sections or len(self.param.indices)
 
     def list_outputs(self) -> list[str]:
-        return [f"output{i}" for i in range(self._n())]
+        return self.default_output_names(self._n())   # one section: "output", as MXNet
 
     def _bounds(self, s: tuple) -> list[tuple[int, int]]:
         ax = norm_axis(self.op_name, self.param.axis, len(s), "axis", s)
