@@ -175,11 +175,29 @@ class MultiUpdateOp(Operator):
         if r != OpReqType.null:
             assign(out, r, value.astype(out.dtype, copy=False))
 
-    #: LAMB computes ``1 - beta`` in the states' dtype (MXNet's float kernel), AdamW in double
-    narrow_constants: ClassVar[bool] = False
+    def step(self, xp: Any, i: int, w: Any, master: Any, g: Any, mean: Any, var: Any, r: float) -> Any:
+        """The AdamW step of tensor ``i`` (``MultiLambOp`` overrides it); returns the new weight.
 
+        MXNet's fused kernel (``MultiMPAdamWKernel``), not ``_adamw_update``'s: every
+        constant in the master's dtype and the moments as ``beta * (m - g) + g``, which
+        rounds otherwise than ``beta * m + (1 - beta) * g`` (the two operators' results
+        differ in the last bits, in MXNet as here)."""
+        p, f = self.p, master.dtype.type
+        g = g.astype(master.dtype) * f(r)
+        if p.clip_gradient >= 0:
+            g = xp.clip(g, -f(p.clip_gradient), f(p.clip_gradient))
+        mean[...] = f(p.beta1) * (mean - g) + g
+        adj = g * g
+        var[...] = f(p.beta2) * (var - adj) + adj
+        return master - f(p.etas[i]) * (f(p.lrs[i]) * mean / (xp.sqrt(var) + f(p.epsilon)) + f(p.wds[i]) * master)
+
+    def backward(self, *a: Any) -> None:
+        raise ParamError(f"{self.prop.op_name}: an optimizer update has no gradient")
+
+
+class MultiLambOp(MultiUpdateOp):
     def _moments(self, xp: Any, master: Any, g: Any, mean: Any, var: Any, r: float) -> None:
-        p, f = self.p, (mean.dtype.type if self.narrow_constants else float)
+        p, f = self.p, mean.dtype.type   # MXNet's float kernel: 1 - beta in the states' dtype
         g = g.astype(master.dtype) * master.dtype.type(r)
         if p.clip_gradient >= 0:
             g = xp.clip(g, -p.clip_gradient, p.clip_gradient)
@@ -187,19 +205,6 @@ class MultiUpdateOp(Operator):
         mean += (f(1) - f(p.beta1)) * g
         var *= p.beta2
         var += (f(1) - f(p.beta2)) * g * g
-
-    def step(self, xp: Any, i: int, w: Any, master: Any, g: Any, mean: Any, var: Any, r: float) -> Any:
-        """The AdamW step of tensor ``i`` (``MultiLambOp`` overrides it); returns the new weight."""
-        p = self.p
-        self._moments(xp, master, g, mean, var, r)
-        return master - p.etas[i] * (p.lrs[i] * mean / (xp.sqrt(var) + p.epsilon) + p.wds[i] * master)
-
-    def backward(self, *a: Any) -> None:
-        raise ParamError(f"{self.prop.op_name}: an optimizer update has no gradient")
-
-
-class MultiLambOp(MultiUpdateOp):
-    narrow_constants = True
 
     def step(self, xp: Any, i: int, w: Any, master: Any, g: Any, mean: Any, var: Any, r: float) -> Any:
         p = self.p

@@ -114,3 +114,28 @@ def test_multi_adamw_equals_single_steps(n: int, seed: int, clip: float) -> None
         for got, want in zip((fused[0][i], fused[2][i], fused[3][i]), (w, m, v)):
             # float32: the fused kernel may round in another order (seen: 2e-6 relative)
             np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_multi_adamw_is_mxnets_fused_kernel() -> None:
+    """MXNet 1.9.1's ``multi_adamw_update`` (``MultiMPAdamWKernel``: ``beta * (m - g) + g``,
+    float constants), recorded there bit for bit; ``adamw_update`` rounds otherwise."""
+    w = [-0.8019314408302307, -1.3243589401245117, -0.24836161732673645, 0.4204452335834503, 1.1360465288162231,
+         0.10970640182495117]
+    g = [-0.5526472926139832, -0.7847803831100464, 0.7487457990646362, 1.6347830295562744, 0.2727687656879425,
+         -1.2333287000656128]
+    m = [-0.9582651853561401, 1.600019097328186, 0.20288243889808655, -1.7321348190307617, -0.08369619399309158,
+         -1.1632260084152222]
+    v = [0.6292880773544312, 0.4880058169364929, 0.7133134007453918, 0.5533784627914429, 0.06308597326278687,
+         0.5894312858581543]
+    W, G, M, V = (mx.nd.array(np.array(a, dtype=np.float32)) for a in (w, g, m, v))
+    mx.nd.contrib.multi_adamw_update([W], [G], [M], [V], mx.nd.array([0.7]), lrs=[0.05], wds=[0.01], etas=[0.9],
+                                     out=[W])
+    np.testing.assert_array_equal(W.asnumpy(), np.array(
+        [-0.7435767650604248, -1.401679515838623, -0.25865158438682556, 0.5039821267127991, 1.1358990669250488,
+         0.17513296008110046], dtype=np.float32))
+    np.testing.assert_array_equal(M.asnumpy(), np.array(
+        [-0.9011239409446716, 1.385082483291626, 0.2350064218044281, -1.444486379623413, -0.056232765316963196,
+         -1.1332364082336426], dtype=np.float32))
+    np.testing.assert_array_equal(V.asnumpy(), np.array(
+        [0.6288084387779236, 0.4878196120262146, 0.7128747701644897, 0.5541346073150635, 0.06305934488773346,
+         0.5895872116088867], dtype=np.float32))
