@@ -18,7 +18,7 @@ import numpy as np
 from plexnet.operator.shape_utils import broadcast_shape
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, int_factor, positive_zeros, store, sum_to
+from ._common import ADD, fill_zero, int_factor, positive_zeros, power_f32, store, sum_to
 
 __all__ = ["BINARY", "binary_ufunc_forward", "make_binary_gradient", "register"]
 
@@ -107,6 +107,9 @@ def _power(xp: Any, lhs: Any, rhs: Any, out: Any) -> Any:
             return r.astype(lhs.dtype)
         xp.copyto(out, r, casting="unsafe")
         return out
+    r = power_f32(xp, lhs, rhs, out)
+    if r is not None:
+        return r
     return xp.power(lhs, rhs, out=out, casting="unsafe") if out is not None else xp.power(lhs, rhs)
 
 

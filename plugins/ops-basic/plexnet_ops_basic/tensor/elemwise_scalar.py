@@ -16,7 +16,7 @@ import numpy as np
 from plexnet.operator import Field, Params
 from plexnet.operator.simple_op import SimpleOp, SimpleOpInplaceOption as IO
 
-from ._common import ADD, fill_zero, positive_zeros, store
+from ._common import ADD, fill_zero, positive_zeros, power_f32, store
 
 __all__ = ["SCALAR", "register"]
 
@@ -114,6 +114,9 @@ def _power_of(xp: Any, base: Any, exp: Any, like: Any, out: Any) -> Any:
     """``base ** exp`` in ``like``'s dtype; integers as MXNet: through float64, then cast
     (``2 ** -1`` is 0, ``0 ** -1`` the cast of inf; numpy refuses negative integer powers)."""
     if like.dtype.kind not in "iu":
+        r = power_f32(xp, base, exp, out)
+        if r is not None:
+            return r
         return xp.power(base, exp, out=out, casting="unsafe") if out is not None else xp.power(base, exp)
     with np.errstate(all="ignore"):
         r = xp.power(xp.asarray(base, dtype=np.float64), xp.asarray(exp, dtype=np.float64))
