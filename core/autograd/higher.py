@@ -160,7 +160,8 @@ def _fully_connected(n: Any, g: Any, x: Any, w: Any, *b: Any) -> list:
     return out
 
 
-_ZERO_GRAD = ("sign", "floor", "ceil", "round", "rint", "trunc", "fix", "zeros_like", "ones_like",
+_ZERO_GRAD = ("sign", "floor", "ceil", "round", "rint", "trunc", "fix", "zeros_like", "ones_like", "BlockGrad",
+              "stop_gradient",
               *(f"{pre}{cmp}{suf}" for cmp in ("greater", "greater_equal", "lesser", "lesser_equal", "equal",
                                                  "not_equal")
                 for pre, suf in (("_", ""), ("_", "_scalar"), ("broadcast_", ""))))

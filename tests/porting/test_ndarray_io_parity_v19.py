@@ -237,6 +237,22 @@ def test_second_order_arcsinh_is_mxnets():
     np.testing.assert_array_equal(g, (1 / np.sqrt(x.astype(np.float32) ** 2 + 1)).astype(np.float32))
 
 
+def test_second_order_arcsinh_with_create_graph_twice():
+    # MXNet's check_nth_order_unary takes every order with create_graph=True: the sign flip's
+    # BlockGrad must be differentiable too (it raised "no differentiable gradient")
+    x = mx.nd.array([0.5, -1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.arcsinh(x)
+        for _ in range(2):
+            y = mx.autograd.grad(heads=y, variables=x, head_grads=mx.nd.ones(3), create_graph=True,
+                                 retain_graph=True)[0]
+    xs = x.asnumpy()
+    np.testing.assert_allclose(y.asnumpy(), xs / (xs * xs + 1) ** 1.5, rtol=1e-5)
+    y.backward()
+    assert np.isfinite(x.grad.asnumpy()).all()
+
+
 def test_dgl_graph_compact_takes_graph_sizes_as_array():
     # MXNet's test_dgl_graph passes out[0][-1].asnumpy() (shape (1,)) as graph_sizes
     data = np.arange(1, 21, dtype=np.int64)
