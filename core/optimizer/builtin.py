@@ -66,6 +66,7 @@ class SGD(Optimizer):
                 _lazy_rows("sgd_mom_update", weight, grad, [state], dict(p, momentum=self.momentum))
             return
         p["momentum"] = self.momentum  # _common's dict is this call's own
+        p["multi"] = True  # MXNet 1.9.1's SGD runs multi_sgd(_mom)_update for dense weights
         self._launch(kernels.sgd, weight, grad, [] if state is None else [state], p)
 
 

@@ -99,14 +99,13 @@ class Ftrl(Optimizer):
 
 def _lars_sgd(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float, rescale_grad: float,
               clip_gradient: float | None, momentum: float, eta: float, eps: float, use_lars: bool) -> None:
-    """``multi_lars`` (layer-wise rate from the norms) then the SGD update."""
+    """``multi_sum_sq`` and ``multi_lars`` (the layer-wise rate, in float32), then the
+    ``preloaded_multi_sgd(_mom)_update`` MXNet 1.9.1's LARS runs for dense weights."""
     if use_lars:
-        w_norm = float(xp.sqrt(xp.sum(xp.square(w.astype("float32")))))
-        g_sq = float(xp.sum(xp.square(g.astype("float32"))))
-        if w_norm > 0 and g_sq > 0:
-            lr = lr * eta * w_norm / (math.sqrt(g_sq) * rescale_grad + wd * w_norm + eps)
+        lr = kernels.lars_rate(lr, wd, kernels.sum_sq(xp, w), kernels.sum_sq(xp, g), eta=eta, eps=eps,
+                               rescale_grad=rescale_grad)
     kernels.sgd(xp, w, g, s, lr=lr, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient,
-                momentum=momentum)
+                momentum=momentum, multi=True)
 
 
 class LARS(Optimizer):
@@ -232,28 +231,14 @@ class LBSGD(Optimizer):
 def _lamb(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float, rescale_grad: float,
           clip_gradient: float | None, beta1: float, beta2: float, epsilon: float, t: int, bias_correction: bool,
           lower_bound: float | None, upper_bound: float | None) -> None:
-    """``lamb_update_phase1`` then ``lamb_update_phase2``."""
+    """``lamb_update_phase1``, the norms ``r1 = |w|``, ``r2 = |g'|``, then
+    ``lamb_update_phase2`` (MXNet passes the bounds only when truthy)."""
     mean, var = s
-    gr = kernels.rescaled_grad(xp, w, g, rescale_grad, clip_gradient)
-    mean *= beta1
-    mean += (1.0 - beta1) * gr
-    var *= beta2
-    var += (1.0 - beta2) * (gr * gr)
-    if bias_correction:
-        upd = (mean / (1.0 - beta1 ** t)) / (xp.sqrt(var / (1.0 - beta2 ** t)) + epsilon)
-    else:
-        upd = mean / (xp.sqrt(var) + epsilon)
-    if wd:
-        upd += wd * w
-    r1 = float(xp.sqrt(xp.sum(xp.square(w))))
-    r2 = float(xp.sqrt(xp.sum(xp.square(upd))))
-    if lower_bound:
-        r1 = max(r1, lower_bound)
-    if upper_bound:
-        r1 = min(r1, upper_bound)
-    lr_t = lr if r1 == 0 or r2 == 0 else lr * r1 / r2
-    upd *= lr_t
-    w -= upd
+    upd = kernels.lamb_phase1(xp, w, g, mean, var, wd=wd, rescale_grad=rescale_grad, clip_gradient=clip_gradient,
+                              beta1=beta1, beta2=beta2, epsilon=epsilon, t=t, bias_correction=bias_correction)
+    r1, r2 = kernels.l2_norm(xp, w), kernels.l2_norm(xp, upd)
+    w[...] = kernels.lamb_phase2(xp, w, upd, r1, r2, lr=lr, lower_bound=lower_bound or None,
+                                 upper_bound=upper_bound or None)
 
 
 class LAMB(Optimizer):

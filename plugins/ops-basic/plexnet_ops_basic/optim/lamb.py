@@ -1,12 +1,12 @@
 """LAMB in two phases, MXNet 1.x semantics (``lamb_update_phase1/2`` and the ``mp_`` forms).
 
 * phase 1 ``(weight, grad, mean, var[, weight32])``: ``g = clip(rescale_grad * grad)``;
-  ``mean = beta1*mean + (1-beta1)*g``; ``var = beta2*var + (1-beta2)*g^2`` (both in place);
+  ``mean = beta1*mean + (1-beta1)*g``; ``var = beta2*var + ((1-beta2)*g)*g`` (both in place);
   with ``bias_correction`` ``m = mean/(1-beta1^t)``, ``v = var/(1-beta2^t)``; output
   ``m / (sqrt(v) + epsilon) + wd * weight`` (float32 ``weight32`` for ``mp_``, output float32).
 * phase 2 ``(weight, g, r1, r2[, weight32])``: ``r1`` clamped to ``[lower_bound, upper_bound]``
-  where those are positive; ``ratio = r1 / r2`` unless either is 0 (then 1); output
-  ``weight - lr * ratio * g`` (from ``weight32`` for ``mp_``, in the weight's dtype;
+  where those are ``>= 0``; ``lr' = (lr * r1) / r2`` unless either is 0 (then ``lr``); output
+  ``weight - lr' * g`` (from ``weight32`` for ``mp_``, in the weight's dtype;
   MXNet 1.9.1 does not write ``weight32`` back).
 """
 from __future__ import annotations
@@ -116,18 +116,10 @@ class Phase1Op(Operator):
         w, grad, mean, var = in_data[:4]
         if self.mp:
             w = in_data[4]
-        g = kernels.rescaled_grad(xp, mean, grad.astype(mean.dtype, copy=False), p.rescale_grad, p.clip_gradient)
-        f = mean.dtype.type  # coefficients in the states' precision, as MXNet's float params
-        b1, b2, one = f(p.beta1), f(p.beta2), f(1)
-        mean *= b1
-        mean += (one - b1) * g
-        var *= b2
-        var += (one - b2) * g * g
-        m, v = mean, var
-        if p.bias_correction:
-            m = mean / (one - b1 ** p.t)
-            v = var / (one - b2 ** p.t)
-        _store(xp, out_data[0], int(req[0]), m / (xp.sqrt(v) + p.epsilon) + p.wd * w)
+        g = kernels.lamb_phase1(xp, w, grad, mean, var, wd=p.wd, rescale_grad=p.rescale_grad,
+                                clip_gradient=p.clip_gradient, beta1=p.beta1, beta2=p.beta2, epsilon=p.epsilon,
+                                t=p.t, bias_correction=p.bias_correction)
+        _store(xp, out_data[0], int(req[0]), g)
 
 
 class Phase2Op(Operator):
@@ -139,14 +131,9 @@ class Phase2Op(Operator):
         w, g, r1, r2 = in_data[:4]
         if self.mp:
             w = in_data[4]
-        r1 = r1.astype(np.float64)
-        if p.lower_bound > 0:
-            r1 = xp.maximum(r1, p.lower_bound)
-        if p.upper_bound > 0:
-            r1 = xp.minimum(r1, p.upper_bound)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = xp.where((r1 == 0) | (r2 == 0), 1.0, r1 / r2)
-        _store(xp, out_data[0], int(req[0]), w - (p.lr * ratio).astype(g.dtype) * g)
+        new = kernels.lamb_phase2(xp, w, g, r1.reshape(-1)[:1], r2.reshape(-1)[:1], lr=p.lr,
+                                  lower_bound=p.lower_bound, upper_bound=p.upper_bound)
+        _store(xp, out_data[0], int(req[0]), new)
 
 
 def register(registry: Any) -> None:

@@ -124,7 +124,8 @@ class MultiUpdateOp(Operator):
             wds = [float(v) for v in _host(in_data[n * k + 1])]
         else:
             lrs, wds = list(p.lrs), list(p.wds)
-        kw: dict[str, Any] = {"rescale_grad": p.rescale_grad, "clip_gradient": p.clip_gradient}
+        # MultiSGDKernel: its own association, lrs/wds as float32 values (not parsed as floats)
+        kw: dict[str, Any] = {"rescale_grad": p.rescale_grad, "clip_gradient": p.clip_gradient, "multi": True}
         if "momentum" in p.to_dict():
             kw["momentum"] = p.momentum
         for i in range(n):
@@ -184,7 +185,8 @@ class MultiSumSqParam(Params):
 
 
 class MultiSumSqProp(OperatorProperty):
-    """``(num_arrays,)`` float32: the sum of squares of each input."""
+    """``(num_arrays,)`` float32: the sum of squares of each input (summed in order into
+    a float32, as MXNet's CPU kernel)."""
     param_cls = MultiSumSqParam
 
     def list_arguments(self) -> list[str]:
@@ -203,7 +205,7 @@ class MultiSumSqProp(OperatorProperty):
 class MultiSumSqOp(Operator):
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         xp = ctx.xp
-        vals = xp.stack([xp.square(x.astype(np.float32)).sum() for x in in_data])
+        vals = xp.asarray(np.array([kernels.sum_sq(xp, x) for x in in_data], dtype=np.float32))
         _store(xp, out_data[0], int(req[0]), vals)
 
 
@@ -239,11 +241,13 @@ class MultiLarsOp(Operator):
 
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         xp, p = ctx.xp, self.p
-        lrs, wss, gss, wds = in_data
+        f32 = np.float32
+        lrs, wss, gss, wds = (a.astype(f32, copy=False) for a in in_data)
+        eta, eps, rs = (kernels.mx_param(x) for x in (p.eta, p.eps, p.rescale_grad))
         wn, gn = xp.sqrt(wss), xp.sqrt(gss)
-        ok = (wn > 0) & (gn > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            new = lrs * p.eta * wn / (gn * p.rescale_grad + wds * wn + p.eps)
+        ok = (wn > 0) & (gss > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):   # MultiLARSKernel's float association
+            new = lrs * eta * wn / (gn * rs + wds * wn + eps)
         _store(xp, out_data[0], int(req[0]), xp.where(ok, new, lrs))
 
 
