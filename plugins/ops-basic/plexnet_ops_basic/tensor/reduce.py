@@ -16,6 +16,7 @@ from plexnet.util import is_np_shape
 
 from ._common import (ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op,
                       shape_error, store)
+from ._kahan import mxnet_sum
 
 __all__ = ["register"]
 
@@ -132,6 +133,11 @@ def _keep_view(out: Any, kshape: tuple) -> Any:
 
 
 class ReduceOp(XpOperator):
+    def ordered_sum(self, xp: Any, x: Any, axes: tuple[int, ...], mean: bool) -> Any | None:
+        """``sum`` / ``mean`` in MXNet's summation order where the numpy loop applies
+        (``_kahan``); None: numpy's own sum (ops-numba overrides this for the rest)."""
+        return mxnet_sum(xp, x, axes, mean)
+
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         r = req[0]
         if r == NULL:
@@ -140,6 +146,11 @@ class ReduceOp(XpOperator):
         prop = self.prop
         axes = prop.axes_for(x.shape)
         kshape = reduced_shape(x.shape, axes, True)
+        if prop.fn in ("sum", "mean"):
+            v = self.ordered_sum(xp, x, axes, prop.fn == "mean")
+            if v is not None:
+                store(xp, out, r, v.reshape(out.shape))
+                return
         fn = getattr(xp, prop.fn)
         if r != ADD and out.dtype == x.dtype:
             view = _keep_view(out, kshape)

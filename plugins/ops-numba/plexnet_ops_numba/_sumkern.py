@@ -1,0 +1,29 @@
+"""numba kernel of MXNet's compensated summation (``reduce.py``): every column of a
+``(K, M)`` array summed sequentially down its rows with Kahan compensation in the array's
+dtype, the compensation reset where the running sum is infinite (mshadow's ``red::sum``;
+ops-basic's ``tensor/_kahan.py`` has the same loop in numpy for short reductions).
+Compiled without ``fastmath``: reassociation would drop the compensation."""
+from __future__ import annotations
+
+import numpy as np
+import numba
+
+_jit = numba.njit(nogil=True, cache=True)
+
+
+@_jit
+def kahan_rows(rows, out):  # pragma: no cover - compiled
+    K, M = rows.shape
+    zero = rows.dtype.type(0)
+    r = np.zeros(M, dtype=rows.dtype)
+    for m in range(M):
+        out[m] = zero
+    for k in range(K):
+        for m in range(M):
+            y = rows[k, m] - r[m]
+            t = out[m] + y
+            if np.isinf(t):
+                r[m] = zero
+            else:
+                r[m] = (t - out[m]) - y
+            out[m] = t

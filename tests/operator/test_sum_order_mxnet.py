@@ -1,0 +1,70 @@
+"""``sum`` / ``mean`` in MXNet 1.9.1's summation order (sequential, Kahan-compensated, the
+compensation reset at infinity), bit for bit against values recorded there
+(``tests/fixtures/make_mxnet_sum_order_fixtures.py``; docs/porting.md, "Bit-for-bit
+comparisons"). Reductions of up to 64 elements take ops-basic's numpy loop; longer ones
+plexnet-ops-numba's compiled loop (without numba they keep numpy's pairwise sum)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import plexnet as mx
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+sys.path.insert(0, FIXTURES)
+import make_mxnet_sum_order_fixtures as gen  # noqa: E402  (the case table; MXNet only in main())
+
+HAS_NUMBA = importlib.util.find_spec("numba") is not None and importlib.util.find_spec("plexnet_ops_numba")
+
+
+@pytest.fixture(scope="module")
+def ref() -> dict:
+    with np.load(os.path.join(FIXTURES, "sum_order", "mxnet_sum_order.npz")) as d:
+        return {k: d[k] for k in d.files}
+
+
+@pytest.mark.parametrize("name", sorted(gen.CASES))
+def test_sum_and_mean_are_mxnets(ref: dict, name: str) -> None:
+    shape, axis, dt = gen.CASES[name]
+    x = ref["in_" + name]
+    K = int(np.prod(shape)) if axis is None else int(np.prod([shape[a] for a in np.atleast_1d(axis)]))
+    if K > 64 and not HAS_NUMBA:
+        pytest.skip("reductions longer than 64 elements need plexnet-ops-numba for MXNet's order")
+    a = mx.nd.array(x, dtype=dt)
+    s = mx.nd.sum(a) if axis is None else mx.nd.sum(a, axis=axis)
+    m = mx.nd.mean(a) if axis is None else mx.nd.mean(a, axis=axis)
+    np.testing.assert_array_equal(s.asnumpy(), ref["sum_" + name])
+    np.testing.assert_array_equal(m.asnumpy(), ref["mean_" + name])
+    assert s.dtype == np.dtype(dt)
+
+
+def test_infinities_and_signed_zeros_are_mxnets(ref: dict) -> None:
+    for i in range(len(gen.SPECIAL)):
+        got = mx.nd.sum(mx.nd.array(ref["in_special%d" % i])).asnumpy()
+        np.testing.assert_array_equal(got, ref["sum_special%d" % i])
+        if got[0] == 0:
+            assert not np.signbit(got[0])        # 0 + (-0.0) is +0.0 in MXNet's loop
+
+
+def test_short_reductions_take_the_numpy_loop_and_keep_gradients() -> None:
+    from plexnet_ops_basic.tensor import _kahan
+    x = np.random.RandomState(1).randn(5, 7).astype(np.float32)
+    rows = _kahan.as_rows(x, (1,))
+    assert rows.shape == (7, 5)
+    assert _kahan.mxnet_sum(np, x, (1,), False).shape == (5,)
+    assert _kahan.mxnet_sum(np, x.astype(np.int32), (1,), False) is None     # integers: numpy's sum
+    a = mx.nd.array(x)
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.mean(a, axis=1)
+    y.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), np.full((5, 7), 1 / 7, np.float32))
+    # keepdims / exclude / sum_axis alias go through the same order
+    k = mx.nd.sum(a, axis=0, keepdims=True).asnumpy()
+    assert k.shape == (1, 7)
+    np.testing.assert_array_equal(mx.nd.sum_axis(a, axis=1).asnumpy(), mx.nd.sum(a, axis=1).asnumpy())
+    np.testing.assert_array_equal(mx.nd.sum(a, axis=1, exclude=True).asnumpy(), k.reshape(7))
