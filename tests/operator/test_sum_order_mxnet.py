@@ -1,4 +1,4 @@
-"""``sum`` / ``mean`` in MXNet 1.9.1's summation order (sequential, Kahan-compensated, the
+"""``sum`` / ``mean`` / ``norm`` in MXNet 1.9.1's summation order (sequential, Kahan-compensated, the
 compensation reset at infinity), bit for bit against values recorded there
 (``tests/fixtures/make_mxnet_sum_order_fixtures.py``; docs/porting.md, "Bit-for-bit
 comparisons"). Reductions of up to 64 elements take ops-basic's numpy loop; longer ones
@@ -18,7 +18,17 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 sys.path.insert(0, FIXTURES)
 import make_mxnet_sum_order_fixtures as gen  # noqa: E402  (the case table; MXNet only in main())
 
-HAS_NUMBA = importlib.util.find_spec("numba") is not None and importlib.util.find_spec("plexnet_ops_numba")
+
+
+def _numba_runs() -> bool:
+    """plexnet-ops-numba is installed and its probe says yes (not PLEXNET_NUMBA_DISABLE)."""
+    if importlib.util.find_spec("plexnet_ops_numba") is None:
+        return False
+    from plexnet_ops_numba import _base
+    return bool(_base.available())
+
+
+HAS_NUMBA = _numba_runs()
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +50,17 @@ def test_sum_and_mean_are_mxnets(ref: dict, name: str) -> None:
     np.testing.assert_array_equal(s.asnumpy(), ref["sum_" + name])
     np.testing.assert_array_equal(m.asnumpy(), ref["mean_" + name])
     assert s.dtype == np.dtype(dt)
+    kw = {} if axis is None else {"axis": axis}
+    np.testing.assert_array_equal(mx.nd.norm(a, **kw).asnumpy(), ref["norm2_" + name])     # scaled nrm2
+    np.testing.assert_array_equal(mx.nd.norm(a, ord=1, **kw).asnumpy(), ref["norm1_" + name])
 
 
 def test_infinities_and_signed_zeros_are_mxnets(ref: dict) -> None:
     for i in range(len(gen.SPECIAL)):
         got = mx.nd.sum(mx.nd.array(ref["in_special%d" % i])).asnumpy()
         np.testing.assert_array_equal(got, ref["sum_special%d" % i])
+        np.testing.assert_array_equal(mx.nd.norm(mx.nd.array(ref["in_special%d" % i])).asnumpy(),
+                                      ref["norm2_special%d" % i])
         if got[0] == 0:
             assert not np.signbit(got[0])        # 0 + (-0.0) is +0.0 in MXNet's loop
 

@@ -16,7 +16,7 @@ from plexnet.util import is_np_shape
 
 from ._common import (ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axes, norm_axis, prod, register_op,
                       shape_error, store)
-from ._kahan import mxnet_sum
+from ._kahan import mxnet_norm, mxnet_sum
 
 __all__ = ["register"]
 
@@ -206,11 +206,20 @@ def _int_l2(xp: Any, x: Any, axes: Any) -> Any:
 
 
 class NormOp(XpOperator):
+    def ordered_norm(self, xp: Any, x: Any, axes: tuple[int, ...], order: int) -> Any | None:
+        """The norm in MXNet's order where the numpy loop applies (``_kahan``); None:
+        numpy's reductions (ops-numba overrides this for the rest)."""
+        return mxnet_norm(xp, x, axes, order)
+
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         if req[0] == NULL:
             return
         xp, x, out = ctx.xp, in_data[0], out_data[0]
         axes = self.prop.axes_for(x.shape)
+        v = self.ordered_norm(xp, x, axes, self.param.ord)
+        if v is not None:
+            store(xp, out, req[0], v.reshape(out.shape))
+            return
         if self.param.ord == 1:
             v = xp.sum(xp.abs(x), axis=axes)
         elif x.dtype.kind in "iu":
