@@ -16,12 +16,48 @@ allowed. ``to_strings()`` gives the MXNet string form back.
 """
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 from typing import Any, Callable, ClassVar, Iterable
 
+import numpy as np
+
 from ..base import PlexnetError
 
-__all__ = ["Params", "Field", "Shape", "ParamError", "REQUIRED"]
+__all__ = ["Params", "Field", "Shape", "ParamError", "REQUIRED", "dmlc_float"]
+
+
+@functools.lru_cache(maxsize=4096)
+def dmlc_float(x: float, double: bool = False) -> float:
+    """The value MXNet's operators see for the Python float ``x``: MXNet passes a
+    parameter as ``str(x)`` and dmlc-core's ``ParseFloat<float>`` (``<double>`` for the
+    few ``double`` fields) reads it back. That parser is not correctly rounded (the
+    digits after the point go through ``double(val2) / double(10^k)``, then the float
+    type, and an exponent scales in the float type), so for about one value in eight
+    it lands one ulp off ``float32(x)``; MXNet's kernels compute with that value."""
+    s = repr(float(x))
+    f = np.float64 if double else np.float32
+    if not math.isfinite(x):
+        return float(f(x))
+    neg = s.startswith("-")
+    mant, _, exp = s.lstrip("-").partition("e")
+    ip, _, fp = mant.partition(".")
+    value = f(int(ip or "0"))
+    if fp:
+        fp = fp[:19]   # kStrtofMaxDigits
+        value = f(value + f(float(int(fp)) / float(10 ** len(fp))))
+    if exp:
+        e = int(exp)
+        frac, e = e < 0, min(abs(e), 308 if double else 38)
+        scale = f(1)
+        while e >= 8:
+            scale, e = f(scale * f(1e8)), e - 8
+        while e > 0:
+            scale, e = f(scale * f(10)), e - 1
+        value = f(value / scale) if frac else f(value * scale)
+    return float(-value if neg else value)
+
 
 
 class ParamError(PlexnetError, ValueError):

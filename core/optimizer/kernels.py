@@ -63,11 +63,12 @@ its own dtype.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable, Sequence
 
 import numpy as np  # scalar arithmetic of the constants only
+
+from ..operator.params import dmlc_float
 
 __all__ = ["clip_on", "mx_param", "rescaled_grad", "sgd", "nag", "adam", "adagrad", "rmsprop", "signsgd",
            "signum", "ftrl", "ftml", "lamb_phase1", "l2_norm", "lamb_phase2", "sum_sq", "lars_rate",
@@ -77,37 +78,6 @@ __all__ = ["clip_on", "mx_param", "rescaled_grad", "sgd", "nag", "adam", "adagra
 def clip_on(c: float | None) -> bool:
     """Whether a ``clip_gradient`` / ``clip_weights`` value turns clipping on (MXNet: ``>= 0``)."""
     return c is not None and c >= 0
-
-
-@functools.lru_cache(maxsize=4096)
-def _dmlc_parse(x: float, double: bool) -> float:
-    """The value MXNet's operators see for the Python float ``x``: MXNet passes a
-    parameter as ``str(x)`` and dmlc-core's ``ParseFloat<float>`` (``<double>`` for the
-    few ``double`` fields) reads it back. That parser is not correctly rounded (the
-    digits after the point go through ``double(val2) / double(10^k)``, then the float
-    type, and an exponent scales in the float type), so for about one value in eight
-    it lands one ulp off ``float32(x)``; MXNet's kernels compute with that value."""
-    s = repr(float(x))
-    f = np.float64 if double else np.float32
-    if not math.isfinite(x):
-        return float(f(x))
-    neg = s.startswith("-")
-    mant, _, exp = s.lstrip("-").partition("e")
-    ip, _, fp = mant.partition(".")
-    value = f(int(ip or "0"))
-    if fp:
-        fp = fp[:19]   # kStrtofMaxDigits
-        value = f(value + f(float(int(fp)) / float(10 ** len(fp))))
-    if exp:
-        e = int(exp)
-        frac, e = e < 0, min(abs(e), 308 if double else 38)
-        scale = f(1)
-        while e >= 8:
-            scale, e = f(scale * f(1e8)), e - 8
-        while e > 0:
-            scale, e = f(scale * f(10)), e - 1
-        value = f(value / scale) if frac else f(value * scale)
-    return float(-value if neg else value)
 
 
 def mx_param(x: float, dtype: Any = np.float32, double: bool = False) -> Any:
@@ -120,7 +90,7 @@ def mx_param(x: float, dtype: Any = np.float32, double: bool = False) -> Any:
     f = np.dtype(dtype).type
     if np.dtype(dtype).itemsize >= 8:
         return f(x)
-    return f(_dmlc_parse(float(x), double))
+    return f(dmlc_float(float(x), double))
 
 
 def _consts(w: Any, *xs: float) -> list[Any]:

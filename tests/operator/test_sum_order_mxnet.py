@@ -83,3 +83,14 @@ def test_short_reductions_take_the_numpy_loop_and_keep_gradients() -> None:
     assert k.shape == (1, 7)
     np.testing.assert_array_equal(mx.nd.sum_axis(a, axis=1).asnumpy(), mx.nd.sum(a, axis=1).asnumpy())
     np.testing.assert_array_equal(mx.nd.sum(a, axis=1, exclude=True).asnumpy(), k.reshape(7))
+
+
+@pytest.mark.parametrize("name", sorted(gen.LAYER_NORM))
+def test_layer_norm_last_axis_is_mxnets(ref: dict, name: str) -> None:
+    # MXNet's LayerNormCPUKernel: sequential sums, two-pass variance, ((x - mean) * g) / std + b
+    _, eps = gen.LAYER_NORM[name]
+    y, mean, std = mx.nd.LayerNorm(mx.nd.array(ref["in_" + name]), mx.nd.array(ref["gamma_" + name]),
+                                   mx.nd.array(ref["beta_" + name]), eps=eps, output_mean_var=True)
+    np.testing.assert_array_equal(y.asnumpy(), ref["out_" + name])
+    np.testing.assert_array_equal(mean.asnumpy(), ref["mean_" + name])
+    np.testing.assert_array_equal(std.asnumpy(), ref["std_" + name])

@@ -4,8 +4,11 @@
 with size 1; visible with ``output_mean_var``)."""
 from __future__ import annotations
 
+import numpy as np  # the CPU kernel's order (cumsum); other devices run normalize()
+
 from plexnet.base import ShapeError
 from plexnet.operator import Field, Operator, OpReqType, Params
+from plexnet.operator.params import dmlc_float
 
 from ._normcore import NormProp, affine_grads, normalize, normalize_grad
 from ._normcore import store as _store
@@ -15,6 +18,28 @@ class LayerNormParam(Params):
     axis = Field(int, default=-1, doc="the axis to normalise over")
     eps = Field(float, default=1e-5, low=0.0, doc="added to the variance")
     output_mean_var = Field(bool, default=False, doc="also output the mean and the std")
+
+
+def _last_axis_as_mxnet(x, gamma, beta, eps):
+    """MXNet 1.9.1's CPU kernel for the last axis (``LayerNormCPUKernel``), its rounding
+    steps included: plain sequential float sums (``cumsum`` is one; numpy's ``sum`` is
+    pairwise), the two-pass variance, ``((x - mean) * gamma) / std + beta``, ``eps`` as
+    MXNet parses it. Equal to MXNet bit for bit (docs/porting.md, "Bit-for-bit
+    comparisons"); the other axes take MXNet's general path, not reproduced here."""
+    f = x.dtype.type
+    width = f(x.shape[-1])
+    mean = np.cumsum(x, axis=-1, dtype=x.dtype)[..., -1:]
+    mean /= width
+    dev = x - mean
+    sq = dev * dev
+    var = np.cumsum(sq, axis=-1, dtype=x.dtype, out=sq)[..., -1:]
+    var /= width
+    var += f(dmlc_float(eps))
+    std = np.sqrt(var)
+    dev *= gamma
+    dev /= std
+    dev += beta
+    return dev, mean, std
 
 
 class LayerNormOp(Operator):
@@ -29,9 +54,12 @@ class LayerNormOp(Operator):
         xp = ctx.xp
         x, gamma, beta = in_data
         ax, bshape = self._bshape(x)
-        y, mean, std = normalize(xp, x, ax, self.p.eps)
-        y *= gamma.reshape(bshape)
-        y += beta.reshape(bshape)
+        if xp is np and ax == x.ndim - 1 and x.dtype in (np.float32, np.float64) and x.size:
+            y, mean, std = _last_axis_as_mxnet(x, gamma, beta, self.p.eps)
+        else:
+            y, mean, std = normalize(xp, x, ax, self.p.eps)
+            y *= gamma.reshape(bshape)
+            y += beta.reshape(bshape)
         _store(xp, out_data[0], req[0], y)
         _store(xp, out_data[1], req[1], mean)
         _store(xp, out_data[2], req[2], std)
