@@ -94,3 +94,10 @@ def test_layer_norm_last_axis_is_mxnets(ref: dict, name: str) -> None:
     np.testing.assert_array_equal(y.asnumpy(), ref["out_" + name])
     np.testing.assert_array_equal(mean.asnumpy(), ref["mean_" + name])
     np.testing.assert_array_equal(std.asnumpy(), ref["std_" + name])
+
+
+@pytest.mark.parametrize("name", sorted(gen.L2_NORMALIZATION))
+def test_l2_normalization_is_mxnets(ref: dict, name: str) -> None:
+    _, mode = gen.L2_NORMALIZATION[name]
+    got = mx.nd.L2Normalization(mx.nd.array(ref["in_" + name]), mode=mode).asnumpy()
+    np.testing.assert_array_equal(got, ref["out_" + name])

@@ -4,8 +4,11 @@ over every axis but the first (``mode='instance'``, default), over axis 1
 ``norm``."""
 from __future__ import annotations
 
+import numpy as np  # the CPU kernel's order (cumsum)
+
 from plexnet.base import ShapeError
 from plexnet.operator import Field, Operator, OpReqType, Params
+from plexnet.operator.params import dmlc_float
 
 from ._common import HiddenOutputProp
 from ._normcore import store
@@ -32,6 +35,17 @@ def _norm_shape(mode, d):
     return d[:2]
 
 
+def _sequential_sum_sq(x, axes):
+    """``sum(x * x)`` over ``axes`` (kept as size-1 dims) as MXNet's CPU loops add it: one
+    after the other in row-major order of the reduced axes, in ``x``'s dtype (``cumsum``
+    is such a sum; numpy's ``sum`` is pairwise)."""
+    keep = tuple(a for a in range(x.ndim) if a not in axes)
+    rows = np.ascontiguousarray(x.transpose(keep + tuple(axes))).reshape(-1, int(np.prod([x.shape[a] for a in axes])))
+    sq = rows * rows
+    total = np.cumsum(sq, axis=1, dtype=x.dtype, out=sq)[:, -1]
+    return total.reshape(tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+
+
 class L2NormalizationOp(Operator):
     def __init__(self, param):
         self.p = param
@@ -40,7 +54,11 @@ class L2NormalizationOp(Operator):
         xp = ctx.xp
         x = in_data[0]
         axes = _axes(self.p.mode, x.ndim)
-        n = xp.sqrt((x * x).sum(axis=axes, keepdims=True) + self.p.eps)
+        if xp is np and x.dtype in (np.float32, np.float64) and x.size:
+            # MXNet 1.9.1's CPU kernel bit for bit: sequential sums, eps as MXNet parses it
+            n = np.sqrt(_sequential_sum_sq(x, axes) + x.dtype.type(dmlc_float(self.p.eps)))
+        else:
+            n = xp.sqrt((x * x).sum(axis=axes, keepdims=True) + self.p.eps)
         store(xp, out_data[0], req[0], x / n)
         store(xp, out_data[1], req[1], n.reshape(out_data[1].shape))
 
