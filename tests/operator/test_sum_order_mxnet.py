@@ -101,3 +101,11 @@ def test_l2_normalization_is_mxnets(ref: dict, name: str) -> None:
     _, mode = gen.L2_NORMALIZATION[name]
     got = mx.nd.L2Normalization(mx.nd.array(ref["in_" + name]), mode=mode).asnumpy()
     np.testing.assert_array_equal(got, ref["out_" + name])
+
+
+@pytest.mark.parametrize("name", sorted(gen.INSTANCE_NORM))
+def test_instance_norm_is_mxnets(ref: dict, name: str) -> None:
+    # sequential sums scaled by a float32 1/n, two-pass variance, ((x - mean) * g) / sqrt(var + eps) + b
+    got = mx.nd.InstanceNorm(mx.nd.array(ref["in_" + name]), mx.nd.array(ref["gamma_" + name]),
+                             mx.nd.array(ref["beta_" + name])).asnumpy()
+    np.testing.assert_array_equal(got, ref["out_" + name])
