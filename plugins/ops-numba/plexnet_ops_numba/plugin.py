@@ -18,6 +18,6 @@ PLEXNET_API_VERSION = "1.0"
 
 @hookimpl
 def plexnet_register_operators(registry: Any) -> None:
-    from . import activation, batch_norm, convolution, pooling, reduce
-    for mod in (pooling, convolution, batch_norm, activation, reduce):
+    from . import activation, batch_norm, convolution, layer_norm, pooling, reduce
+    for mod in (pooling, convolution, batch_norm, activation, reduce, layer_norm):
         mod.register(registry, _base.available)

@@ -19,8 +19,8 @@ class InstanceNormParam(Params):
 def _as_mxnet(x, gamma, beta, eps):
     """MXNet 1.9.1's CPU InstanceNorm bit for bit: per (sample, channel) the plain
     sequential sums (``cumsum``) times ``1 / n`` (a float32 scale, not a division), the
-    two-pass variance, ``((x - mean) * gamma) / sqrt(var + eps) + beta``, ``eps`` as MXNet
-    parses it; returns ``(y, mean, var)``, the statistics shaped ``(N, C)``."""
+    two-pass variance, ``((x - mean) * gamma) / sqrt(var + eps) + beta`` (``eps`` as MXNet
+    parsed it: ``dmlc_float``); returns ``(y, mean, var)``, the statistics shaped ``(N, C)``."""
     f = x.dtype.type
     N, C = x.shape[:2]
     rows = x.reshape(N, C, -1)
@@ -32,14 +32,14 @@ def _as_mxnet(x, gamma, beta, eps):
     var = np.cumsum(sq, axis=-1, dtype=x.dtype, out=sq)[..., -1:]
     var *= scale
     dev *= gamma.reshape(1, C, 1)
-    dev /= np.sqrt(var + f(dmlc_float(eps)))
+    dev /= np.sqrt(var + f(eps))
     dev += beta.reshape(1, C, 1)
     return dev.reshape(x.shape), mean.reshape(N, C), var.reshape(N, C)
 
 
 class InstanceNormOp(Operator):
     def __init__(self, param):
-        self.eps = param.eps
+        self.eps = dmlc_float(param.eps)   # MXNet's float field, also for float64 data
 
     @staticmethod
     def _geom(x):

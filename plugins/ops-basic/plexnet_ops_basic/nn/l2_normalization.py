@@ -54,11 +54,12 @@ class L2NormalizationOp(Operator):
         xp = ctx.xp
         x = in_data[0]
         axes = _axes(self.p.mode, x.ndim)
+        eps = dmlc_float(self.p.eps)   # MXNet's float field, also for float64 data
         if xp is np and x.dtype in (np.float32, np.float64) and x.size:
-            # MXNet 1.9.1's CPU kernel bit for bit: sequential sums, eps as MXNet parses it
-            n = np.sqrt(_sequential_sum_sq(x, axes) + x.dtype.type(dmlc_float(self.p.eps)))
+            # MXNet 1.9.1's CPU kernel bit for bit: sequential sums
+            n = np.sqrt(_sequential_sum_sq(x, axes) + x.dtype.type(eps))
         else:
-            n = xp.sqrt((x * x).sum(axis=axes, keepdims=True) + self.p.eps)
+            n = xp.sqrt((x * x).sum(axis=axes, keepdims=True) + eps)
         store(xp, out_data[0], req[0], x / n)
         store(xp, out_data[1], req[1], n.reshape(out_data[1].shape))
 

@@ -34,7 +34,7 @@ def _last_axis_as_mxnet(x, gamma, beta, eps):
     sq = dev * dev
     var = np.cumsum(sq, axis=-1, dtype=x.dtype, out=sq)[..., -1:]
     var /= width
-    var += f(dmlc_float(eps))
+    var += f(eps)
     std = np.sqrt(var)
     dev *= gamma
     dev /= std
@@ -54,10 +54,11 @@ class LayerNormOp(Operator):
         xp = ctx.xp
         x, gamma, beta = in_data
         ax, bshape = self._bshape(x)
+        eps = dmlc_float(self.p.eps)   # MXNet's float field, also for float64 data
         if xp is np and ax == x.ndim - 1 and x.dtype in (np.float32, np.float64) and x.size:
-            y, mean, std = _last_axis_as_mxnet(x, gamma, beta, self.p.eps)
+            y, mean, std = _last_axis_as_mxnet(x, gamma, beta, eps)
         else:
-            y, mean, std = normalize(xp, x, ax, self.p.eps)
+            y, mean, std = normalize(xp, x, ax, eps)
             y *= gamma.reshape(bshape)
             y += beta.reshape(bshape)
         _store(xp, out_data[0], req[0], y)
