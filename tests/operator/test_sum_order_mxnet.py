@@ -109,3 +109,14 @@ def test_instance_norm_is_mxnets(ref: dict, name: str) -> None:
     got = mx.nd.InstanceNorm(mx.nd.array(ref["in_" + name]), mx.nd.array(ref["gamma_" + name]),
                              mx.nd.array(ref["beta_" + name])).asnumpy()
     np.testing.assert_array_equal(got, ref["out_" + name])
+
+
+@pytest.mark.parametrize("name", sorted(gen.GROUP_NORM))
+def test_group_norm_is_mxnets(ref: dict, name: str) -> None:
+    # sums accumulated in double and rounded once, / n in float32, ((x - mean) / std) * g + b
+    _, groups = gen.GROUP_NORM[name]
+    y, mean, std = mx.nd.GroupNorm(mx.nd.array(ref["in_" + name]), mx.nd.array(ref["gamma_" + name]),
+                                   mx.nd.array(ref["beta_" + name]), num_groups=groups, output_mean_var=True)
+    np.testing.assert_array_equal(y.asnumpy(), ref["out_" + name])
+    np.testing.assert_array_equal(mean.asnumpy(), ref["mean_" + name])
+    np.testing.assert_array_equal(std.asnumpy(), ref["std_" + name])
