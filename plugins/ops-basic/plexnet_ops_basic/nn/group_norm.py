@@ -22,14 +22,14 @@ class GroupNormParam(Params):
 def _as_mxnet(xr, gamma, beta, eps):
     """MXNet 1.9.1's CPU GroupNorm for float32 (``xr``: ``(N, G, L)``): its sums accumulate
     in double (``safe_acc``) and are rounded once, then divided by the count in float32;
-    the variance of ``x - mean`` likewise; ``((x - mean) / sqrt(var + eps)) * gamma + beta``;
+    the variance of ``x - mean`` likewise (its squares in float32); ``((x - mean) / sqrt(var + eps)) * gamma + beta``;
     ``eps`` as MXNet parsed it. Returns ``(y, mean, std)``."""
     f = xr.dtype.type
     n = f(xr.shape[-1])
     mean = xr.sum(axis=-1, keepdims=True, dtype=np.float64).astype(xr.dtype)
     mean /= n
     dev = xr - mean
-    var = np.square(dev, dtype=np.float64).sum(axis=-1, keepdims=True).astype(xr.dtype)
+    var = (dev * dev).sum(axis=-1, keepdims=True, dtype=np.float64).astype(xr.dtype)   # squares in float32
     var /= n
     std = np.sqrt(var + f(eps))
     dev /= std
