@@ -13,7 +13,7 @@ _jit = numba.njit(nogil=True, cache=True)
 
 
 @_jit
-def kahan_rows(rows, out):  # pragma: no cover - compiled
+def kahan_rows(rows, out, skip_nan):  # pragma: no cover - compiled
     K, M = rows.shape
     zero = rows.dtype.type(0)
     r = np.zeros(M, dtype=rows.dtype)
@@ -21,6 +21,8 @@ def kahan_rows(rows, out):  # pragma: no cover - compiled
         out[m] = zero
     for k in range(K):
         for m in range(M):
+            if skip_nan and np.isnan(rows[k, m]):   # nansum: NaN elements leave both unchanged
+                continue
             y = rows[k, m] - r[m]
             t = out[m] + y
             if np.isinf(t):
@@ -51,3 +53,4 @@ def nrm2_rows(rows, out):  # pragma: no cover - compiled
                     out[m] = out[m] + p * p
     for m in range(M):
         out[m] = scale[m] * np.sqrt(out[m])
+

@@ -1,4 +1,4 @@
-"""``sum``, ``mean`` and ``norm`` in MXNet's summation order for every length (``_sumkern``).
+"""``sum``, ``mean``, ``nansum`` and ``norm`` in MXNet's summation order for every length (``_sumkern``).
 
 ops-basic sums in MXNet's order (sequential, Kahan-compensated; the L2 norm by the scaled
 ``nrm2`` reducer; ``tensor/_kahan.py``) with a numpy loop over the reduced elements, which
@@ -21,9 +21,9 @@ from plexnet_ops_basic.tensor.reduce import NormOp, ReduceOp
 from . import _base
 
 
-def _compiled(xp: Any, x: Any, axes: tuple[int, ...], kernel: str, absolute: bool = False) -> Any | None:
-    """``_sumkern.<kernel>`` over the columns of ``x`` seen as ``(K, M)`` rows (of ``|x|``
-    when ``absolute``); None where it does not apply or numba cannot load."""
+def _compiled(xp: Any, x: Any, axes: tuple[int, ...], kernel: str, *extra: Any, absolute: bool = False) -> Any | None:
+    """``_sumkern.<kernel>(rows, out, *extra)`` over the columns of ``x`` seen as ``(K, M)``
+    rows (of ``|x|`` when ``absolute``); None where it does not apply or numba cannot load."""
     if xp is not np or x.dtype not in FLOATS or x.size == 0:
         return None
     K = _base.kernels("_sumkern")
@@ -31,16 +31,16 @@ def _compiled(xp: Any, x: Any, axes: tuple[int, ...], kernel: str, absolute: boo
         return None
     rows = as_rows(x, axes)
     out = np.empty(rows.shape[1], dtype=x.dtype)
-    getattr(K, kernel)(np.abs(rows) if absolute else rows, out)
+    getattr(K, kernel)(np.abs(rows) if absolute else rows, out, *extra)
     return out
 
 
 class NumbaReduceOp(ReduceOp):
-    def ordered_sum(self, xp: Any, x: Any, axes: tuple[int, ...], mean: bool) -> Any | None:
-        v = super().ordered_sum(xp, x, axes, mean)
+    def ordered_sum(self, xp: Any, x: Any, axes: tuple[int, ...], mean: bool, skip_nan: bool = False) -> Any | None:
+        v = super().ordered_sum(xp, x, axes, mean, skip_nan)
         if v is not None:
             return v
-        v = _compiled(xp, x, axes, "kahan_rows")
+        v = _compiled(xp, x, axes, "kahan_rows", skip_nan)
         if v is not None and mean:
             v /= x.dtype.type(x.size // max(v.size, 1))
         return v
@@ -51,12 +51,12 @@ class NumbaNormOp(NormOp):
         v = super().ordered_norm(xp, x, axes, order)
         if v is not None:
             return v
-        return _compiled(xp, x, axes, "kahan_rows", absolute=True) if order == 1 else _compiled(
+        return _compiled(xp, x, axes, "kahan_rows", False, absolute=True) if order == 1 else _compiled(
             xp, x, axes, "nrm2_rows")
 
 
 def register(registry: Any, available: Any) -> None:
-    for name in ("sum", "mean"):
+    for name in ("sum", "mean", "nansum"):
         registry.register_impl(name, "cpu", lambda prop, ctx: NumbaReduceOp(prop), impl_name="numba", priority=5,
                                available=available)
     registry.register_impl("norm", "cpu", lambda prop, ctx: NumbaNormOp(prop), impl_name="numba", priority=5,

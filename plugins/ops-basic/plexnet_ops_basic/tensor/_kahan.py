@@ -26,8 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["KAHAN_MAX", "KAHAN_MAX_ELEMENTS", "FLOATS", "as_rows", "kahan_rows", "nrm2_rows", "mxnet_sum",
-           "mxnet_norm"]
+__all__ = ["KAHAN_MAX", "KAHAN_MAX_ELEMENTS", "FLOATS", "as_rows", "kahan_rows", "nan_kahan_rows", "nrm2_rows",
+           "mxnet_sum", "mxnet_norm"]
 
 #: longest reduction the numpy loop takes (one step of five ufuncs per reduced element)
 KAHAN_MAX = 64
@@ -75,6 +75,26 @@ def kahan_rows(rows: Any) -> Any:
     return s
 
 
+def nan_kahan_rows(rows: Any) -> Any:
+    """``nansum``'s compensated sums of the columns of ``rows``: MXNet's ``red::nansum``
+    skips NaN elements (sum and compensation unchanged). MXNet's has no reset at infinity
+    (``nansum([inf, 1])`` is NaN there, a kernel bug); this one keeps ``sum``'s reset, so
+    an infinite sum stays infinite (docs/porting.md)."""
+    s = np.zeros(rows.shape[1], dtype=rows.dtype)
+    r = np.zeros_like(s)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for row in rows:
+            keep = ~np.isnan(row)
+            y = row - r
+            t = s + y
+            nr = t - s
+            nr -= y
+            nr[np.isinf(t)] = 0
+            np.copyto(s, t, where=keep)
+            np.copyto(r, nr, where=keep)
+    return s
+
+
 def nrm2_rows(rows: Any) -> Any:
     """MXNet's scaled L2 norms of the columns of ``rows`` (``(K, M)``), its order."""
     one = rows.dtype.type(1)
@@ -117,14 +137,14 @@ def mxnet_norm(xp: Any, x: Any, axes: Sequence[int], order: int) -> Any | None:
     return kahan_rows(np.abs(rows)) if order == 1 else nrm2_rows(rows)
 
 
-def mxnet_sum(xp: Any, x: Any, axes: Sequence[int], mean: bool) -> Any | None:
-    """``sum`` (``mean``) of ``x`` over ``axes`` in MXNet's order, shaped as the kept
-    axes (row-major), or None where the numpy loop does not apply (another array module
-    or dtype, an empty input, a reduction longer than the limits)."""
+def mxnet_sum(xp: Any, x: Any, axes: Sequence[int], mean: bool, skip_nan: bool = False) -> Any | None:
+    """``sum`` (``mean``; ``nansum`` with ``skip_nan``) of ``x`` over ``axes`` in MXNet's
+    order, shaped as the kept axes (row-major), or None where the numpy loop does not apply
+    (another array module or dtype, an empty input, a reduction longer than the limits)."""
     if xp is not np or not _short(x, axes):
         return None
     rows = as_rows(x, axes)
-    s = kahan_rows(rows)
+    s = nan_kahan_rows(rows) if skip_nan else kahan_rows(rows)
     if mean:
         s /= x.dtype.type(rows.shape[0])
     return s

@@ -133,10 +133,10 @@ def _keep_view(out: Any, kshape: tuple) -> Any:
 
 
 class ReduceOp(XpOperator):
-    def ordered_sum(self, xp: Any, x: Any, axes: tuple[int, ...], mean: bool) -> Any | None:
-        """``sum`` / ``mean`` in MXNet's summation order where the numpy loop applies
-        (``_kahan``); None: numpy's own sum (ops-numba overrides this for the rest)."""
-        return mxnet_sum(xp, x, axes, mean)
+    def ordered_sum(self, xp: Any, x: Any, axes: tuple[int, ...], mean: bool, skip_nan: bool = False) -> Any | None:
+        """``sum`` / ``mean`` / ``nansum`` in MXNet's summation order where the numpy loop
+        applies (``_kahan``); None: numpy's own sum (ops-numba overrides this for the rest)."""
+        return mxnet_sum(xp, x, axes, mean, skip_nan)
 
     def forward(self, ctx: Any, in_data: Any, req: Any, out_data: Any, aux: Any) -> None:
         r = req[0]
@@ -146,8 +146,8 @@ class ReduceOp(XpOperator):
         prop = self.prop
         axes = prop.axes_for(x.shape)
         kshape = reduced_shape(x.shape, axes, True)
-        if prop.fn in ("sum", "mean"):
-            v = self.ordered_sum(xp, x, axes, prop.fn == "mean")
+        if prop.fn in ("sum", "mean", "nansum"):
+            v = self.ordered_sum(xp, x, axes, prop.fn == "mean", prop.fn == "nansum")
             if v is not None:
                 store(xp, out, r, v.reshape(out.shape))
                 return
