@@ -99,32 +99,26 @@ def _consts(w: Any, *xs: float) -> list[Any]:
 
 
 def rescaled_grad(xp: Any, w: Any, g: Any, rescale_grad: float, clip_gradient: float | None,
-                  wd: float = 0.0, wd_first: bool = False) -> Any:
-    """A fresh array ``t = rescale_grad * g`` in the weight's dtype, with ``wd * w``
-    added before clipping when ``wd_first``, then clipped; the constants are the Python
-    floats rounded to the weight's dtype (MXNet's NDArray scalar operators)."""
-    t = xp.multiply(g, rescale_grad, dtype=w.dtype)
+                  wd: float = 0.0, wd_first: bool = False, parsed: bool = False) -> Any:
+    """A fresh array ``t = g * rescale_grad`` in the weight's dtype, with ``w * wd``
+    added before clipping when ``wd_first``, then clipped. The constants are the Python
+    floats rounded to the weight's dtype (MXNet's NDArray scalar operators), or with
+    ``parsed`` ``mx_param`` of them (MXNet's fused kernels)."""
+    conv = (lambda x: mx_param(x, w.dtype)) if parsed else (lambda x: x)
+    t = xp.multiply(g, conv(rescale_grad), dtype=w.dtype)
     if wd_first and wd:
-        t += wd * w
+        t += w * conv(wd)
     if clip_on(clip_gradient):
-        xp.clip(t, -clip_gradient, clip_gradient, out=t)  # type: ignore[operator]  # clip_on: not None
+        c = conv(clip_gradient)
+        xp.clip(t, -c, c, out=t)  # type: ignore[operator]  # clip_on: not None
     return t
 
 
 def _kernel_grad(xp: Any, w: Any, g: Any, rescale_grad: float, clip_gradient: float | None,
                  wd: float = 0.0, wd_first: bool = False) -> Any:
-    """``rescaled_grad`` as MXNet's fused kernels compute it: ``g * rescale`` (plus
-    ``w * wd`` when ``wd_first``), clipped, every constant ``mx_param`` in the weight's
-    dtype (``w``'s dtype; for the LAMB phase 1 the states')."""
-    rs, = _consts(w, rescale_grad)
-    t = xp.multiply(g, rs, dtype=w.dtype)
-    if wd_first and wd:
-        wd_, = _consts(w, wd)
-        t += w * wd_
-    if clip_on(clip_gradient):
-        c, = _consts(w, clip_gradient)   # type: ignore[arg-type]  # clip_on: not None
-        xp.clip(t, -c, c, out=t)
-    return t
+    """``rescaled_grad`` as MXNet's fused kernels compute it (``w``'s dtype; for the LAMB
+    phase 1 the states')."""
+    return rescaled_grad(xp, w, g, rescale_grad, clip_gradient, wd, wd_first, parsed=True)
 
 
 def _lr_grad(xp: Any, w: Any, g: Any, lr: Any, rs: Any, clip_gradient: float | None) -> Any:
@@ -212,6 +206,21 @@ def nag(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float = 0.0
     mom -= step
 
 
+def _moments(xp: Any, t: Any, mean: Any, var: Any, b1: Any, b2: Any) -> Any:
+    """Adam's and LAMB's moments in MXNet's order, in place:
+    ``mean = b1*mean + (1 - b1)*t``, ``var = b2*var + ((1 - b2)*t)*t``; returns a scratch
+    array shaped like ``t``."""
+    one = mean.dtype.type(1)
+    u = xp.multiply(t, one - b1)
+    mean *= b1
+    mean += u
+    xp.multiply(t, one - b2, out=u)
+    u *= t
+    var *= b2
+    var += u
+    return u
+
+
 def adam(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float = 0.0, rescale_grad: float = 1.0,
          clip_gradient: float | None = None, beta1: float = 0.9, beta2: float = 0.999,
          epsilon: float = 1e-8) -> None:
@@ -222,16 +231,9 @@ def adam(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float = 0.
         w = w - (lr*mean) / (sqrt(var) + epsilon)
     """
     mean, var = s
-    one = w.dtype.type(1)
     lr_, b1, b2, eps = _consts(w, lr, beta1, beta2, epsilon)
     t = _kernel_grad(xp, w, g, rescale_grad, clip_gradient, wd, wd_first=True)
-    u = xp.multiply(t, one - b1)
-    mean *= b1
-    mean += u
-    xp.multiply(t, one - b2, out=u)
-    u *= t
-    var *= b2
-    var += u
+    u = _moments(xp, t, mean, var, b1, b2)
     xp.sqrt(var, out=u)
     u += eps
     xp.multiply(mean, lr_, out=t)
@@ -430,13 +432,7 @@ def lamb_phase1(xp: Any, w: Any, g: Any, mean: Any, var: Any, *, wd: float, resc
             xp.clip(gr, -c, c, out=gr)
     else:
         gr = _kernel_grad(xp, mean, g, rescale_grad, clip_gradient)
-    u = xp.multiply(gr, one - b1)
-    mean *= b1
-    mean += u
-    xp.multiply(gr, one - b2, out=u)
-    u *= gr
-    var *= b2
-    var += u
+    u = _moments(xp, gr, mean, var, b1, b2)
     if bias_correction:
         b1t, b2t = _pow(f, b1, t), _pow(f, b2, t)
         m = xp.divide(mean, np.float64(1.0) - np.float64(b1t), dtype=np.float64).astype(mean.dtype)

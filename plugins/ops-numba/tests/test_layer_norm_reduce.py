@@ -27,7 +27,7 @@ def test_layer_norm_kernel_equals_the_numpy_order(shape):
     np.testing.assert_array_equal(std.asnumpy().reshape(-1), sr.reshape(-1))
 
 
-def test_layer_norm_other_axis_and_add_fall_back():
+def test_layer_norm_other_axis_falls_back():
     x = np.random.RandomState(1).randn(70, 1000).astype(np.float32)
     g, b = mx.nd.ones(70), mx.nd.zeros(70)
     y = mx.nd.LayerNorm(mx.nd.array(x), g, b, axis=0).asnumpy()

@@ -31,7 +31,7 @@ _2_SQRTPI_F32 = 2.0 / float(np.sqrt(np.float32(math.pi)))
 #: float32 ufuncs that numpy's SIMD loops evaluate up to a few ulp away from the C
 #: library's ``expf``, ``logf``, ... (what MXNet's CPU kernels call): numpy computes them
 #: in float64 here and rounds once, which matches MXNet 1.9.1 bit for bit in 78-99.9 % of
-#: elements against 56-89 % (exp: 99.94 % against 61 %; docs/porting.md, "float32
+#: elements against 56-93 % (exp: 99.94 % against 61 %; docs/porting.md, "float32
 #: transcendental functions"). 2-4x numpy's float32 time (sin / cos 20x), still below
 #: MXNet's own (exp of 1M elements: 1.2 ms against 5.1). log1p, sinh and the inverse
 #: hyperbolic functions gain nothing and stay float32.
