@@ -12,6 +12,15 @@ round: on a shared host both libraries' times swing 30-40 % between processes, s
 are only comparable within a round. The summary gives the median and the range of the
 per-round ratios. Extra environment for plexnet (e.g. ``PLEXNET_PLUGINS_BLOCK=ops_torch``
 for the default plugin set in a venv that has the opt-in torch plugin) is passed through.
+
+**OpenBLAS's kernel set.** Some of these machines set ``OPENBLAS_CORETYPE=Haswell`` (and
+``OPENBLAS_L2_SIZE``) in every process's environment, for older OpenBLAS builds that
+compute wrong results on their processors; numpy 2's OpenBLAS then runs its AVX2 kernels
+on an AVX-512 CPU (float32 GEMMs 230-250 GFLOP/s against 420-470 with its own choice,
+SkylakeX, on the session-11 host). MXNet runs with ``OPENBLAS_CORETYPE=SkylakeX`` (issue
+17), so plexnet's runs drop both variables, as that machine's notes say to do for a
+benchmark against a current numpy, and the run prints the kernel set plexnet's numpy then
+runs. ``--host-openblas`` keeps the machine's variables for plexnet.
 """
 from __future__ import annotations
 
@@ -34,9 +43,28 @@ TARGETS: dict[str, tuple[str, float]] = {
 }
 
 
+#: the machine-wide OpenBLAS overrides dropped for plexnet's runs (see the module docstring)
+HOST_OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def child_env(extra: dict[str, str], drop: tuple[str, ...] = ()) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra)
+    return env
+
+
+def openblas_core(python: str, env: dict[str, str]) -> str:
+    """The OpenBLAS kernel set numpy runs under ``env`` (threadpoolctl's ``architecture``)."""
+    code = ("import numpy, threadpoolctl\n"
+            "print(','.join(str(i.get('architecture')) for i in threadpoolctl.threadpool_info()"
+            " if i.get('internal_api') == 'openblas') or 'none')")
+    res = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
+    return res.stdout.strip() or "unknown (no threadpoolctl)"
+
+
 def run_anchor(python: str, lib: str, only: str, env: dict[str, str]) -> dict[str, float]:
     cmd = [python, ANCHOR, "--lib", lib] + (["--only", only] if only else [])
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, **env)).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
     res = {}
     for line in out.splitlines():
         parts = line.split()
@@ -61,13 +89,19 @@ def main() -> None:
     p.add_argument("--mxnet-python", default=os.environ.get("PLEXNET_MXNET_PYTHON", "/work/mxvenv/bin/python"))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", default="", help="comma-separated anchor workloads (default: all)")
+    p.add_argument("--host-openblas", action="store_true",
+                   help="keep the machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for plexnet's runs")
     args = p.parse_args()
-    mx_env = {"OPENBLAS_CORETYPE": "SkylakeX"}
+    px_env = child_env({}, () if args.host_openblas else HOST_OPENBLAS_VARS)
+    mx_env = child_env({"OPENBLAS_CORETYPE": "SkylakeX"})
+    mx_env2 = dict(mx_env, OMP_NUM_THREADS="2")
+    print(f"OpenBLAS kernels: plexnet's numpy {openblas_core(sys.executable, px_env)}; "
+          f"MXNet's OpenBLAS OPENBLAS_CORETYPE={mx_env['OPENBLAS_CORETYPE']}")
     ratios: dict[str, list[float]] = {}
     for r in range(1, args.rounds + 1):
-        px = run_anchor(sys.executable, "plexnet", args.only, {})
+        px = run_anchor(sys.executable, "plexnet", args.only, px_env)
         m1 = run_anchor(args.mxnet_python, "mxnet", args.only, mx_env)
-        m2 = run_anchor(args.mxnet_python, "mxnet", args.only, dict(mx_env, OMP_NUM_THREADS="2"))
+        m2 = run_anchor(args.mxnet_python, "mxnet", args.only, mx_env2)
         print(f"round {r}: {os.getloadavg()[0]:.2f} load")
         for k, v in px.items():
             base = better(k, m1.get(k), m2.get(k))
