@@ -53,6 +53,12 @@ class DeconvolutionParam(ConvParamBase):
                 e = full - t
                 adj.append(e % 2)
                 pad.append((e + 1) // 2)
+            if any(a >= s for a, s in zip(adj, self.stride)):
+                # MXNet's shape check ("adj(y) must be smaller than stride[0]"): an odd
+                # surplus needs one extra output row, which stride 1 cannot give
+                raise ShapeError(f"Deconvolution: target_shape {tuple(self.target_shape)} for input spatial "
+                                 f"shape {tuple(in_sp)} needs adj {tuple(adj)}, which must be smaller than "
+                                 f"stride {tuple(self.stride)}")
             return tuple(pad), tuple(adj)
         return tuple(self.pad), tuple(self.adj)
 

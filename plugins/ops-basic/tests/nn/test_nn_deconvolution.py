@@ -61,3 +61,15 @@ def test_infer_shape():
         infer_shapes("Deconvolution", dict(kernel=(3, 3), num_filter=4, target_shape=(20, 20)), data=(1, 2, 5, 5))
     with pytest.raises(ParamError, match="adj"):
         infer_shapes("Deconvolution", dict(kernel=(3, 3), num_filter=4, adj=(1, 1)))
+
+
+@pytest.mark.parametrize("target", [(6, 6), (4, 4), (6, 5)])
+def test_target_shape_needing_adj_at_stride_one_refused(target):
+    # MXNet 1.9.1 refuses these at shape inference ("adj(y) must be smaller than stride");
+    # they used to fail later inside the kernel with a bare AssertionError
+    with pytest.raises(ShapeError, match=r"needs adj .* smaller than stride \(1, 1\)"):
+        infer_shapes("Deconvolution", dict(kernel=(3, 3), num_filter=4, target_shape=target), data=(1, 2, 5, 5))
+    # an even surplus is padding only, as in MXNet: target (5, 5) from 7 is pad 1
+    _, outs, _ = infer_shapes("Deconvolution", dict(kernel=(3, 3), num_filter=4, target_shape=(5, 5)),
+                              data=(1, 2, 5, 5))
+    assert outs == [(1, 4, 5, 5)]
