@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.devices import cpu_worker_threads
 from ..hookspecs import hookimpl
 from . import DeviceBackend
 
@@ -17,9 +18,9 @@ class CPUBackend(DeviceBackend):
     xp = np
 
     def __init__(self) -> None:
-        # numpy releases the GIL inside large kernels, so a pool of one worker per core
-        # lets independent big operations overlap.
-        self.compute_workers = max(1, int(os.environ.get("PLEXNET_CPU_WORKER_NTHREADS", os.cpu_count() or 1)))
+        # one worker by default, as MXNet (env.DEFAULT_CPU_WORKERS says why): operators
+        # use the other cores through BLAS threads and their helper-thread splits
+        self.compute_workers = cpu_worker_threads()
         # malloc already pools small blocks; going through plexnet's pool costs more
         self.small_alloc_bytes = int(os.environ.get("PLEXNET_CPU_SMALL_ALLOC", 4096))
 

@@ -40,6 +40,29 @@ class DeviceHooks(Protocol):
         """Block until the work queued on ``stream`` is done."""
 
 
+#: CPU compute workers per device when neither variable below is set: one, MXNet 1.x's
+#: default (``MXNET_CPU_WORKER_NTHREADS=1``). An operator uses the other cores itself:
+#: OpenBLAS's threads (``plexnet.engine.blas`` gives them all to the one awake worker) and
+#: the helper-thread splits of the convolution and numba kernels. Measured on 2 cores
+#: (docs/engine.md, "One CPU worker by default"): one worker against two, LeNet step 7.3
+#: against 7.9 ms, MLP 1.07 against 1.20, ResNet-18 289 against 332; independent large
+#: element-wise operations 10-15 % slower (numpy's loops are single-threaded).
+DEFAULT_CPU_WORKERS = 1
+
+
+def cpu_worker_threads() -> int:
+    """CPU compute workers: ``PLEXNET_CPU_WORKER_NTHREADS``, else MXNet's
+    ``MXNET_CPU_WORKER_NTHREADS``, else ``DEFAULT_CPU_WORKERS``."""
+    for name in ("PLEXNET_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"):
+        v = os.environ.get(name, "").strip()
+        if v:
+            try:
+                return max(1, int(v))
+            except ValueError:
+                raise ValueError(f"{name} must be an integer, got {v!r}") from None
+    return DEFAULT_CPU_WORKERS
+
+
 class HostDevice:
     """The host, on numpy: what the engine uses for CPU contexts when no resolver is
     registered (the CPU backend provides the same)."""
@@ -48,7 +71,7 @@ class HostDevice:
     copy_workers: int = 1
 
     def __init__(self) -> None:
-        self.compute_workers = max(1, int(os.environ.get("PLEXNET_CPU_WORKER_NTHREADS") or os.cpu_count() or 1))
+        self.compute_workers = cpu_worker_threads()
 
     def activate(self, device_id: int) -> None:
         pass

@@ -18,8 +18,9 @@ class ThreadedEnginePerDevice(ThreadedBase):
     """Worker pools per device (MXNet's ``ThreadedEnginePerDevice``), the default.
 
     * CPU contexts: ``backend.compute_workers`` workers (``PLEXNET_CPU_WORKER_NTHREADS``,
-      default CPU count) and ``PLEXNET_CPU_PRIORITY_NTHREADS`` (default min(4, CPUs))
-      workers for ``CPU_PRIORITIZED`` operations.
+      default one, as MXNet: ``devices.DEFAULT_CPU_WORKERS``) and
+      ``PLEXNET_CPU_PRIORITY_NTHREADS`` (default min(4, CPUs)) workers for
+      ``CPU_PRIORITIZED`` operations.
     * Other devices (GPU): ``backend.compute_workers`` workers, one stream each;
       ``backend.copy_workers`` workers for ``COPY_TO_GPU``/``COPY_FROM_GPU``; and
       ``PLEXNET_GPU_PRIORITY_NTHREADS`` (default 1) for ``GPU_PRIORITIZED``. Every

@@ -2,12 +2,12 @@
 ``ThreadedEnginePooled``)."""
 from __future__ import annotations
 
-import os
 
 from ..context import Context
 from .devices import device_hooks
 from .threaded_base import ThreadedBase
-from .workers import Pool, env_int
+from .devices import cpu_worker_threads
+from .workers import Pool
 
 __all__ = ["ThreadedEngine"]
 
@@ -16,17 +16,16 @@ class ThreadedEngine(ThreadedBase):
     """One worker pool shared by every context (MXNet's ``ThreadedEnginePooled``).
 
     ``PLEXNET_CPU_WORKER_NTHREADS`` (or ``MXNET_CPU_WORKER_NTHREADS``) workers, default
-    the CPU count. Priority hints only order the shared queue. A worker makes a stream
-    per device the first time it runs an operation there and activates the device when
-    it changes.
+    one (``devices.DEFAULT_CPU_WORKERS``, as MXNet). Priority hints only order the
+    shared queue. A worker makes a stream per device the first time it runs an operation
+    there and activates the device when it changes.
     """
 
     kind = "ThreadedEngine"
 
     def __init__(self, num_workers: int | None = None) -> None:
         super().__init__()
-        self.num_workers = num_workers or env_int(os.cpu_count() or 1, "PLEXNET_CPU_WORKER_NTHREADS",
-                                                  "MXNET_CPU_WORKER_NTHREADS")
+        self.num_workers = num_workers or cpu_worker_threads()
         self._shared: Pool | None = None
         self._known: set[str] = set()
 

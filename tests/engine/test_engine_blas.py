@@ -28,6 +28,7 @@ def test_two_busy_workers_share_the_cores_one_gets_them_all(kind: str, new_engin
     monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "2")
     from plexnet import backends
     backends._resolved.pop("cpu", None)             # re-read the worker count
+    monkeypatch.setattr(backends.get_backend(cpu()), "compute_workers", 2)   # the default is one
     eng = new_engine(kind)
     cap = blas._cap
     seen: dict[str, int] = {}
@@ -308,3 +309,19 @@ def test_splits_and_woken_workers_finish_and_give_every_core_back(new_engine: An
     while blas._awake and time.monotonic() < deadline:
         time.sleep(0.01)
     assert blas._awake == 0
+
+
+def test_cpu_worker_count_defaults_to_one_as_mxnet(monkeypatch: pytest.MonkeyPatch) -> None:
+    from plexnet.engine.devices import DEFAULT_CPU_WORKERS, cpu_worker_threads
+    monkeypatch.delenv("PLEXNET_CPU_WORKER_NTHREADS", raising=False)
+    monkeypatch.delenv("MXNET_CPU_WORKER_NTHREADS", raising=False)
+    assert DEFAULT_CPU_WORKERS == 1 and cpu_worker_threads() == 1
+    monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "3")       # MXNet's name is read too
+    assert cpu_worker_threads() == 3
+    monkeypatch.setenv("PLEXNET_CPU_WORKER_NTHREADS", "2")     # plexnet's wins
+    assert cpu_worker_threads() == 2
+    monkeypatch.setenv("PLEXNET_CPU_WORKER_NTHREADS", "0")     # at least one
+    assert cpu_worker_threads() == 1
+    monkeypatch.setenv("PLEXNET_CPU_WORKER_NTHREADS", "two")
+    with pytest.raises(ValueError, match="PLEXNET_CPU_WORKER_NTHREADS"):
+        cpu_worker_threads()
