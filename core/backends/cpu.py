@@ -18,7 +18,7 @@ class CPUBackend(DeviceBackend):
     xp = np
 
     def __init__(self) -> None:
-        # one worker by default, as MXNet (env.DEFAULT_CPU_WORKERS says why): operators
+        # one worker by default, as MXNet (devices.DEFAULT_CPU_WORKERS says why): operators
         # use the other cores through BLAS threads and their helper-thread splits
         self.compute_workers = cpu_worker_threads()
         # malloc already pools small blocks; going through plexnet's pool costs more

@@ -50,17 +50,22 @@ class DeviceHooks(Protocol):
 DEFAULT_CPU_WORKERS = 1
 
 
-def cpu_worker_threads() -> int:
-    """CPU compute workers: ``PLEXNET_CPU_WORKER_NTHREADS``, else MXNet's
-    ``MXNET_CPU_WORKER_NTHREADS``, else ``DEFAULT_CPU_WORKERS``."""
-    for name in ("PLEXNET_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"):
-        v = os.environ.get(name, "").strip()
+def env_int(default: int, *names: str) -> int:
+    """The first of the environment variables ``names`` that is set, as a positive int."""
+    for n in names:
+        v = os.environ.get(n)
         if v:
             try:
                 return max(1, int(v))
             except ValueError:
-                raise ValueError(f"{name} must be an integer, got {v!r}") from None
-    return DEFAULT_CPU_WORKERS
+                raise ValueError(f"{n} must be an integer, got {v!r}") from None
+    return max(1, default)
+
+
+def cpu_worker_threads() -> int:
+    """CPU compute workers: ``PLEXNET_CPU_WORKER_NTHREADS``, else MXNet's
+    ``MXNET_CPU_WORKER_NTHREADS``, else ``DEFAULT_CPU_WORKERS``."""
+    return env_int(DEFAULT_CPU_WORKERS, "PLEXNET_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS")
 
 
 class HostDevice:

@@ -5,9 +5,9 @@ import os
 
 from ..context import HOST_DEVICE_TYPES, Context
 from .base import FnProperty
-from .devices import device_hooks
+from .devices import device_hooks, env_int
 from .threaded_base import ThreadedBase
-from .workers import Pool, env_int
+from .workers import Pool
 
 __all__ = ["ThreadedEnginePerDevice"]
 

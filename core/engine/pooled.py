@@ -2,11 +2,9 @@
 ``ThreadedEnginePooled``)."""
 from __future__ import annotations
 
-
 from ..context import Context
-from .devices import device_hooks
+from .devices import cpu_worker_threads, device_hooks
 from .threaded_base import ThreadedBase
-from .devices import cpu_worker_threads
 from .workers import Pool
 
 __all__ = ["ThreadedEngine"]

@@ -9,7 +9,6 @@ thread hand-offs; see ``Scheduler._dispatch``).
 from __future__ import annotations
 
 import heapq
-import os
 import threading
 import weakref
 from collections import deque
@@ -24,19 +23,7 @@ from .runner import Runner, report_escape, worker_stream
 from .scheduler import lock_contended
 from .var import _Op
 
-__all__ = ["Pool", "Worker", "start_workers", "env_int"]
-
-
-def env_int(default: int, *names: str) -> int:
-    """The first of the environment variables ``names`` that is set, as a positive int."""
-    for n in names:
-        v = os.environ.get(n)
-        if v:
-            try:
-                return max(1, int(v))
-            except ValueError:
-                raise ValueError(f"{n} must be an integer, got {v!r}") from None
-    return max(1, default)
+__all__ = ["Pool", "Worker", "start_workers"]
 
 
 class Worker:

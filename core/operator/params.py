@@ -59,7 +59,6 @@ def dmlc_float(x: float, double: bool = False) -> float:
     return float(-value if neg else value)
 
 
-
 class ParamError(PlexnetError, ValueError):
     """An operator argument is unknown, missing or invalid."""
 

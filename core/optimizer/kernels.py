@@ -207,7 +207,7 @@ def nag(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float = 0.0
 
 
 def _moments(xp: Any, t: Any, mean: Any, var: Any, b1: Any, b2: Any) -> Any:
-    """Adam's and LAMB's moments in MXNet's order, in place:
+    """Adam's, LAMB's and centered RMSProp's moments in MXNet's order, in place:
     ``mean = b1*mean + (1 - b1)*t``, ``var = b2*var + ((1 - b2)*t)*t``; returns a scratch
     array shaped like ``t``."""
     one = mean.dtype.type(1)
@@ -218,6 +218,16 @@ def _moments(xp: Any, t: Any, mean: Any, var: Any, b1: Any, b2: Any) -> Any:
     u *= t
     var *= b2
     var += u
+    return u
+
+
+def _square_mean(xp: Any, t: Any, acc: Any, b: Any) -> Any:
+    """RMSProp's and FTML's ``acc = (1 - b)*(t*t) + b*acc`` in MXNet's order, in place;
+    returns a scratch array shaped like ``t`` (``_moments`` has Adam's ``((1 - b)*t)*t``)."""
+    u = xp.multiply(t, t)
+    u *= acc.dtype.type(1) - b
+    acc *= b
+    acc += u
     return u
 
 
@@ -267,15 +277,11 @@ def rmsprop(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float =
                   delta = g2*delta - (lr*t) / sqrt((n - g*g) + eps) ; w = w + delta
 
     ``clip_weights`` clips the new weight and leaves ``delta`` as computed."""
-    one = w.dtype.type(1)
     lr_, g1, eps = _consts(w, lr, gamma1, epsilon)
     t = _kernel_grad(xp, w, g, rescale_grad, clip_gradient, wd, wd_first=True)
     if not centered:
         n = s[0]
-        u = xp.multiply(t, t)
-        u *= one - g1
-        n *= g1
-        n += u
+        u = _square_mean(xp, t, n, g1)
         xp.add(n, eps, out=u)
         xp.sqrt(u, out=u)
         t /= u
@@ -284,13 +290,7 @@ def rmsprop(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float =
     else:
         n, gm, delta = s
         g2, = _consts(w, gamma2)
-        u = xp.multiply(t, one - g1)
-        u *= t
-        n *= g1
-        n += u
-        xp.multiply(t, one - g1, out=u)
-        gm *= g1
-        gm += u
+        u = _moments(xp, t, gm, n, g1, g1)     # gm: the mean, n: ((1 - g1)*t)*t
         xp.multiply(gm, gm, out=u)
         xp.subtract(n, u, out=u)
         u += eps
@@ -384,10 +384,7 @@ def ftml(xp: Any, w: Any, g: Any, s: Sequence[Any], *, lr: float, wd: float = 0.
     c1 = (one - _pow(f, b1, tt)) / lr_
     c2 = one - _pow(f, b2, tt)
     gi = _kernel_grad(xp, w, g, rescale_grad, clip_gradient, wd, wd_first=True)
-    u = xp.multiply(gi, gi)
-    u *= one - b2
-    v *= b2
-    v += u
+    u = _square_mean(xp, gi, v, b2)
     xp.divide(v, c2, out=u)
     xp.sqrt(u, out=u)
     u += eps

@@ -85,15 +85,19 @@ def test_short_reductions_take_the_numpy_loop_and_keep_gradients() -> None:
     np.testing.assert_array_equal(mx.nd.sum(a, axis=1, exclude=True).asnumpy(), k.reshape(7))
 
 
+def _equal_outputs(ref: dict, name: str, y: mx.nd.NDArray, mean: mx.nd.NDArray, std: mx.nd.NDArray) -> None:
+    """A normalization's output, mean and std equal MXNet's recorded ones bit for bit."""
+    for key, got in (("out_", y), ("mean_", mean), ("std_", std)):
+        np.testing.assert_array_equal(got.asnumpy(), ref[key + name])
+
+
 @pytest.mark.parametrize("name", sorted(gen.LAYER_NORM))
 def test_layer_norm_last_axis_is_mxnets(ref: dict, name: str) -> None:
     # MXNet's LayerNormCPUKernel: sequential sums, two-pass variance, ((x - mean) * g) / std + b
     _, eps = gen.LAYER_NORM[name]
     y, mean, std = mx.nd.LayerNorm(mx.nd.array(ref["in_" + name]), mx.nd.array(ref["gamma_" + name]),
                                    mx.nd.array(ref["beta_" + name]), eps=eps, output_mean_var=True)
-    np.testing.assert_array_equal(y.asnumpy(), ref["out_" + name])
-    np.testing.assert_array_equal(mean.asnumpy(), ref["mean_" + name])
-    np.testing.assert_array_equal(std.asnumpy(), ref["std_" + name])
+    _equal_outputs(ref, name, y, mean, std)
 
 
 @pytest.mark.parametrize("name", sorted(gen.L2_NORMALIZATION))
@@ -117,9 +121,7 @@ def test_group_norm_is_mxnets(ref: dict, name: str) -> None:
     _, groups = gen.GROUP_NORM[name]
     y, mean, std = mx.nd.GroupNorm(mx.nd.array(ref["in_" + name]), mx.nd.array(ref["gamma_" + name]),
                                    mx.nd.array(ref["beta_" + name]), num_groups=groups, output_mean_var=True)
-    np.testing.assert_array_equal(y.asnumpy(), ref["out_" + name])
-    np.testing.assert_array_equal(mean.asnumpy(), ref["mean_" + name])
-    np.testing.assert_array_equal(std.asnumpy(), ref["std_" + name])
+    _equal_outputs(ref, name, y, mean, std)
 
 
 @pytest.mark.parametrize("name", ["nansum_short", "nansum_long"])
