@@ -101,19 +101,20 @@ def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compi
             for tj in range(tw):
                 Q = 4 * tj
                 p = (n - n0) * P + ti * tw + tj
-                for q in range(6):   # B^T down each of the tile's 6 columns: t[6 r + q]
-                    s0 = xb[R, Q + q]
-                    s1 = xb[R + 1, Q + q]
-                    s2 = xb[R + 2, Q + q]
-                    s3 = xb[R + 3, Q + q]
-                    s4 = xb[R + 4, Q + q]
-                    s5 = xb[R + 5, Q + q]
-                    t0 = t[q]
-                    t1 = t[6 + q]
-                    t2 = t[12 + q]
-                    t3 = t[18 + q]
-                    t4 = t[24 + q]
-                    t5 = t[30 + q]
+                for r in range(6):   # B along tile row r: t[6 b + r]
+                    row = xb[R + r]
+                    s0 = row[Q]
+                    s1 = row[Q + 1]
+                    s2 = row[Q + 2]
+                    s3 = row[Q + 3]
+                    s4 = row[Q + 4]
+                    s5 = row[Q + 5]
+                    t0 = t[r]
+                    t1 = t[6 + r]
+                    t2 = t[12 + r]
+                    t3 = t[18 + r]
+                    t4 = t[24 + r]
+                    t5 = t[30 + r]
                     for c in range(C):
                         a = s1[c]
                         b = s2[c]
@@ -125,20 +126,20 @@ def input_tiles(x, V, pad_r, pad_c, th, tw, n0, n1):  # pragma: no cover - compi
                         t3[c] = e - b + two * (d - a)
                         t4[c] = e - b - two * (d - a)
                         t5[c] = four * a - five * d + s5[c]
-                for r in range(6):   # then along each of its 6 rows
-                    k = 6 * r
+                for q in range(6):   # then B^T down column q: V[6 a + q]
+                    k = 6 * q
                     u0 = t[k]
                     u1 = t[k + 1]
                     u2 = t[k + 2]
                     u3 = t[k + 3]
                     u4 = t[k + 4]
                     u5 = t[k + 5]
-                    v0 = V[k, p]
-                    v1 = V[k + 1, p]
-                    v2 = V[k + 2, p]
-                    v3 = V[k + 3, p]
-                    v4 = V[k + 4, p]
-                    v5 = V[k + 5, p]
+                    v0 = V[q, p]
+                    v1 = V[6 + q, p]
+                    v2 = V[12 + q, p]
+                    v3 = V[18 + q, p]
+                    v4 = V[24 + q, p]
+                    v5 = V[30 + q, p]
                     for c in range(C):
                         a = u1[c]
                         b = u2[c]
@@ -230,17 +231,18 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
             for tj in range(tw):
                 Q = 4 * tj
                 p = (n - n0) * P + ti * tw + tj
-                for w in range(4):   # A down each of the block's 4 columns: t[4 i + w]
-                    e0 = eb[R, Q + w]
-                    e1 = eb[R + 1, Q + w]
-                    e2 = eb[R + 2, Q + w]
-                    e3 = eb[R + 3, Q + w]
-                    t0 = t[w]
-                    t1 = t[4 + w]
-                    t2 = t[8 + w]
-                    t3 = t[12 + w]
-                    t4 = t[16 + w]
-                    t5 = t[20 + w]
+                for h in range(4):   # A along row h of the 4x4 block: t[4 b + h]
+                    row = eb[R + h]
+                    e0 = row[Q]
+                    e1 = row[Q + 1]
+                    e2 = row[Q + 2]
+                    e3 = row[Q + 3]
+                    t0 = t[h]
+                    t1 = t[4 + h]
+                    t2 = t[8 + h]
+                    t3 = t[12 + h]
+                    t4 = t[16 + h]
+                    t5 = t[20 + h]
                     for f in range(F):
                         s = e0[f] + e2[f]
                         d = e1[f] + e3[f]
@@ -252,23 +254,23 @@ def gradient_tiles(dy, D, th, tw, n0, n1):  # pragma: no cover - compiled
                         t3[f] = s4 + d8
                         t4[f] = s4 - d8
                         t5[f] = e3[f]
-                for i in range(6):   # then along each of the 6 rows
-                    k = 4 * i
+                for b in range(6):   # then A down column b: D[6 a + b]
+                    k = 4 * b
                     a = t[k]
-                    b = t[k + 1]
+                    bb = t[k + 1]
                     c = t[k + 2]
                     dd = t[k + 3]
-                    g0 = D[6 * i, p]
-                    g1 = D[6 * i + 1, p]
-                    g2 = D[6 * i + 2, p]
-                    g3 = D[6 * i + 3, p]
-                    g4 = D[6 * i + 4, p]
-                    g5 = D[6 * i + 5, p]
+                    g0 = D[b, p]
+                    g1 = D[6 + b, p]
+                    g2 = D[12 + b, p]
+                    g3 = D[18 + b, p]
+                    g4 = D[24 + b, p]
+                    g5 = D[30 + b, p]
                     for f in range(F):
                         s = a[f] + c[f]
-                        q = b[f] + dd[f]
+                        q = bb[f] + dd[f]
                         s4 = a[f] + four * c[f]
-                        d8 = two * b[f] + eight * dd[f]
+                        d8 = two * bb[f] + eight * dd[f]
                         g0[f] = a[f]
                         g1[f] = s + q
                         g2[f] = s - q
@@ -300,16 +302,16 @@ def filter_tiles(w, U, rotated, f0, f1):  # pragma: no cover - compiled
             for c in range(C):
                 for j in range(9):
                     g[j, c] = wf[c, j]
-        for j in range(3):
-            g0 = g[j]
-            g1 = g[3 + j]
-            g2 = g[6 + j]
-            a0 = a[j]
-            a1 = a[3 + j]
-            a2 = a[6 + j]
-            a3 = a[9 + j]
-            a4 = a[12 + j]
-            a5 = a[15 + j]
+        for r in range(3):   # G along filter row r: a[3 b + r]
+            g0 = g[3 * r]
+            g1 = g[3 * r + 1]
+            g2 = g[3 * r + 2]
+            a0 = a[r]
+            a1 = a[3 + r]
+            a2 = a[6 + r]
+            a3 = a[9 + r]
+            a4 = a[12 + r]
+            a5 = a[15 + r]
             for c in range(C):
                 p = g0[c] + g2[c]
                 a0[c] = s4 * g0[c]
@@ -318,16 +320,16 @@ def filter_tiles(w, U, rotated, f0, f1):  # pragma: no cover - compiled
                 a3[c] = s24 * g0[c] + s12 * g1[c] + s6 * g2[c]
                 a4[c] = s24 * g0[c] - s12 * g1[c] + s6 * g2[c]
                 a5[c] = g2[c]
-        for i in range(6):
-            b0 = a[3 * i]
-            b1 = a[3 * i + 1]
-            b2 = a[3 * i + 2]
-            u0 = U[6 * i, f]
-            u1 = U[6 * i + 1, f]
-            u2 = U[6 * i + 2, f]
-            u3 = U[6 * i + 3, f]
-            u4 = U[6 * i + 4, f]
-            u5 = U[6 * i + 5, f]
+        for b in range(6):   # then G down column b: U[6 a + b]
+            b0 = a[3 * b]
+            b1 = a[3 * b + 1]
+            b2 = a[3 * b + 2]
+            u0 = U[b, f]
+            u1 = U[6 + b, f]
+            u2 = U[12 + b, f]
+            u3 = U[18 + b, f]
+            u4 = U[24 + b, f]
+            u5 = U[30 + b, f]
             for c in range(C):
                 p = b0[c] + b2[c]
                 u0[c] = s4 * b0[c]
@@ -344,11 +346,13 @@ def filter_gradient(dU, dw, add, f0, f1):  # pragma: no cover - compiled
     gradient from the gradient of the transformed filters (the transpose of
     ``filter_tiles``)."""
     C = dw.shape[1]
-    a = np.empty((18, C), dw.dtype)   # G^T along each of the 6 rows: a[3 i + j]
+    a = np.empty((18, C), dw.dtype)   # G^T along each of the 6 rows: a[6 j + i]
+    o = np.empty((9, C), dw.dtype)    # the filter, tap-major (vectors over c)
     s6 = dw.dtype.type(1.0 / 6.0)
     s12 = dw.dtype.type(1.0 / 12.0)
     s24 = dw.dtype.type(1.0 / 24.0)
     s4 = dw.dtype.type(0.25)
+    dw9 = dw.reshape((dw.shape[0], C, 9))
     for f in range(f0, f1):
         for i in range(6):
             u0 = dU[6 * i, f]
@@ -357,9 +361,9 @@ def filter_gradient(dU, dw, add, f0, f1):  # pragma: no cover - compiled
             u3 = dU[6 * i + 3, f]
             u4 = dU[6 * i + 4, f]
             u5 = dU[6 * i + 5, f]
-            b0 = a[3 * i]
-            b1 = a[3 * i + 1]
-            b2 = a[3 * i + 2]
+            b0 = a[i]
+            b1 = a[6 + i]
+            b2 = a[12 + i]
             for c in range(C):
                 m = u1[c] + u2[c]
                 d = u1[c] - u2[c]
@@ -368,29 +372,34 @@ def filter_gradient(dU, dw, add, f0, f1):  # pragma: no cover - compiled
                 b0[c] = s4 * u0[c] - s6 * m + s24 * m2
                 b1[c] = -s6 * d + s12 * d2
                 b2[c] = -s6 * m + s6 * m2 + u5[c]
-        for j in range(3):
-            r0 = a[j]
-            r1 = a[3 + j]
-            r2 = a[6 + j]
-            r3 = a[9 + j]
-            r4 = a[12 + j]
-            r5 = a[15 + j]
+        for j in range(3):   # then down column j: o[3 r + j]
+            k = 6 * j
+            r0 = a[k]
+            r1 = a[k + 1]
+            r2 = a[k + 2]
+            r3 = a[k + 3]
+            r4 = a[k + 4]
+            r5 = a[k + 5]
+            o0 = o[j]
+            o1 = o[3 + j]
+            o2 = o[6 + j]
             for c in range(C):
                 m = r1[c] + r2[c]
                 d = r1[c] - r2[c]
                 m2 = r3[c] + r4[c]
                 d2 = r3[c] - r4[c]
-                v0 = s4 * r0[c] - s6 * m + s24 * m2
-                v1 = -s6 * d + s12 * d2
-                v2 = -s6 * m + s6 * m2 + r5[c]
-                if add:
-                    dw[f, c, 0, j] += v0
-                    dw[f, c, 1, j] += v1
-                    dw[f, c, 2, j] += v2
-                else:
-                    dw[f, c, 0, j] = v0
-                    dw[f, c, 1, j] = v1
-                    dw[f, c, 2, j] = v2
+                o0[c] = s4 * r0[c] - s6 * m + s24 * m2
+                o1[c] = -s6 * d + s12 * d2
+                o2[c] = -s6 * m + s6 * m2 + r5[c]
+        wf = dw9[f]
+        if add:
+            for c in range(C):
+                for j in range(9):
+                    wf[c, j] += o[j, c]
+        else:
+            for c in range(C):
+                for j in range(9):
+                    wf[c, j] = o[j, c]
 
 
 @_jit
@@ -412,19 +421,19 @@ def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cove
             for tj in range(tw):
                 Q = 4 * tj
                 p = (n - n0) * P + ti * tw + tj
-                for q in range(6):   # B down each column q of the 6x6: t[6 i + q]
-                    v0 = dV[q, p]
-                    v1 = dV[6 + q, p]
-                    v2 = dV[12 + q, p]
-                    v3 = dV[18 + q, p]
-                    v4 = dV[24 + q, p]
-                    v5 = dV[30 + q, p]
-                    t0 = t[q]
-                    t1 = t[6 + q]
-                    t2 = t[12 + q]
-                    t3 = t[18 + q]
-                    t4 = t[24 + q]
-                    t5 = t[30 + q]
+                for a in range(6):   # B along row a of the 6x6: t[6 j + a]
+                    v0 = dV[6 * a, p]
+                    v1 = dV[6 * a + 1, p]
+                    v2 = dV[6 * a + 2, p]
+                    v3 = dV[6 * a + 3, p]
+                    v4 = dV[6 * a + 4, p]
+                    v5 = dV[6 * a + 5, p]
+                    t0 = t[a]
+                    t1 = t[6 + a]
+                    t2 = t[12 + a]
+                    t3 = t[18 + a]
+                    t4 = t[24 + a]
+                    t5 = t[30 + a]
                     for c in range(C):
                         s = v1[c] + v2[c]
                         d = v2[c] - v1[c]
@@ -436,20 +445,20 @@ def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cove
                         t3[c] = -d - two * d2 - five * v5[c]
                         t4[c] = v0[c] + s + s2
                         t5[c] = v5[c]
-                for i in range(6):   # then along each row i, added into the window
-                    k = 6 * i
+                for j in range(6):   # then down column j, added into the window
+                    k = 6 * j
                     u0 = t[k]
                     u1 = t[k + 1]
                     u2 = t[k + 2]
                     u3 = t[k + 3]
                     u4 = t[k + 4]
                     u5 = t[k + 5]
-                    o0 = xb[R + i, Q]
-                    o1 = xb[R + i, Q + 1]
-                    o2 = xb[R + i, Q + 2]
-                    o3 = xb[R + i, Q + 3]
-                    o4 = xb[R + i, Q + 4]
-                    o5 = xb[R + i, Q + 5]
+                    o0 = xb[R, Q + j]
+                    o1 = xb[R + 1, Q + j]
+                    o2 = xb[R + 2, Q + j]
+                    o3 = xb[R + 3, Q + j]
+                    o4 = xb[R + 4, Q + j]
+                    o5 = xb[R + 5, Q + j]
                     for c in range(C):
                         s = u1[c] + u2[c]
                         d = u2[c] - u1[c]
@@ -462,3 +471,4 @@ def input_adjoint(dV, dx, pad_r, pad_c, th, tw, n0, n1, add):  # pragma: no cove
                         o4[c] += u0[c] + s + s2
                         o5[c] += u5[c]
         _from_channels_last(xb, dx[n], pad_r, pad_c, add, dx[n, :, 0, 0], False)
+
