@@ -95,6 +95,12 @@ FILTER_SPLIT_MIN = 256 * 256
 CHUNK_BYTES = 4 << 20
 #: at least this many GEMM columns (tiles) per chunk
 MIN_COLUMNS = 256
+#: the same for the backward, whose chunks hold two transformed arrays (input and output
+#: gradient) and a filter-gradient sum per thread: 64-channel 32x32 layer at batch 32,
+#: 2 MB / 128 columns (2 samples a chunk) took 6.0-6.4 ms against 7.5-8.1 with 4 MB / 256
+#: (best of 7, five interleaved rounds); the forward was level, so it keeps its chunks
+BACKWARD_CHUNK_BYTES = 2 << 20
+BACKWARD_MIN_COLUMNS = 128
 #: F(4x4) forward chunks with at most this many tiles compute ``M^T = U V^T`` (the filters
 #: as BLAS's left operand, untransposed) and transpose the small result: the 512-channel
 #: 4x4 stage at batch 32 (32 tiles) took 5.1 + 0.2 ms per call for its GEMMs, against 6.6
@@ -174,11 +180,13 @@ def filters(w: Any, rotated: bool, v: Variant = F2, two: bool = False) -> Any:
     return U.transpose(0, 2, 1) if rotated else U
 
 
-def chunk_size(n: int, c: int, tiles: int, itemsize: int, positions: int = 16) -> int:
+def chunk_size(n: int, c: int, tiles: int, itemsize: int, positions: int = 16, backward: bool = False) -> int:
     """Samples per chunk: the transformed input (``positions`` x ``c`` x tiles per sample)
-    within ``CHUNK_BYTES``, but at least ``MIN_COLUMNS`` GEMM columns."""
+    within ``CHUNK_BYTES``, but at least ``MIN_COLUMNS`` GEMM columns; ``backward``: within
+    ``BACKWARD_CHUNK_BYTES`` and ``BACKWARD_MIN_COLUMNS``."""
+    budget, columns = (BACKWARD_CHUNK_BYTES, BACKWARD_MIN_COLUMNS) if backward else (CHUNK_BYTES, MIN_COLUMNS)
     per = positions * c * tiles * itemsize
-    k = max(CHUNK_BYTES // max(per, 1), -(-MIN_COLUMNS // max(tiles, 1)), 1)
+    k = max(budget // max(per, 1), -(-columns // max(tiles, 1)), 1)
     return int(max(min(n, k), 1))
 
 
@@ -313,7 +321,7 @@ def _weight_gradient(x: Any, dy: Any, pad: tuple, dw: Any, add: bool, v: Variant
             np.matmul(D, V.transpose(0, 2, 1), out=part)
         dU.add(slot, part)
     two = _two(N, x.size)
-    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions, True), two, run)
     total = dU.total()
     if v.channels_last:
         _filter_gradient(K, total, dw, add, two)
@@ -416,6 +424,6 @@ def backward(p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqType, dw: An
         if need_dw:
             dU.add(slot, part)
         K.input_adjoint(V, dx, pad[0], pad[1], th, tw, n0, n1, add_dx)
-    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions), two, run, True)
+    _over_chunks(N, chunk_size(N, max(C, F), tiles, x.itemsize, v.positions, True), two, run, True)
     if need_dw:
         _filter_gradient(K, dU.total(), dw, dw_req == OpReqType.add, two)
