@@ -273,9 +273,54 @@ def pool_backward_tiles(x, y, dy, dx, k, mode, div, add, zero):  # pragma: no co
 
 
 @_jit
+def _max2x2_backward(x, y, dy, dx, zero):  # pragma: no cover - compiled
+    """``pool2x2_backward`` for max, req write: one loop per ``dx`` row. Both rows written
+    in one loop interleave over ``oh``, LLVM's alias check (hoisted out of that loop) fails
+    and its scalar loop runs; so did a branch around the stores, and ``&`` / ``not`` on
+    the comparisons. Here chained selects, ``r`` being ``g`` while no position has matched
+    yet; same values. LeNet's pool1 backward 0.45 -> 0.24 ms, pool2 0.21 -> 0.15."""
+    NC, OH, OW = dy.shape
+    for c in range(NC):
+        for oh in range(OH):
+            h = 2 * oh
+            x0 = x[c, h]
+            x1 = x[c, h + 1]
+            m = y[c, oh]
+            gr = dy[c, oh]
+            d = dx[c, h]
+            for ow in range(OW):
+                q = 2 * ow
+                g = gr[ow]
+                mv = m[ow]
+                g0 = g * zero
+                d[q] = g if x0[q] == mv else g0
+                r = g0 if x0[q] == mv else g
+                d[q + 1] = r if x0[q + 1] == mv else g0
+            d = dx[c, h + 1]
+            for ow in range(OW):
+                q = 2 * ow
+                g = gr[ow]
+                mv = m[ow]
+                g0 = g * zero
+                r = g0 if x0[q] == mv else g
+                r = g0 if x0[q + 1] == mv else r
+                d[q] = r if x1[q] == mv else g0
+                r = g0 if x1[q] == mv else r
+                d[q + 1] = r if mv == mv else g0
+
+
+@_jit
 def pool2x2_backward(x, y, dy, dx, mode, div, add, zero):  # pragma: no cover - compiled
     """``pool_backward_tiles`` for 2x2/2 windows on ``(NC, H, W)`` arrays, unrolled and
-    branch-free."""
+    branch-free; max with req write by ``_max2x2_backward``."""
+    if mode == MAX and not add:
+        _max2x2_backward(x, y, dy, dx, zero)
+    else:
+        _pool2x2_backward(x, y, dy, dx, mode, div, add, zero)
+
+
+@_jit
+def _pool2x2_backward(x, y, dy, dx, mode, div, add, zero):  # pragma: no cover - compiled
     NC, OH, OW = dy.shape
     for c in range(NC):
         for oh in range(OH):
