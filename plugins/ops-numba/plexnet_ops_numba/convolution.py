@@ -156,12 +156,6 @@ class NumbaConvolutionOp(ConvolutionOp):
         20 filters) stays on im2col + GEMM, which was as fast forward and faster backward."""
         return DEPTHWISE and len(self.p.kernel) == 2 and self.p.num_group == x.shape[1] > 1
 
-    def pointwise(self, x: Any) -> bool:
-        """A 1x1 convolution (stride 1, no padding, one group) of one sample."""
-        p = self.p
-        return (x.shape[0] == 1 and p.num_group == 1 and all(k == 1 for k in p.kernel)
-                and all(v == 1 for v in p.stride) and not any(p.pad))
-
     def forward(self, ctx, in_data, req, out_data, aux_states):
         x, w = in_data[0], in_data[1]
         b = None if self.p.no_bias else in_data[2]
@@ -183,16 +177,8 @@ class NumbaConvolutionOp(ConvolutionOp):
         if xp is np and winograd.eligible(self.p, x, w) and _ok(x, w, b, y):
             winograd.forward(self.p, x, w, b, y, req[0])
             return
-        if self.pointwise(x) and req[0] == OpReqType.write and xp is np and _ok(x, w, b, y):
-            # no im2col and no layout copies: the sample is the GEMM's right operand and
-            # the output its result (ops-basic's csn layout at batch 1 is the same GEMM)
-            F, C = w.shape[0], w.shape[1]
-            yv = y.reshape(F, -1)
-            np.matmul(w.reshape(F, C), x.reshape(C, -1), out=yv)
-            if b is not None:
-                yv += b.reshape(F, 1)
-            return
-        # the rest is ops-basic's algorithm; the geometry brings the numba passes
+        # the rest is ops-basic's algorithm (1x1 kernels its GEMMs); the geometry brings the
+        # numba passes
         return super().forward(ctx, in_data, req, out_data, aux_states)
 
     def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):

@@ -3,13 +3,15 @@ semantics: data ``(N, C, *spatial)``, weight ``(num_filter, C/num_group, *kernel
 bias ``(num_filter,)``, output ``(N, num_filter, *out)`` with
 ``out = (in + 2*pad - dilate*(kernel-1) - 1) // stride + 1``.
 
-The xp implementation is im2col + one GEMM per group (see ``_convcore``)."""
+The xp implementation is im2col + one GEMM per group (see ``_convcore``); 1x1 kernels
+without padding are plain GEMMs (``_pointwise``)."""
 from __future__ import annotations
 
 from plexnet.base import ShapeError
 from plexnet.operator import Field, OpReqType
 
-from ._convcore import ConvGeom, conv_backward, conv_forward
+from . import _pointwise
+from ._convcore import ConvGeom, bias_grad, conv_backward, conv_forward
 from ._convparams import ConvOpBase, ConvParamBase, ConvPropBase
 
 
@@ -34,6 +36,9 @@ class ConvolutionOp(ConvOpBase):
         x, w = in_data[0], in_data[1]
         b = None if self.p.no_bias else in_data[2]
         y, xp = out_data[0], ctx.xp
+        if _pointwise.eligible(self.p, x, y):
+            _pointwise.forward(xp, self.p, x, w, b, y, req[0])
+            return
         res = ctx.requested[0] if ctx.requested else None
         g = self.single(xp, x, max(x.size, y.size), False)
         if g is not None:
@@ -41,6 +46,17 @@ class ConvolutionOp(ConvOpBase):
             return
         self.for_chunks(xp, x, max(x.size, y.size), False, res,
                         lambda s, e, g, r, slot: conv_forward(xp, g, x[s:e], w, b, y[s:e], req[0], r))
+
+    def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
+        x, w, dy = in_data[0], in_data[1], out_grad[0]
+        written = [g if r != OpReqType.null else None for g, r in zip(in_grad[:2], req[:2])]
+        if _pointwise.eligible(self.p, x, *written):
+            xp = ctx.xp
+            if not self.p.no_bias:
+                bias_grad(xp, dy, in_grad[2], req[2])
+            _pointwise.backward(xp, self.p, x, w, dy, in_grad[0], req[0], in_grad[1], req[1])
+            return
+        super().backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)
 
     def backward_chunk(self, xp, g, x, w, dy, dx, dx_req, dw, dw_req, res):
         conv_backward(xp, g, x, w, dy, dx, dx_req, dw, dw_req, None, OpReqType.null, res)
