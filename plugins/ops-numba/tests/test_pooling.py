@@ -39,6 +39,11 @@ CASES = [
     (dict(kernel=(2, 3, 2), stride=(1, 2, 2), pad=(1, 1, 0)), (2, 2, 5, 6, 7)),         # 3-D
     (dict(kernel=(2, 2, 2), stride=(2, 2, 2)), (1, 2, 4, 4, 6)),
     (dict(kernel=(3, 3), pad=(2, 2)), (1, 1, 4, 4)),                                     # pad > kernel / 2
+    # 1-D / 2-D sums on the flat phase planes (_poolflat)
+    (dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), (2, 3, 9, 8)),
+    (dict(kernel=(3, 3), pad=(1, 1), pool_type="avg", count_include_pad=False), (2, 2, 7, 6)),
+    (dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full", pool_type="sum"), (1, 2, 8, 9)),
+    (dict(kernel=(3,), stride=(2,), pad=(1,), pool_type="avg"), (2, 3, 9)),
 ]
 
 
@@ -134,7 +139,7 @@ def _spy(monkeypatch):
     (dict(kernel=(2, 2), pool_type="lp", p_value=2), (1, 2, 6, 6), np.float32),
     (dict(kernel=(1, 1), global_pool=True), (1, 2, 6, 6), np.float32),
     (dict(kernel=(6, 6)), (1, 2, 6, 6), np.float32),                  # one window over everything
-    (dict(kernel=(3, 3), pool_type="avg"), (1, 2, 6, 6), np.float32),  # generic sums: ops-basic
+    (dict(kernel=(3, 3, 3), pool_type="avg"), (1, 2, 6, 6, 6), np.float32),  # 3-D sums: ops-basic
     (dict(kernel=(2, 2)), (1, 2, 6, 6), np.float16),
 ])
 def test_uncovered_cases_run_ops_basic(monkeypatch, kw, shape, dtype):
