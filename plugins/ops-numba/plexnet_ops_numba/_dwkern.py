@@ -1,10 +1,11 @@
 """numba kernels of depthwise convolution (``num_group`` == input channels: one input
-channel per group, ``M = num_filter / channels`` filters each), 2-D, any kernel, stride,
-pad, dilation: a direct sliding window instead of im2col + a batch of tiny GEMMs.
+channel per group, ``M = num_filter / channels`` filters each), 2-D, stride 1, any
+kernel, pad, dilation: a direct sliding window instead of im2col + a batch of tiny GEMMs
+(strides over 1: ``_phaseplanes.dw_forward`` / ``dw_backward``, the same contract).
 
-Each output row accumulates, kernel position by kernel position (row-major), the
-weight times a row of the input; with stride 1 the input row is a contiguous slice,
-which LLVM vectorises. The sums run in another order than OpenBLAS's GEMM (and the
+Each output accumulates, kernel position by kernel position (row-major), the weight
+times the input; the input padded into a flat plane makes each kernel position one
+contiguous multiply-add run, which LLVM vectorises. The sums run in another order than OpenBLAS's GEMM (and the
 weight gradient's dot products are reassociated): results equal ops-basic's to rounding,
 not bit for bit."""
 from __future__ import annotations
@@ -23,126 +24,6 @@ def _dot(a, b, zero):  # pragma: no cover - compiled
     for i in range(a.shape[0]):
         t += a[i] * b[i]
     return t
-
-
-@_jit
-def _span(size, osize, s, p, off):  # pragma: no cover - compiled
-    """Output positions ``[lo, hi)`` whose input position ``o * s - p + off`` is inside
-    ``[0, size)``."""
-    lo = 0
-    t = p - off
-    if t > 0:
-        lo = (t + s - 1) // s
-    hi = (size - 1 + p - off) // s + 1 if size - 1 + p - off >= 0 else 0
-    if hi > osize:
-        hi = osize
-    if hi < lo:
-        hi = lo
-    return lo, hi
-
-
-@_jit
-def dw_forward(x, w, b, out, s, p, d, has_bias, add, zero):  # pragma: no cover - compiled
-    """``out`` (N, F, OH, OW) (=|+=) depthwise ``conv(x (N, C, H, W), w (F, 1, KH, KW))``
-    (+ ``b``), any stride; filter ``f`` reads channel ``f // (F / C)``. Per channel, the
-    zero-padded input is split into ``sw`` column phases (columns ``q``, ``q + sw``, ...),
-    so that the inputs of an output row for one kernel position are a contiguous run of
-    one phase."""
-    N, C, H, W = x.shape
-    F, _, KH, KW = w.shape
-    OH, OW = out.shape[2], out.shape[3]
-    M = F // C
-    sh, sw = s
-    ph, pw = p
-    dh, dw = d
-    PH, PW = H + 2 * ph, W + 2 * pw
-    PQ = (PW + sw - 1) // sw
-    phases = np.zeros((sw, PH, PQ), dtype=x.dtype)
-    acc = np.empty(OW, dtype=out.dtype)
-    for n in range(N):
-        for c in range(C):
-            for h in range(H):
-                row = x[n, c, h]
-                for q0 in range(sw):
-                    # phase q0, column j holds padded column j * sw + q0 = input column
-                    # j * sw + q0 - pw
-                    lo, hi = _span(W, PQ, sw, pw, q0)
-                    dst = phases[q0, ph + h]
-                    for j in range(lo, hi):
-                        dst[j] = row[j * sw + q0 - pw]
-            for f in range(c * M, c * M + M):
-                bf = b[f] if has_bias else zero
-                for oh in range(OH):
-                    acc[:] = zero
-                    for a in range(KH):
-                        r = oh * sh + a * dh
-                        for e in range(KW):
-                            wv = w[f, 0, a, e]
-                            q = e * dw
-                            src = phases[q % sw, r, q // sw:q // sw + OW]
-                            for i in range(OW):
-                                acc[i] += wv * src[i]
-                    dst = out[n, f, oh]
-                    if add:
-                        for i in range(OW):
-                            dst[i] += acc[i] + bf
-                    else:
-                        for i in range(OW):
-                            dst[i] = acc[i] + bf
-
-
-@_jit
-def dw_backward(x, w, dy, dx, dwt, s, p, d, need_dx, add_dx, need_dw, zero):  # pragma: no cover - compiled
-    """Depthwise gradients: ``dx`` (=|+=) the transposed convolution of ``dy``; ``dwt``
-    (F, 1, KH, KW) = the weight gradient (written; the caller applies its req)."""
-    N, C, H, W = x.shape
-    F, _, KH, KW = w.shape
-    OH, OW = dy.shape[2], dy.shape[3]
-    M = F // C
-    sh, sw = s
-    ph, pw = p
-    dh, dw = d
-    if need_dw:
-        dwt[...] = zero
-    gx = np.empty((H, W), dtype=dx.dtype)
-    for n in range(N):
-        for c in range(C):
-            gx[:, :] = zero
-            for f in range(c * M, c * M + M):
-                for oh in range(OH):
-                    g = dy[n, f, oh]
-                    for a in range(KH):
-                        ih = oh * sh - ph + a * dh
-                        if ih < 0 or ih >= H:
-                            continue
-                        row = x[n, c, ih]
-                        grow = gx[ih]
-                        for e in range(KW):
-                            off = e * dw - pw
-                            lo, hi = _span(W, OW, sw, pw, e * dw)
-                            if need_dw:
-                                t = zero
-                                if sw == 1:
-                                    t = _dot(g[lo:hi], row[lo + off:hi + off], zero)
-                                else:
-                                    for o in range(lo, hi):
-                                        t += g[o] * row[o * sw + off]
-                                dwt[f, 0, a, e] += t
-                            if need_dx:
-                                wv = w[f, 0, a, e]
-                                if sw == 1:
-                                    dst = grow[lo + off:hi + off]
-                                    gs = g[lo:hi]
-                                    for i in range(hi - lo):
-                                        dst[i] += wv * gs[i]
-                                else:
-                                    for o in range(lo, hi):
-                                        grow[o * sw + off] += wv * g[o]
-            if need_dx:
-                if add_dx:
-                    dx[n, c] += gx
-                else:
-                    dx[n, c] = gx
 
 
 @_jit

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_jit = numba.njit(nogil=True, cache=True, error_model="numpy")   # no per-element zero-division test (see _poolflat)
+_jit = numba.njit(nogil=True, cache=True, error_model="numpy")   # no per-element zero-division test (see _phaseplanes)
 
 MAX, AVG, SUM = 0, 1, 2
 

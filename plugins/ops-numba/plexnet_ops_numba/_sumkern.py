@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numba
 
-_jit = numba.njit(nogil=True, cache=True, error_model="numpy")   # no per-element zero-division test (see _poolflat)
+_jit = numba.njit(nogil=True, cache=True, error_model="numpy")   # no per-element zero-division test (see _phaseplanes)
 
 
 @_jit

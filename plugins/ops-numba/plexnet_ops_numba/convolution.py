@@ -171,8 +171,8 @@ class NumbaConvolutionOp(ConvolutionOp):
                         D.dw_forward_s1(x, w, bb, y, tuple(p.pad), tuple(p.dilate), b is not None, add,
                                         x.dtype.type(0))
                     else:
-                        D.dw_forward(x, w, bb, y, tuple(p.stride), tuple(p.pad), tuple(p.dilate), b is not None,
-                                     add, x.dtype.type(0))
+                        _base.kernels("_phaseplanes").dw_forward(x, w, bb, y, tuple(p.stride), tuple(p.pad),
+                                                                 tuple(p.dilate), b is not None, add, x.dtype.type(0))
                 return
         if xp is np and winograd.eligible(self.p, x, w) and _ok(x, w, b, y):
             winograd.forward(self.p, x, w, b, y, req[0])
@@ -192,7 +192,8 @@ class NumbaConvolutionOp(ConvolutionOp):
                 if tuple(p.stride) == (1, 1):
                     D.dw_backward_s1(x, w, dy, dx, dwt, tuple(p.pad), tuple(p.dilate), *flags)
                 else:
-                    D.dw_backward(x, w, dy, dx, dwt, tuple(p.stride), tuple(p.pad), tuple(p.dilate), *flags)
+                    _base.kernels("_phaseplanes").dw_backward(x, w, dy, dx, dwt, tuple(p.stride), tuple(p.pad),
+                                                              tuple(p.dilate), *flags)
                 if need_dw:
                     if writes(dw_req):
                         np.copyto(dw, dwt)

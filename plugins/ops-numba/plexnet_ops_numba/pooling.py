@@ -7,7 +7,7 @@ ops-basic's numpy implementation makes one whole-tensor strided pass per window 
 pass reads the input once. LeNet's max 2x2/2 on (64, 20, 24, 24): forward 0.40 -> 0.08 ms,
 backward 0.87 -> ~0.3 ms (docs/ops-numba.md). Other 1-D and 2-D geometries (3x3/2 and
 3x3/1 of ResNet-50, SqueezeNet, DenseNet, Inception; max, avg and sum) run on flat phase
-planes (``_poolflat``), 3-D ones on ``_poolkern``'s generic kernels (max only).
+planes (``_phaseplanes``), 3-D ones on ``_poolkern``'s generic kernels (max only).
 
 ops-basic runs: ``lp`` pooling, one window covering the whole input (global pooling:
 numpy's reductions are as fast, and its pairwise sums are kept), 3-D avg / sum,
@@ -55,7 +55,7 @@ class _Plan:
         self.out3 = (nc,) + (1,) * lead + tuple(int(v) for v in g.out_sp)
         self.tiles = bool(g.tiles)
         self.pool2x2 = self.tiles and g.nd == 2 and tuple(g.kernel) == (2, 2)
-        #: 1-D / 2-D: the flat phase-plane kernels (``_poolflat``): (kh, kw, sh, sw, ph,
+        #: 1-D / 2-D: the flat phase-plane kernels (``_phaseplanes``): (kh, kw, sh, sw, ph,
         #: pw, PH, PW), or None
         self.flat = None
         if g.nd <= 2 and not self.pool2x2:
@@ -107,11 +107,11 @@ class NumbaPoolingOp(NumbaOp):
                               self._div(pl, x.dtype)[0], add, dt(0))
             return
         if pl.flat is not None:
-            F = _base.kernels("_poolflat")
+            F = _base.kernels("_phaseplanes")
             if F is not None:
                 nc = pl.in3[0]
-                F.forward(x.reshape((nc,) + pl.in3[2:]), y.reshape((nc,) + pl.out3[2:]), *pl.flat, self.mode,
-                          self._div(pl, x.dtype)[0], add, dt(0), dt(-np.inf))
+                F.pool_forward(x.reshape((nc,) + pl.in3[2:]), y.reshape((nc,) + pl.out3[2:]), *pl.flat, self.mode,
+                               self._div(pl, x.dtype)[0], add, dt(0), dt(-np.inf))
                 return
         if not (self.mode == 0 or GENERIC_SUMS):
             return self.xp_op.forward(ctx, in_data, req, out_data, aux_states)
@@ -142,12 +142,12 @@ class NumbaPoolingOp(NumbaOp):
             return
         div = self._div(pl, dx.dtype)
         if pl.flat is not None:
-            F = _base.kernels("_poolflat")
+            F = _base.kernels("_phaseplanes")
             if F is not None:
                 nc = pl.in3[0]
                 sh2, sh3 = (nc,) + pl.in3[2:], (nc,) + pl.out3[2:]
-                F.backward(x3.reshape(sh2), y3.reshape(sh3), dy3.reshape(sh3), dx3.reshape(sh2), *pl.flat, self.mode,
-                           div[0], add, zero, ninf)
+                F.pool_backward(x3.reshape(sh2), y3.reshape(sh3), dy3.reshape(sh3), dx3.reshape(sh2), *pl.flat,
+                                self.mode, div[0], add, zero, ninf)
                 return
         if not (mx or GENERIC_SUMS):
             return self.xp_op.backward(ctx, out_grad, in_data, out_data, req, in_grad, aux_states)

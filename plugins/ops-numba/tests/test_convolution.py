@@ -125,10 +125,11 @@ DW_CASES = [
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_depthwise_matches_ops_basic(monkeypatch, kw, shape, req, dtype):
     calls = []
-    K = _base.kernels("_dwkern")
-    for name in ("dw_forward", "dw_forward_s1", "dw_backward", "dw_backward_s1"):
-        f = getattr(K, name)
-        monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: calls.append(_n) or _f(*a))
+    for mod, names in (("_dwkern", ("dw_forward_s1", "dw_backward_s1")), ("_phaseplanes", ("dw_forward", "dw_backward"))):
+        K = _base.kernels(mod)
+        for name in names:
+            f = getattr(K, name)
+            monkeypatch.setattr(K, name, lambda *a, _f=f, _n=name: calls.append(_n) or _f(*a))
     assert_same(run_pair("Convolution", kw, [shape], pair(kw), dtype=dtype, req=req), exact=False,
                 tol=DW_TOL[dtype], what=str(kw))
     if req != "null":
@@ -141,7 +142,7 @@ def test_depthwise_matches_ops_basic(monkeypatch, kw, shape, req, dtype):
                                       (dict(kernel=(1, 1), num_filter=7), (2, 80, 3, 3))])
 @pytest.mark.parametrize("req", ["write", "add"])
 def test_pointwise_matches_ops_basic(kw, shape, req):
-    """1x1 convolutions of one sample: one GEMM straight into the output."""
+    """1x1 convolutions: ops-basic's plain GEMMs (``nn/_pointwise``) under either operator."""
     assert_same(run_pair("Convolution", kw, [shape], pair(kw), req=req), what=str(kw))
 
 

@@ -39,7 +39,7 @@ CASES = [
     (dict(kernel=(2, 3, 2), stride=(1, 2, 2), pad=(1, 1, 0)), (2, 2, 5, 6, 7)),         # 3-D
     (dict(kernel=(2, 2, 2), stride=(2, 2, 2)), (1, 2, 4, 4, 6)),
     (dict(kernel=(3, 3), pad=(2, 2)), (1, 1, 4, 4)),                                     # pad > kernel / 2
-    # 1-D / 2-D sums on the flat phase planes (_poolflat)
+    # 1-D / 2-D sums on the flat phase planes (_phaseplanes)
     (dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), (2, 3, 9, 8)),
     (dict(kernel=(3, 3), pad=(1, 1), pool_type="avg", count_include_pad=False), (2, 2, 7, 6)),
     (dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full", pool_type="sum"), (1, 2, 8, 9)),

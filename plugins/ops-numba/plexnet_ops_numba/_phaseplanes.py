@@ -1,5 +1,6 @@
-"""numba kernels of 1-D and 2-D Pooling (max / avg / sum, any kernel, stride and padding)
-on *flat phase planes*: every window offset is one long contiguous loop.
+"""numba kernels on *flat phase planes*: 1-D / 2-D Pooling (max / avg / sum, any kernel,
+stride and padding) and strided depthwise convolution, each window offset (kernel
+position) one long contiguous loop.
 
 Each channel of the padded input is split by the stride into ``sh x sw`` phase planes
 ``P[rh, rw, i, j] = padded[i sh + rh, j sw + rw]`` of ``PH x PW`` elements. Window offset
@@ -8,18 +9,23 @@ Each channel of the padded input is split by the stride into ``sh x sw`` phase p
 ``PW``, position ``(a // sh) PW + b // sw + oh PW + ow``. So over the outputs laid out
 with the same pitch (``OH x PW``, the columns ``ow >= OW`` computed and dropped) each
 offset is one loop over ``OH PW`` consecutive elements, which LLVM vectorises, instead
-of ``OH`` loops of ``OW`` as ``_poolkern``'s generic kernels run. Forward + backward
-through autograd, against those kernels / MXNet 1.9.1 in one sitting: SqueezeNet's 3x3/2
-max on (8, 96, 109, 109) 19-21 ms against 68-69 / 16; ResNet-50's 3x3/2 pad 1 on (32, 64,
-112, 112) 64-66 against 201-204 / 40; 3x3/1 avg on (32, 64, 56, 56) 13-14 against 73-84
-(ops-basic's numpy: avg had no numba kernel) / 25.
+of ``OH`` loops of ``OW`` as ``_poolkern``'s generic kernels run. Pooling forward +
+backward through autograd, against those kernels / MXNet 1.9.1 in one sitting:
+SqueezeNet's 3x3/2 max on (8, 96, 109, 109) 19-21 ms against 68-69 / 16; ResNet-50's
+3x3/2 pad 1 on (32, 64, 112, 112) 64-66 against 201-204 / 40; 3x3/1 avg on (32, 64, 56,
+56) 13-14 against 73-84 (ops-basic's numpy: avg had no numba kernel) / 25.
 
-Same arithmetic as ops-basic (``nn/pooling.py``) and ``_poolkern``: offsets in row-major
-window order, max with NaN propagation (``v > r or v != v``), sums in the array's dtype,
+Pooling: the same arithmetic as ops-basic (``nn/pooling.py``) and ``_poolkern``: offsets
+in row-major window order, max with NaN propagation (``v > r or v != v``), sums in the array's dtype,
 avg divided by ops-basic's divisor; max backward routes each output's gradient to the
 first window position equal to the output (else the last, when the output is not NaN)
 and adds ``dy * 0`` at the others, offset by offset. The dropped columns get a zero
-gradient, which adds ``+0`` where ops-basic adds nothing: only a ``-0`` can tell."""
+gradient, which adds ``+0`` where ops-basic adds nothing: only a ``-0`` can tell.
+
+Depthwise convolution with a stride over 1 (MobileNet's downsampling layers; stride 1
+has ``_dwkern``'s padded flat plane): the sums of ``_dwkern.dw_forward`` / ``dw_backward``
+per output, kernel position by kernel position (row-major), in another order across the
+positions for the data gradient; results equal ops-basic's to rounding, as ``_dwkern``'s."""
 from __future__ import annotations
 
 import numba
@@ -114,7 +120,8 @@ def _from_phases(P, dxc, ph_, pw_, add):  # pragma: no cover - compiled
 
 
 @_jit
-def forward(x, out, kh, kw, sh, sw, ph_, pw_, PH, PW, mode, div, add, zero, ninf):  # pragma: no cover - compiled
+def pool_forward(x, out, kh, kw, sh, sw, ph_, pw_, PH, PW, mode, div, add, zero,  # pragma: no cover
+                 ninf):
     """``out (=|+=) pool(x)`` for ``x`` (NC, H, W), ``out`` (NC, OH, OW); ``div`` (OH, OW):
     avg's divisor; ``PH, PW``: the phase planes' size (``PH`` one row more than the
     windows reach, so every offset's run stays inside its plane)."""
@@ -199,7 +206,8 @@ def _spread(dyc, g, PW, avg, div):  # pragma: no cover - compiled
 
 
 @_jit
-def backward(x, y, dy, dx, kh, kw, sh, sw, ph_, pw_, PH, PW, mode, div, add, zero, ninf):  # pragma: no cover - compiled
+def pool_backward(x, y, dy, dx, kh, kw, sh, sw, ph_, pw_, PH, PW, mode, div, add, zero,  # pragma: no cover
+                  ninf):
     """``dx (=|+=)`` the pooling gradient for ``x``/``dx`` (NC, H, W), ``y``/``dy`` (NC, OH,
     OW): scattered into zeroed phase planes offset by offset, then copied out."""
     NC = dx.shape[0]
@@ -253,3 +261,103 @@ def backward(x, y, dy, dx, kh, kw, sh, sw, ph_, pw_, PH, PW, mode, div, add, zer
                         dst[i] += g[i]
                 k += 1
         _from_phases(G, dx[c], ph_, pw_, add)
+
+
+@_jit
+def _dw_sizes(H, W, OH, OW, KH, KW, sh, sw, ph_, pw_, dh, dw):  # pragma: no cover - compiled
+    """Phase planes' ``(PH, PW)`` for a depthwise convolution (kernel positions ``a dh``,
+    ``e dw``) and the run length ``L`` of its outputs at pitch ``PW``."""
+    PW = max(OW + ((KW - 1) * dw) // sw, (pw_ + W - 1) // sw + 1)
+    PH = max(OH + ((KH - 1) * dh) // sh, (ph_ + H - 1) // sh + 1) + 1
+    return PH, PW, (OH - 1) * PW + OW
+
+
+@_jit
+def dw_forward(x, w, b, out, s, p, d, has_bias, add, zero):  # pragma: no cover - compiled
+    """``out`` (N, F, OH, OW) (=|+=) depthwise ``conv(x (N, C, H, W), w (F, 1, KH, KW))``
+    (+ ``b``) with any stride (``_dwkern.dw_forward``'s contract), on zero-filled phase
+    planes: per filter, one multiply-add run per kernel position."""
+    N, C, H, W = x.shape
+    F, _, KH, KW = w.shape
+    OH, OW = out.shape[2], out.shape[3]
+    M = F // C
+    sh, sw = s
+    dh, dw = d
+    PH, PW, L = _dw_sizes(H, W, OH, OW, KH, KW, sh, sw, p[0], p[1], dh, dw)
+    P = np.zeros((sh, sw, PH, PW), dtype=x.dtype)
+    acc = np.empty(L, dtype=out.dtype)
+    for n in range(N):
+        for c in range(C):
+            _to_phases(x[n, c], P, p[0], p[1])
+            for f in range(c * M, c * M + M):
+                acc[:] = zero
+                for a in range(KH):
+                    for e in range(KW):
+                        wv = w[f, 0, a, e]
+                        r, q = a * dh, e * dw
+                        src = P[r % sh, q % sw].ravel()[(r // sh) * PW + q // sw:]
+                        for i in range(L):
+                            acc[i] += wv * src[i]
+                bf = b[f] if has_bias else zero
+                for oh in range(OH):
+                    dst = out[n, f, oh]
+                    seg = acc[oh * PW:oh * PW + OW]
+                    if add:
+                        for i in range(OW):
+                            dst[i] += seg[i] + bf
+                    else:
+                        for i in range(OW):
+                            dst[i] = seg[i] + bf
+
+
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+def _dot(a, b, zero):  # pragma: no cover - compiled
+    """``sum(a * b)``, reassociated so that it vectorises (as ``_dwkern._dot``)."""
+    t = zero
+    for i in range(a.shape[0]):
+        t += a[i] * b[i]
+    return t
+
+
+@_jit
+def dw_backward(x, w, dy, dx, dwt, s, p, d, need_dx, add_dx, need_dw, zero):  # pragma: no cover - compiled
+    """Depthwise gradients with any stride (``_dwkern.dw_backward``'s contract): ``dx``
+    (=|+=) the data gradient, accumulated on zeroed phase planes and copied out; ``dwt``
+    (F, 1, KH, KW) = the weight gradient (written; the caller applies its req), one dot
+    product per kernel position over the outputs at pitch ``PW`` (zero past ``OW``)."""
+    N, C, H, W = x.shape
+    F, _, KH, KW = w.shape
+    OH, OW = dy.shape[2], dy.shape[3]
+    M = F // C
+    sh, sw = s
+    dh, dw = d
+    PH, PW, L = _dw_sizes(H, W, OH, OW, KH, KW, sh, sw, p[0], p[1], dh, dw)
+    P = np.zeros((sh, sw, PH, PW), dtype=x.dtype)
+    G = np.empty((sh, sw, PH, PW), dtype=dx.dtype)
+    g = np.zeros(L, dtype=dy.dtype)
+    if need_dw:
+        dwt[...] = zero
+    for n in range(N):
+        for c in range(C):
+            if need_dw:
+                _to_phases(x[n, c], P, p[0], p[1])
+            G[...] = zero
+            for f in range(c * M, c * M + M):
+                for oh in range(OH):
+                    seg = g[oh * PW:oh * PW + OW]
+                    src = dy[n, f, oh]
+                    for i in range(OW):
+                        seg[i] = src[i]
+                for a in range(KH):
+                    for e in range(KW):
+                        r, q = a * dh, e * dw
+                        off = (r // sh) * PW + q // sw
+                        if need_dw:
+                            dwt[f, 0, a, e] += _dot(g, P[r % sh, q % sw].ravel()[off:off + L], zero)
+                        if need_dx:
+                            wv = w[f, 0, a, e]
+                            dst = G[r % sh, q % sw].ravel()[off:off + L]
+                            for i in range(L):
+                                dst[i] += wv * g[i]
+            if need_dx:
+                _from_phases(G, dx[n, c], p[0], p[1], add_dx)
