@@ -57,3 +57,18 @@ def test_contract():
 def test_relu_grad_at_zero_is_zero():
     g = run_backward("Activation", [np.array([-1.0, 0.0, 2.0])], dict(act_type="relu"))
     np.testing.assert_array_equal(g[0], [0, 0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_softrelu_is_mxnets_formula(dtype):
+    """``x > 20 ? x : log1p(exp(x))`` (MXNet's threshold), float16 through float32 (its
+    exp(20) overflows float16), NaN and infinities kept; in place too."""
+    x = np.array([-1000, -20, -1, 0, 1, 10, 19.5, 20, 20.5, 1000, np.inf, -np.inf, np.nan], dtype=dtype)
+    x64 = x.astype("f8")
+    want = np.where(x64 > 20, x64, np.log1p(np.exp(np.minimum(x64, 20)))).astype(dtype)
+    got = run_forward("Activation", [x], dict(act_type="softrelu"))[0]
+    np.testing.assert_allclose(got, want, rtol={"float16": 1e-3, "float32": 1e-6, "float64": 1e-14}[dtype])
+    from plexnet_ops_basic.nn.activation import act_forward
+    y = x.copy()
+    act_forward(np, "softrelu", y, y)   # out is the input
+    np.testing.assert_array_equal(y, got)
