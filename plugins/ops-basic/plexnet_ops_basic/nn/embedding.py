@@ -1,7 +1,7 @@
 """Embedding, MXNet 1.x semantics: ``out[..., :] = weight[clip(int(data), 0,
 input_dim - 1)]``; output shape ``data.shape + (output_dim,)``.
 
-The weight gradient is a scatter-add of the head gradient rows (``xp.add.at``); the
+The weight gradient is a scatter-add of the head gradient rows (``scatter_add_rows``); the
 indices get a zero gradient. ``sparse_grad`` is accepted but the gradient is dense.
 """
 from __future__ import annotations
@@ -10,6 +10,8 @@ import numpy as np  # dtype handling only
 
 from plexnet.operator import Field, Operator, OperatorProperty, OpReqType, Params
 
+from ..tensor._common import take_in_range
+from ..tensor.indexing import scatter_add_rows
 from ._common import shape_assign, writes
 
 
@@ -36,9 +38,9 @@ class EmbeddingOp(Operator):
         w = in_data[1]
         out = out_data[0]
         if writes(req[0]):
-            xp.take(w, idx.reshape(-1), axis=0, out=out.reshape(-1, self.p.output_dim))
+            take_in_range(xp, w, idx.reshape(-1), 0, out.reshape(-1, self.p.output_dim))
         else:
-            out += xp.take(w, idx, axis=0)
+            out += take_in_range(xp, w, idx, 0)
 
     def backward(self, ctx, out_grad, in_data, out_data, req, in_grad, aux_states):
         xp = ctx.xp
@@ -51,7 +53,7 @@ class EmbeddingOp(Operator):
         dw = in_grad[1]
         if writes(req[1]):
             dw[...] = 0
-        xp.add.at(dw, idx, dy)
+        scatter_add_rows(xp, dw, idx, dy)
 
 
 class EmbeddingProp(OperatorProperty):

@@ -14,7 +14,8 @@ import numpy as np
 from plexnet.operator import Field, OperatorProperty, Params, Shape
 from plexnet.operator.params import ParamError
 
-from ._common import ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axis, register_op, shape_error, store
+from ._common import (ADD, NULL, OneInputProp, XpOperator, fill_zero, norm_axis, register_op, shape_error, store,
+                      take_in_range)
 
 __all__ = ["register", "slice_key"]
 
@@ -46,6 +47,28 @@ def scatter_add(xp: Any, arr: Any, key: Any, val: Any) -> None:
         return
     import cupyx  # type: ignore[import-not-found]
     cupyx.scatter_add(arr, key, val)
+
+
+#: rows below which ``scatter_add_rows`` calls ``add.at`` as it is
+_ROWS_SPLIT = 64
+
+
+def scatter_add_rows(xp: Any, arr: Any, idx: Any, rows: Any) -> None:
+    """``arr[idx[i]] += rows[i]`` along axis 0, in order (``add.at``'s result, bit for bit):
+    the indices that occur once take one fancy-indexed addition, only the repeated ones
+    ``add.at``, whose numpy loop over whole rows is slow (an Embedding gradient of 4096
+    rows of 512: 14.5 ms by ``add.at`` alone)."""
+    idx = idx.reshape(-1)
+    rows = rows.reshape((idx.size,) + tuple(arr.shape[1:]))
+    if xp is not np or idx.size < _ROWS_SPLIT:
+        scatter_add(xp, arr, idx, rows)
+        return
+    _, inverse, counts = np.unique(idx, return_inverse=True, return_counts=True)
+    repeated = counts[inverse] > 1
+    once = ~repeated
+    arr[idx[once]] += rows[once]
+    if repeated.any():
+        np.add.at(arr, idx[repeated], rows[repeated])
 
 
 # -- slice -----------------------------------------------------------------------------------------------------
@@ -212,9 +235,9 @@ class TakeOp(_IndexOp):
         ax, idx = self._axis_index(xp, a.shape, indices)
         out = out_data[0]
         if req[0] != ADD and out.dtype == a.dtype and out.flags.c_contiguous:
-            xp.take(a, idx, axis=ax, out=out)
+            take_in_range(xp, a, idx, ax, out)
         else:
-            store(xp, out, req[0], xp.take(a, idx, axis=ax))
+            store(xp, out, req[0], take_in_range(xp, a, idx, ax))
 
     def backward(self, ctx: Any, out_grad: Any, in_data: Any, out_data: Any, req: Any, in_grad: Any,
                  aux: Any) -> None:
@@ -227,8 +250,11 @@ class TakeOp(_IndexOp):
         ax, idx = self._axis_index(xp, ga.shape, indices)
         if req[0] != ADD:
             ga[...] = 0
-        key = (slice(None),) * ax + (idx,)
-        scatter_add(xp, ga, key, out_grad[0].astype(ga.dtype, copy=False))
+        g = out_grad[0].astype(ga.dtype, copy=False)
+        if ax == 0:
+            scatter_add_rows(xp, ga, idx, g)
+        else:
+            scatter_add(xp, ga, (slice(None),) * ax + (idx,), g)
 
 
 # -- pick ------------------------------------------------------------------------------------------------------

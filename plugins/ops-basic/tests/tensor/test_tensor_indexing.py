@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tensorref import param_error, rand, shape_error
 
 from opcheck import check_forward, check_gradient, check_req, make_prop, run_backward, run_forward
@@ -182,3 +184,21 @@ def test_where_errors_and_types() -> None:
     out = run_forward("where", [cond, np.ones(3, np.float32), np.zeros(3, np.float32)])[0]
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [1, 0, 1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 300), vocab=st.integers(1, 50), width=st.sampled_from([(), (3,), (2, 4)]),
+       seed=st.integers(0, 2 ** 16))
+def test_scatter_add_rows_equals_add_at(n, vocab, width, seed):
+    """The split (indices seen once by one fancy addition, repeated ones by add.at) gives
+    np.add.at's values bit for bit, on both sides of its size threshold."""
+    from plexnet_ops_basic.tensor.indexing import scatter_add_rows
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, vocab, n)
+    rows = rng.standard_normal((n,) + width).astype(np.float32)
+    base = rng.standard_normal((vocab,) + width).astype(np.float32)
+    want = base.copy()
+    np.add.at(want, idx, rows)
+    got = base.copy()
+    scatter_add_rows(np, got, idx, rows)
+    np.testing.assert_array_equal(got, want)
