@@ -104,7 +104,7 @@ def _weight_gradient(xp: Any, dyv: Any, xs: Any, dw: Any, req: OpReqType) -> Non
     # more than the GEMMs at 32x32 (64 -> 128 channels: 4.4 against 2.7 ms)
     part = xp.empty((F, C), dtype=dw.dtype)
     first = 0
-    if writes(req) and dw2.flags.c_contiguous:
+    if writes(req) and dw2.flags.c_contiguous and dyv.shape[0]:
         xp.matmul(dyv[0], xs[0].T, out=dw2)
         first = 1
     elif writes(req):
