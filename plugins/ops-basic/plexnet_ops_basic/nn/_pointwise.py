@@ -46,7 +46,7 @@ def _sampled(xp: Any, p: Any, x: Any) -> Any:
         x = xp.ascontiguousarray(x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in p.stride)])
     elif not x.flags.c_contiguous:
         x = xp.ascontiguousarray(x)
-    return x.reshape(x.shape[0], x.shape[1], -1)
+    return x.reshape(x.shape[0], x.shape[1], prod(x.shape[2:]))
 
 
 def _folded(xp: Any, a: Any) -> Any:
@@ -83,7 +83,7 @@ def forward(xp: Any, p: Any, x: Any, w: Any, b: Any | None, y: Any, req: OpReqTy
         return
     F = w.shape[0]
     xs = _sampled(xp, p, x)
-    yv = y.reshape(y.shape[0], F, -1)
+    yv = y.reshape(y.shape[0], F, prod(y.shape[2:]))
     _product(xp, w.reshape(F, -1), xs, yv, req)
     if b is not None:
         yv += b.reshape(1, F, 1)
@@ -120,7 +120,7 @@ def _data_gradient(xp: Any, p: Any, w: Any, dyv: Any, dx: Any, req: OpReqType) -
     F = w.shape[0]
     wt = w.reshape(F, -1).T
     if all(s == 1 for s in p.stride):
-        _product(xp, wt, dyv, dx.reshape(dx.shape[0], dx.shape[1], -1), req)
+        _product(xp, wt, dyv, dx.reshape(dx.shape[0], dx.shape[1], prod(dx.shape[2:])), req)
         return
     sl = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in p.stride)
     dxs = xp.empty((dx.shape[0], dx.shape[1], prod(dyv.shape[2:])), dtype=dx.dtype)
@@ -137,7 +137,7 @@ def backward(xp: Any, p: Any, x: Any, w: Any, dy: Any, dx: Any, dx_req: OpReqTyp
              dw_req: OpReqType) -> None:
     """Data and weight gradients of ``conv1x1(x, w)``, each by its req (``eligible``
     holds; the bias gradient is the caller's)."""
-    dyv = dy.reshape(dy.shape[0], dy.shape[1], -1)
+    dyv = dy.reshape(dy.shape[0], dy.shape[1], prod(dy.shape[2:]))
     if not dyv.flags.c_contiguous:
         dyv = xp.ascontiguousarray(dyv)
     if dw_req != OpReqType.null:

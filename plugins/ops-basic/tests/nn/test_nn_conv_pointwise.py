@@ -109,3 +109,18 @@ def test_padded_or_grouped_1x1_take_the_general_path():
     # an output that is not C-contiguous would make the (N, C, P) reshape a copy
     p = ConvolutionParam.parse("Convolution", dict(kernel=(1, 1), num_filter=2))
     assert not _pointwise.eligible(p, x, np.zeros((1, 2, 3, 6))[..., ::2])
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 8, 8), (0, 4, 3, 3), (2, 4, 0, 5)])
+def test_zero_size_arrays(shape):
+    """Zero-size data (numpy shape semantics): empty outputs and a zero weight gradient."""
+    import plexnet as mx
+    with mx.np_shape(True):
+        x, w = mx.nd.zeros(shape), mx.nd.ones((2, 4, 1, 1))
+        x.attach_grad()
+        w.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, kernel=(1, 1), num_filter=2, no_bias=True)
+        y.backward()
+        assert y.shape == (shape[0], 2) + shape[2:] and x.grad.shape == shape
+        np.testing.assert_array_equal(w.grad.asnumpy(), 0)
