@@ -262,6 +262,20 @@ def test_reading_unsynchronised_work_of_another_stream_is_a_hazard():
     np.testing.assert_array_equal(b.get(), [3, 3, 3, 3])
 
 
+def test_zero_byte_arrays_have_no_hazards():
+    """A zero-size array holds no memory: unsynchronised streams touching it cannot race
+    (numpy shape semantics create such arrays), while a one-element one still does."""
+    a, one = cp.ones((0, 4)), cp.ones(1)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        a[...] = 0                           # the legacy stream wrote it: no hazard, no bytes
+        b = a * 3
+    with s, pytest.raises(sim.StreamHazardError, match="write-after-write"):
+        one[...] = 0
+    cp.cuda.Device().synchronize()
+    assert b.get().shape == (0, 4)
+
+
 def test_events_and_blocking_streams_order_work():
     a = cp.ones(4)
     cp.cuda.Device().synchronize()

@@ -107,8 +107,11 @@ class StreamOrdering:
         with self.lock:
             n = self._enqueue(st)
             ordered = self._ordered
-            reads = list(reads)
-            writes = list(writes)
+            # a zero-byte allocation holds no memory: nothing on it can race (zero-size
+            # arrays, which numpy shape semantics allow)
+            reads = [m for m in reads if m.size]
+            writes = [m for m in writes if m.size]
+            fresh = [m for m in fresh if m.size]
             for m in reads:
                 w = m._w
                 if w is not None and not ordered(w[0], w[1], st):
