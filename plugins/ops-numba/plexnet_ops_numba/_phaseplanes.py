@@ -23,9 +23,10 @@ and adds ``dy * 0`` at the others, offset by offset. The dropped columns get a z
 gradient, which adds ``+0`` where ops-basic adds nothing: only a ``-0`` can tell.
 
 Depthwise convolution with a stride over 1 (MobileNet's downsampling layers; stride 1
-has ``_dwkern``'s padded flat plane): the sums of ``_dwkern.dw_forward`` / ``dw_backward``
-per output, kernel position by kernel position (row-major), in another order across the
-positions for the data gradient; results equal ops-basic's to rounding, as ``_dwkern``'s."""
+has ``_dwkern``'s padded flat plane): each output sums its kernel positions in row-major
+order, as ``_dwkern``'s kernels (and the strided ones these replaced) do; the data
+gradient adds up over the kernel positions in another order than they did. Results equal
+ops-basic's to rounding, as ``_dwkern``'s."""
 from __future__ import annotations
 
 import numba
@@ -275,8 +276,9 @@ def _dw_sizes(H, W, OH, OW, KH, KW, sh, sw, ph_, pw_, dh, dw):  # pragma: no cov
 @_jit
 def dw_forward(x, w, b, out, s, p, d, has_bias, add, zero):  # pragma: no cover - compiled
     """``out`` (N, F, OH, OW) (=|+=) depthwise ``conv(x (N, C, H, W), w (F, 1, KH, KW))``
-    (+ ``b``) with any stride (``_dwkern.dw_forward``'s contract), on zero-filled phase
-    planes: per filter, one multiply-add run per kernel position."""
+    (+ ``b``) with any stride ``s``, padding ``p`` and dilation ``d`` (filter ``f`` reads
+    channel ``f // (F / C)``, as ``_dwkern.dw_forward_s1``), on zero-filled phase planes:
+    per filter, one multiply-add run per kernel position."""
     N, C, H, W = x.shape
     F, _, KH, KW = w.shape
     OH, OW = out.shape[2], out.shape[3]
@@ -321,10 +323,11 @@ def _dot(a, b, zero):  # pragma: no cover - compiled
 
 @_jit
 def dw_backward(x, w, dy, dx, dwt, s, p, d, need_dx, add_dx, need_dw, zero):  # pragma: no cover - compiled
-    """Depthwise gradients with any stride (``_dwkern.dw_backward``'s contract): ``dx``
-    (=|+=) the data gradient, accumulated on zeroed phase planes and copied out; ``dwt``
-    (F, 1, KH, KW) = the weight gradient (written; the caller applies its req), one dot
-    product per kernel position over the outputs at pitch ``PW`` (zero past ``OW``)."""
+    """Depthwise gradients with any stride (``dw_forward``'s geometry): ``dx`` (=|+=) the
+    data gradient (when ``need_dx``; ``add_dx``: add), accumulated on zeroed phase planes
+    and copied out; ``dwt`` (F, 1, KH, KW) = the weight gradient (when ``need_dw``; written,
+    the caller applies its req), one dot product per kernel position over the outputs at
+    pitch ``PW`` (zero past ``OW``)."""
     N, C, H, W = x.shape
     F, _, KH, KW = w.shape
     OH, OW = dy.shape[2], dy.shape[3]

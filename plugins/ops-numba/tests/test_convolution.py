@@ -117,6 +117,7 @@ DW_CASES = [
     (dict(kernel=(3, 3), num_filter=16, num_group=8, pad=(2, 1), dilate=(2, 1), no_bias=True), (2, 8, 9, 10)),
     (dict(kernel=(5, 3), num_filter=4, num_group=4, stride=(2, 3), pad=(0, 2)), (1, 4, 11, 13)),
     (dict(kernel=(1, 2), num_filter=6, num_group=3, stride=(3, 1), pad=(2, 0)), (2, 3, 5, 4)),
+    (dict(kernel=(3, 3), num_filter=8, num_group=4, stride=(2, 2), dilate=(2, 2), pad=(2, 1)), (2, 4, 11, 10)),
 ]
 
 

@@ -4,7 +4,7 @@ GEMMs: no im2col, no col2im, no layout transposes.
 Why: for a 1x1 kernel im2col is the input itself (or, strided, a subsample of it), yet the
 general path still chunks the batch and copies through its csn / strided layouts: a
 64 -> 128 1x1 convolution on (32, 64, 32, 32) took 4.2-4.5 ms forward and 10-12 ms
-backward, against 2.1 and 4.5 here (its GEMMs alone: 1.3 and 2.6). Bottleneck ResNets,
+backward, against 2.1 and 5.6 here (its GEMMs alone: 1.3 and 2.6). Bottleneck ResNets,
 MobileNet, SqueezeNet, DenseNet and Inception are mostly 1x1 convolutions; ResNet-18's
 shortcut projections are 1x1 with stride 2.
 
