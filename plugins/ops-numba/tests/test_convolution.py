@@ -142,9 +142,17 @@ def test_depthwise_matches_ops_basic(monkeypatch, kw, shape, req, dtype):
                                       (dict(kernel=(1,), num_filter=70), (1, 80, 9)),
                                       (dict(kernel=(1, 1), num_filter=7), (2, 80, 3, 3))])
 @pytest.mark.parametrize("req", ["write", "add"])
-def test_pointwise_matches_ops_basic(kw, shape, req):
-    """1x1 convolutions: ops-basic's plain GEMMs (``nn/_pointwise``) under either operator."""
+def test_pointwise_runs_ops_basics_gemms(monkeypatch, kw, shape, req):
+    """1x1 convolutions through the numba operator take ops-basic's plain GEMMs
+    (``nn/_pointwise``, whose own tests compare them with the im2col path), forward and
+    backward, with ops-basic's results."""
+    from plexnet_ops_basic.nn import _pointwise
+    calls = []
+    for name in ("forward", "backward"):
+        f = getattr(_pointwise, name)
+        monkeypatch.setattr(_pointwise, name, lambda *a, _f=f, _n=name: calls.append(_n) or _f(*a))
     assert_same(run_pair("Convolution", kw, [shape], pair(kw), req=req), what=str(kw))
+    assert "forward" in calls and "backward" in calls
 
 
 @pytest.mark.parametrize("kw,shape", [
